@@ -1,0 +1,78 @@
+// Package dataset holds offline transition data in memory: flat float32 arrays
+// in row-major order (rows are transitions), validation, seeded minibatch
+// sampling without allocation, and observation normalization.
+package dataset
+
+import (
+	"fmt"
+	"math"
+)
+
+// Dataset is a set of N transitions (s, a, r, s', terminal, timeout).
+// Every slice is row-major with N rows.
+type Dataset struct {
+	ObsDim int // dimension of an observation
+	ActDim int // dimension of an action
+
+	Observations     []float32 // [N, ObsDim] s_t
+	Actions          []float32 // [N, ActDim] a_t
+	Rewards          []float32 // [N] r_t
+	NextObservations []float32 // [N, ObsDim] s_{t+1}
+	Terminals        []float32 // [N] 1 where s_{t+1} is a true terminal state, else 0
+	Timeouts         []float32 // [N] 1 where the episode was cut by the time limit after this step, else 0
+
+	// Meta carries provenance: env name, policy, seed, koopq version, source file.
+	Meta map[string]string
+}
+
+// Len returns the number of transitions N.
+func (d *Dataset) Len() int { return len(d.Rewards) }
+
+// Validate checks that all arrays agree in length and hold only finite
+// values, and that terminals/timeouts are 0 or 1. The error names the field
+// and the first offending row.
+func (d *Dataset) Validate() error {
+	if d.ObsDim <= 0 || d.ActDim <= 0 {
+		return fmt.Errorf("dataset: invalid dimensions obs=%d act=%d", d.ObsDim, d.ActDim)
+	}
+	n := d.Len()
+	if n == 0 {
+		return fmt.Errorf("dataset: no transitions")
+	}
+	check := func(name string, x []float32, width int) error {
+		if len(x) != n*width {
+			return fmt.Errorf("dataset: %s has %d values, want %d rows × %d = %d", name, len(x), n, width, n*width)
+		}
+		for i, v := range x {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("dataset: %s row %d holds a non-finite value %v", name, i/width, v)
+			}
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name  string
+		x     []float32
+		width int
+	}{
+		{"observations", d.Observations, d.ObsDim},
+		{"actions", d.Actions, d.ActDim},
+		{"rewards", d.Rewards, 1},
+		{"next_observations", d.NextObservations, d.ObsDim},
+		{"terminals", d.Terminals, 1},
+		{"timeouts", d.Timeouts, 1},
+	} {
+		if err := check(f.name, f.x, f.width); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < n; i++ {
+		if t := d.Terminals[i]; t != 0 && t != 1 {
+			return fmt.Errorf("dataset: terminals row %d is %v, want 0 or 1", i, t)
+		}
+		if t := d.Timeouts[i]; t != 0 && t != 1 {
+			return fmt.Errorf("dataset: timeouts row %d is %v, want 0 or 1", i, t)
+		}
+	}
+	return nil
+}
