@@ -1,0 +1,74 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/koopq/koopq/internal/blas"
+)
+
+// Linear is an affine layer y = x·W + b with W: [In, Out] and b: [Out]
+// (b is nil for a bias-free layer). x: [rows, In], y: [rows, Out].
+type Linear struct {
+	In, Out int
+	W       *Param // [In, Out]
+	B       *Param // [Out], nil when the layer has no bias
+}
+
+// NewLinear makes a layer with Xavier-uniform weights and zero bias.
+func NewLinear(name string, in, out int, bias bool, rng *rand.Rand) *Linear {
+	l := &Linear{In: in, Out: out, W: NewParam(name+".weight", in, out)}
+	if bias {
+		l.B = NewParam(name+".bias", out)
+	}
+	XavierUniform(l.W.Data, in, out, 1, rng)
+	return l
+}
+
+// Params returns the layer's parameters (weight, then bias if any).
+func (l *Linear) Params() []*Param {
+	if l.B == nil {
+		return []*Param{l.W}
+	}
+	return []*Param{l.W, l.B}
+}
+
+// Forward writes y = x·W + b. x: [rows, In], y: [rows, Out].
+func (l *Linear) Forward(x []float32, rows int, y []float32) {
+	if len(x) < rows*l.In || len(y) < rows*l.Out {
+		panic(fmt.Sprintf("nn: Linear %dx%d forward with len(x)=%d len(y)=%d rows=%d", l.In, l.Out, len(x), len(y), rows))
+	}
+	if l.B != nil {
+		b := l.B.Data
+		for r := 0; r < rows; r++ {
+			copy(y[r*l.Out:(r+1)*l.Out], b)
+		}
+	}
+	blas.MatMul(false, false, rows, l.Out, l.In, x, l.W.Data, y, l.B != nil)
+}
+
+// Backward takes dy = ∂L/∂y [rows, Out] and the forward input x [rows, In].
+// When params is true it accumulates ∂L/∂W += xᵀ·dy and ∂L/∂b += Σ_rows dy.
+// When dx is non-nil it writes ∂L/∂x = dy·Wᵀ into dx [rows, In].
+func (l *Linear) Backward(x, dy []float32, rows int, dx []float32, params bool) {
+	if params {
+		blas.MatMul(true, false, l.In, l.Out, rows, x, dy, l.W.Grad, true)
+		if l.B != nil {
+			colSumAdd(dy, rows, l.Out, l.B.Grad)
+		}
+	}
+	if dx != nil {
+		blas.MatMul(false, true, rows, l.In, l.Out, dy, l.W.Data, dx, false)
+	}
+}
+
+// colSumAdd adds the column sums of m [rows, cols] to out [cols].
+func colSumAdd(m []float32, rows, cols int, out []float32) {
+	out = out[:cols]
+	for r := 0; r < rows; r++ {
+		row := m[r*cols : (r+1)*cols]
+		for j, v := range row {
+			out[j] += v
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// MLP is a stack of Linear layers with Hidden applied after every layer but
+// the last and Output applied after the last. Sizes are [in, h1, ..., out].
+type MLP struct {
+	Sizes  []int
+	Layers []*Linear
+	Hidden Activation
+	Output Activation
+}
+
+// NewMLP builds an MLP with Xavier-uniform weights and zero biases.
+// sizes = [in, hidden..., out]; name prefixes parameter names.
+func NewMLP(name string, sizes []int, hidden, output Activation, rng *rand.Rand) *MLP {
+	if len(sizes) < 2 {
+		panic("nn: MLP needs at least input and output sizes")
+	}
+	m := &MLP{Sizes: append([]int(nil), sizes...), Hidden: hidden, Output: output}
+	for i := 0; i+1 < len(sizes); i++ {
+		m.Layers = append(m.Layers, NewLinear(fmt.Sprintf("%s.l%d", name, i), sizes[i], sizes[i+1], true, rng))
+	}
+	return m
+}
+
+// In and Out are the input and output widths.
+func (m *MLP) In() int  { return m.Sizes[0] }
+func (m *MLP) Out() int { return m.Sizes[len(m.Sizes)-1] }
+
+// Params lists every layer's parameters in order.
+func (m *MLP) Params() []*Param {
+	var ps []*Param
+	for _, l := range m.Layers {
+		ps = append(ps, l.Params()...)
+	}
+	return ps
+}
+
+// FLOPs returns the multiply-add FLOPs (2 per MAC) of one forward pass for
+// one row; a backward pass with parameter and input gradients costs twice that.
+func (m *MLP) FLOPs() int {
+	f := 0
+	for _, l := range m.Layers {
+		f += 2 * l.In * l.Out
+	}
+	return f
+}
+
+func (m *MLP) act(i int) Activation {
+	if i == len(m.Layers)-1 {
+		return m.Output
+	}
+	return m.Hidden
+}
+
+// Cache holds one forward pass's activations so Backward can run, plus
+// scratch space. Keep one Cache per concurrent use of a network; it grows to
+// the largest batch seen and is reused without allocation afterwards.
+type Cache struct {
+	rows int
+	x    []float32   // the input of the last Forward (not copied)
+	outs [][]float32 // outs[i]: [rows, Sizes[i+1]] after activation
+	d0   []float32   // scratch gradients
+	d1   []float32
+}
+
+// Forward runs x: [rows, In] through the network and returns the output
+// [rows, Out], which lives in c until the next Forward with c.
+func (m *MLP) Forward(c *Cache, x []float32, rows int) []float32 {
+	if len(x) < rows*m.In() {
+		panic(fmt.Sprintf("nn: MLP forward: len(x)=%d < rows %d × in %d", len(x), rows, m.In()))
+	}
+	if len(c.outs) != len(m.Layers) {
+		c.outs = make([][]float32, len(m.Layers))
+	}
+	c.rows, c.x = rows, x
+	in := x
+	for i, l := range m.Layers {
+		c.outs[i] = grow(c.outs[i], rows*l.Out)
+		l.Forward(in, rows, c.outs[i])
+		m.act(i).apply(c.outs[i])
+		in = c.outs[i]
+	}
+	return in
+}
+
+// Backward back-propagates dy = ∂L/∂out [rows, Out] through the last
+// Forward made with c. With params it accumulates parameter gradients; with
+// dx non-nil it writes ∂L/∂x [rows, In]. dy is not modified.
+func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
+	rows := c.rows
+	n := len(m.Layers)
+	d := grow(c.d0, rows*m.Out())
+	c.d0 = d
+	copy(d, dy[:rows*m.Out()])
+	for i := n - 1; i >= 0; i-- {
+		l := m.Layers[i]
+		m.act(i).backward(c.outs[i], d)
+		in := c.x
+		if i > 0 {
+			in = c.outs[i-1]
+		}
+		var next []float32
+		switch {
+		case i > 0:
+			next = grow(c.d1, rows*l.In)
+			c.d1 = next
+		case dx != nil:
+			next = dx[:rows*l.In]
+		}
+		l.Backward(in, d, rows, next, params)
+		if i > 0 {
+			c.d0, c.d1 = c.d1, c.d0
+			d = next
+		}
+	}
+}
