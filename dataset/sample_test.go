@@ -1,0 +1,77 @@
+package dataset
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func tiny(n int) *Dataset {
+	d := &Dataset{ObsDim: 2, ActDim: 1}
+	for i := 0; i < n; i++ {
+		d.Observations = append(d.Observations, float32(i), float32(2*i))
+		d.NextObservations = append(d.NextObservations, float32(i+1), float32(2*i+2))
+		d.Actions = append(d.Actions, float32(-i))
+		d.Rewards = append(d.Rewards, float32(10*i))
+		d.Terminals = append(d.Terminals, float32(i%2))
+		d.Timeouts = append(d.Timeouts, 0)
+	}
+	return d
+}
+
+func TestSamplerConsistentAndSeeded(t *testing.T) {
+	d := tiny(50)
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b1, b2 := NewBatch(64, 2, 1), NewBatch(64, 2, 1)
+	NewSampler(d, rand.New(rand.NewPCG(1, 2))).Sample(b1)
+	NewSampler(d, rand.New(rand.NewPCG(1, 2))).Sample(b2)
+	for i := 0; i < 64; i++ {
+		j := b1.Idx[i]
+		if b1.Obs[2*i] != float32(j) || b1.NextObs[2*i+1] != float32(2*j+2) || b1.Act[i] != float32(-j) ||
+			b1.Rew[i] != float32(10*j) || b1.Done[i] != float32(j%2) {
+			t.Fatalf("row %d does not match dataset row %d", i, j)
+		}
+		if b2.Idx[i] != j {
+			t.Fatal("same seed gave different batches")
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() { NewSampler(d, rand.New(rand.NewPCG(1, 2))).Sample(b1) }); a > 3 {
+		t.Fatalf("sampling allocates %v times", a)
+	}
+}
+
+func TestNormalizer(t *testing.T) {
+	d := tiny(4) // obs dim0 = 0..3, dim1 = 0,2,4,6
+	nm := FitNormalizer(d, 1e-3)
+	if math.Abs(float64(nm.Mean[0])-1.5) > 1e-6 || math.Abs(float64(nm.Std[1])-math.Sqrt(5)) > 1e-5 {
+		t.Fatalf("mean %v std %v", nm.Mean, nm.Std)
+	}
+	x := []float32{1.5, 3}
+	nm.Apply(x)
+	if math.Abs(float64(x[0])) > 1e-6 || math.Abs(float64(x[1])) > 1e-6 {
+		t.Fatalf("normalized mean row = %v", x)
+	}
+	if err := nm.Validate(3); err == nil {
+		t.Fatal("wrong dimension accepted")
+	}
+}
+
+func TestValidateErrors(t *testing.T) {
+	d := tiny(5)
+	d.Observations[3] = float32(math.NaN())
+	if err := d.Validate(); err == nil {
+		t.Fatal("NaN accepted")
+	}
+	d = tiny(5)
+	d.Actions = d.Actions[:4]
+	if err := d.Validate(); err == nil {
+		t.Fatal("short actions accepted")
+	}
+	d = tiny(5)
+	d.Terminals[0] = 0.5
+	if err := d.Validate(); err == nil {
+		t.Fatal("terminal 0.5 accepted")
+	}
+}
