@@ -119,3 +119,6 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 		}
 	}
 }
+
+// Output returns the output of the last Forward made with c.
+func (c *Cache) Output() []float32 { return c.outs[len(c.outs)-1] }
