@@ -47,9 +47,13 @@ const (
 // the OLD velocities. Operation order matches Gym's so results agree to the
 // last ulp of sin/cos. It does not check termination (see CartPoleTerminated).
 func CartPoleDynamics(state [4]float64, force float64) [4]float64 {
+	return cartPoleEuler(state, force, math.Cos(state[2]), math.Sin(state[2]))
+}
+
+// cartPoleEuler is CartPoleDynamics with cos θ and sin θ supplied, so tests
+// can substitute NumPy's values and check the operation order bit for bit.
+func cartPoleEuler(state [4]float64, force, cosT, sinT float64) [4]float64 {
 	x, xDot, theta, thetaDot := state[0], state[1], state[2], state[3]
-	cosT := math.Cos(theta)
-	sinT := math.Sin(theta)
 	// Explicit float64 conversions round each product as NumPy does and stop
 	// the compiler from fusing multiply-adds.
 	temp := (force + float64(float64(PoleMassLength*float64(thetaDot*thetaDot))*sinT)) / TotalMass

@@ -207,6 +207,11 @@ func TestGoldenMountainCar(t *testing.T) {
 		t.Helper()
 		closeVec(t, name+" obs", obs, g.vec(t, "obs"), tolObs32)
 		closeVec(t, name+" state", e.State()[:2], g.vec(t, "obs"), tolObs32)
+		for i, v := range e.State()[:2] {
+			if v != f32(v) {
+				t.Errorf("%s: state[%d] = %v not stored as float32 (Gym rounds the state each step)", name, i, v)
+			}
+		}
 		closeVec(t, name+" reward", []float64{r}, []float64{g.num(t, "r")}, tolState)
 		if _, ok := g.fields["term"]; ok && term != g.boolean(t, "term") {
 			t.Errorf("%s: term=%v", name, term)
@@ -241,5 +246,29 @@ func TestGoldenMountainCar(t *testing.T) {
 	check("goal", loadGolden(t, "MCC goal")[0], obs, r, term)
 	if !term {
 		t.Error("goal not terminated")
+	}
+}
+
+// TestCartPoleOperationOrder pins Gym's floating-point operation order. The
+// golden CartPole states differ from ours by a few ulps only because NumPy's
+// cos(0.03) is 2.2e-16 (two ulps) above Go's (and libm's) on the machine that
+// produced them (reference facts §1.0); substituting NumPy's value makes the first step agree bit for bit.
+func TestCartPoleOperationOrder(t *testing.T) {
+	g := loadGolden(t, "CartPole t=1 ")[0]
+	want := g.vec(t, "state64")
+	start := [4]float64{0.01, -0.02, 0.03, -0.04}
+	const npCos = 0.9995500337489878 // = math.Cos(0.03) + 2.220446049250313e-16
+	if npCos-math.Cos(0.03) != 2.220446049250313e-16 {
+		t.Fatalf("Go's cos(0.03) = %.17g changed", math.Cos(0.03))
+	}
+	got := cartPoleEuler(start, ForceMag, npCos, math.Sin(0.03))
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("state[%d] = %.17g, want %.17g bit for bit", i, got[i], want[i])
+		}
+	}
+	// And with Go's own cos the result is CartPoleDynamics.
+	if cartPoleEuler(start, ForceMag, math.Cos(0.03), math.Sin(0.03)) != CartPoleDynamics(start, ForceMag) {
+		t.Error("cartPoleEuler and CartPoleDynamics disagree")
 	}
 }
