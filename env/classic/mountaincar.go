@@ -11,12 +11,14 @@ import (
 // Continuous_MountainCarEnv (position and velocity in Gym's arbitrary units
 // per step).
 const (
-	// MountainCarMinAction and MountainCarMaxAction bound the force action.
+	// MountainCarMinAction is the lower bound of the force action.
 	MountainCarMinAction = -1.0
+	// MountainCarMaxAction is the upper bound of the force action.
 	MountainCarMaxAction = 1.0
-	// MountainCarMinPosition and MountainCarMaxPosition bound the position
-	// (clipped each step; the left bound is an inelastic wall).
+	// MountainCarMinPosition is the left bound of the position, an inelastic
+	// wall (velocity is zeroed when the car hits it moving left).
 	MountainCarMinPosition = -1.2
+	// MountainCarMaxPosition is the right bound of the position (clipped).
 	MountainCarMaxPosition = 0.6
 	// MountainCarMaxSpeed bounds |velocity| (clipped each step).
 	MountainCarMaxSpeed = 0.07
