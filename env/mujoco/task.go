@@ -1,0 +1,101 @@
+package mujoco
+
+import "math"
+
+// MaxEpisodeSteps is the Gym/D4RL time limit of every environment here.
+const MaxEpisodeSteps = 1000
+
+// task holds the Gym v3 (= v2 at default kwargs) semantics of one env.
+type task struct {
+	name      string
+	robot     func() Robot
+	skipPos   int     // leading qpos entries left out of the observation (x, or x and y)
+	clipVel   float64 // clip qvel to ±clipVel in observations (0: no clipping)
+	cfrcObs   bool    // append clip(cfrc_ext, ±1) to observations (Ant)
+	ctrlCost  float64 // weight of ‖a‖²
+	healthy   float64 // healthy reward, paid on every step (terminate_when_unhealthy)
+	contact   float64 // weight of ‖clip(cfrc_ext, ±1)‖²
+	xBody     string  // body whose xpos x measures progress ("" → qpos[0])
+	isHealthy func(qpos, qvel []float64) bool
+	qposNoise float64 // qpos += U(-qposNoise, qposNoise)
+	qvelNoise float64 // qvel += U(-qvelNoise, qvelNoise), or qvelNoise·N(0,1) when qvelNormal
+	qvelNorm  bool
+}
+
+func (t *task) obsDim(nq, nv, nbody int) int {
+	d := nq - t.skipPos + nv
+	if t.cfrcObs {
+		d += 6 * nbody
+	}
+	return d
+}
+
+// reward is Gym's reward for one env step: forward velocity
+// (xAfter-xBefore)/dt, plus the healthy reward, minus control and contact
+// costs. action is the (clipped) action the simulator received.
+func (t *task) reward(xBefore, xAfter, dt float64, action, cfrc []float64) float64 {
+	var a2 float64
+	for _, a := range action {
+		a2 += a * a
+	}
+	r := (xAfter-xBefore)/dt + t.healthy - t.ctrlCost*a2
+	if t.contact != 0 {
+		var c2 float64
+		for _, c := range cfrc {
+			c = math.Max(-1, math.Min(1, c))
+			c2 += c * c
+		}
+		r -= t.contact * c2
+	}
+	return r
+}
+
+func allIn(lo, hi float64, xs ...[]float64) bool {
+	for _, x := range xs {
+		for _, v := range x {
+			if !(lo < v && v < hi) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hopperHealthy: every element of qpos[2:] and qvel strictly inside
+// (-100, 100), height qpos[1] > 0.7 and angle qpos[2] in (-0.2, 0.2).
+func hopperHealthy(qpos, qvel []float64) bool {
+	z, ang := qpos[1], qpos[2]
+	return allIn(-100, 100, qpos[2:], qvel) && z > 0.7 && !math.IsInf(z, 1) && -0.2 < ang && ang < 0.2
+}
+
+// walkerHealthy: height in (0.8, 2.0) and angle in (-1, 1), strictly.
+func walkerHealthy(qpos, _ []float64) bool {
+	z, ang := qpos[1], qpos[2]
+	return 0.8 < z && z < 2.0 && -1 < ang && ang < 1
+}
+
+// antHealthy: finite state and torso height qpos[2] in [0.2, 1.0].
+func antHealthy(qpos, qvel []float64) bool {
+	for _, x := range [][]float64{qpos, qvel} {
+		for _, v := range x {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+	}
+	return 0.2 <= qpos[2] && qpos[2] <= 1.0
+}
+
+var tasks = map[string]*task{
+	"hopper": {name: "hopper", robot: Hopper, skipPos: 1, clipVel: 10, ctrlCost: 1e-3, healthy: 1,
+		isHealthy: hopperHealthy, qposNoise: 5e-3, qvelNoise: 5e-3},
+	"walker2d": {name: "walker2d", robot: Walker2d, skipPos: 1, clipVel: 10, ctrlCost: 1e-3, healthy: 1,
+		isHealthy: walkerHealthy, qposNoise: 5e-3, qvelNoise: 5e-3},
+	"halfcheetah": {name: "halfcheetah", robot: HalfCheetah, skipPos: 1, ctrlCost: 0.1,
+		qposNoise: 0.1, qvelNoise: 0.1, qvelNorm: true},
+	"ant": {name: "ant", robot: Ant, skipPos: 2, cfrcObs: true, ctrlCost: 0.5, healthy: 1, contact: 5e-4,
+		xBody: "torso", isHealthy: antHealthy, qposNoise: 0.1, qvelNoise: 0.1, qvelNorm: true},
+}
+
+// Names lists the environment names this package registers.
+func Names() []string { return []string{"ant", "halfcheetah", "hopper", "walker2d"} }
