@@ -132,6 +132,7 @@ static int kq_step(const mjModel* m, mjData* d, int n, char* err, int errsz) {
 	jmp_buf jb;
 	volatile int i = 0;
 	if (setjmp(jb) != 0) {
+		d->pstack = 0; // the frames that held stack space were abandoned
 		snprintf(err, errsz, "mj_step (substep %d): %s", (int)i, kq_errmsg);
 		return KQ_ERROR;
 	}
@@ -157,6 +158,7 @@ enum { KQ_FORWARD = 0, KQ_RNEPOST = 1, KQ_RESET = 2 };
 static int kq_call(int what, const mjModel* m, mjData* d, char* err, int errsz) {
 	jmp_buf jb;
 	if (setjmp(jb) != 0) {
+		d->pstack = 0;
 		snprintf(err, errsz, "%s", kq_errmsg);
 		return KQ_ERROR;
 	}
@@ -412,7 +414,8 @@ func (d *Data) status(code C.int, what string) error {
 // (and silently reset the data), dropped contacts or controls, or when the
 // state after the last substep is NaN, infinite or larger than 1e10; the data
 // must then be reset or overwritten before it is used again. An internal
-// MuJoCo error (mju_error) is returned as a plain error.
+// MuJoCo error (mju_error, e.g. "Stack overflow") is returned as a plain
+// error; the step was abandoned midway and the data must be Reset.
 func (d *Data) Step(n int) error {
 	if n < 1 {
 		return fmt.Errorf("mujoco: step count %d < 1", n)
