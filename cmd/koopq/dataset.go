@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/koopq/koopq/dataset"
+)
+
+func init() {
+	var opts dataset.ReadOptions
+	var asJSON bool
+	datasetCmd := &cobra.Command{
+		Use:   "dataset",
+		Short: "Inspect offline datasets (D4RL and Minari HDF5)",
+	}
+	infoCmd := &cobra.Command{
+		Use:   "info FILE",
+		Short: "Summarize a D4RL-layout HDF5 file or a Minari dataset",
+		Long: `Prints size, dimensions, the number of transitions after the q-learning
+conversion (d4rl.qlearning_dataset conventions unless flags say otherwise),
+episodes, return statistics, terminal/timeout counts, metadata and every key.
+FILE is a D4RL-layout .hdf5 file, a Minari main_data.hdf5, or a Minari dataset
+directory.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
+			in, err := dataset.Inspect(args[0], opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(in)
+			}
+			if err := in.WriteText(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "read in %.2fs\n", time.Since(start).Seconds())
+			return nil
+		},
+	}
+	fl := infoCmd.Flags()
+	fl.BoolVar(&opts.DropInvalid, "drop-invalid", false, "drop transitions with NaN/Inf instead of failing (and report how many)")
+	fl.BoolVar(&opts.TerminateOnEnd, "terminate-on-end", false, "keep time-limit steps (d4rl's terminate_on_end)")
+	fl.BoolVar(&opts.UseNextObservations, "use-next-observations", false, "take s' from the stored next_observations instead of observations[i+1]")
+	fl.IntVar(&opts.MaxEpisodeSteps, "max-episode-steps", 0, "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)")
+	fl.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	datasetCmd.AddCommand(infoCmd)
+	rootCmd.AddCommand(datasetCmd)
+}
