@@ -363,7 +363,7 @@ func (rb *RealBasis) KFCGenerator(dst []float64) (g []float64, ok bool) {
 	}
 	dst = dst[:n*n]
 	if !rb.Fallback {
-		c := make([]float64, n)
+		c := rb.h // scratch; Sigma only uses rb.eps
 		rb.KFCCoefficients(c)
 		dst = rb.Sigma(dst, c)
 		if f := frobenius(dst); f > 1e-12*float64(n) && !math.IsInf(f, 0) {
