@@ -21,6 +21,8 @@
 // libmujoco-dev) and build by default. Build with -tags nomujoco (or with
 // CGO_ENABLED=0) on machines without the library: the same names are then
 // registered, but their factories return an error ("koopq was built without
-// MuJoCo: install libmujoco-dev and rebuild without -tags nomujoco"). The
+// MuJoCo: install libmujoco-dev and rebuild without -tags nomujoco",
+// ErrNoMuJoCo). New fails the same way, and Env is an inert placeholder with
+// the same methods, so code using the concrete type needs no build tags. The
 // robot tables and MJCF generator are pure Go and available in both builds.
 package mujoco

@@ -18,20 +18,6 @@ func init() {
 	}
 }
 
-// ErrBadState is wrapped by Step errors caused by a NaN, infinite or huge
-// (>1e10) simulator state, which MuJoCo would otherwise silently reset.
-var ErrBadState = mj.ErrBadState
-
-// Options select variants of the environments. The zero value reproduces
-// Gym v3 / D4RL v2 as recorded with mujoco-py.
-type Options struct {
-	ModelOptions
-	// ContactForces runs mj_rnePostConstraint after every env step so the
-	// Ant's cfrc_ext observations and contact cost are non-zero, as in
-	// Gymnasium v4. Off (D4RL: all 84 entries are zero).
-	ContactForces bool
-}
-
 // Env is one MuJoCo locomotion environment. It implements env.Env.
 //
 // State layout (see State): qpos [nq] | qvel [nv] | qacc_warmstart [nv] |

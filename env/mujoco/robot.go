@@ -39,6 +39,7 @@ type Robot struct {
 
 // Body is a rigid body with its joints, geoms and children.
 type Body struct {
+	// Name is the body name (Gym's names where the envs look bodies up).
 	Name string
 	// Pos is the body frame origin in the parent's frame.
 	Pos      [3]float64
@@ -49,6 +50,7 @@ type Body struct {
 
 // Joint is a MuJoCo joint with all parameters explicit.
 type Joint struct {
+	// Name is the joint name that actuators refer to.
 	Name string
 	// Type is "slide", "hinge" or "free".
 	Type string
@@ -58,7 +60,8 @@ type Joint struct {
 	Limited bool
 	Range   [2]float64
 	// Ref is the reference position (qpos0 for slide and hinge joints).
-	Ref                          float64
+	Ref float64
+	// Armature (added rotor inertia), Damping and Stiffness (spring to qpos0).
 	Armature, Damping, Stiffness float64
 	// SolRefLimit and SolImpLimit override MuJoCo's limit solver
 	// parameters when non-nil.
@@ -67,6 +70,7 @@ type Joint struct {
 
 // Geom is a collision/inertia geometry with all parameters explicit.
 type Geom struct {
+	// Name is the geom name.
 	Name string
 	// Type is "capsule", "sphere" or "plane".
 	Type string
@@ -91,8 +95,11 @@ type Geom struct {
 
 // Actuator is a motor on a joint with a gear ratio and control range.
 type Actuator struct {
-	Joint     string
-	Gear      float64
+	// Joint is the name of the driven joint.
+	Joint string
+	// Gear scales the control into a joint torque (force).
+	Gear float64
+	// CtrlRange is the control range; controls are clamped to it.
 	CtrlRange [2]float64
 }
 

@@ -18,3 +18,9 @@ func TestStubFactoriesFail(t *testing.T) {
 		}
 	}
 }
+
+func TestStubNew(t *testing.T) {
+	if e, err := New("hopper", Options{}); e != nil || !errors.Is(err, ErrNoMuJoCo) {
+		t.Errorf("New = %v, %v; want ErrNoMuJoCo", e, err)
+	}
+}

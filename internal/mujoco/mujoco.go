@@ -197,11 +197,6 @@ func init() { C.kq_install_handlers() }
 // Version is the MuJoCo library version as an integer (222 for 2.2.2).
 func Version() int { return int(C.mj_version()) }
 
-// ErrBadState marks an error caused by a NaN, infinite or huge (>1e10) state,
-// whether MuJoCo detected it (and silently reset the data) or this package did.
-// Test with errors.Is.
-var ErrBadState = errors.New("mujoco: bad simulation state")
-
 // ObjType names a MuJoCo object type for name lookups (mjtObj).
 type ObjType int
 
