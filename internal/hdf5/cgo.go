@@ -12,6 +12,16 @@ package hdf5
 // Predefined ids are macros calling H5open(); cgo cannot use them directly.
 static hid_t kq_lcpl(void) { return H5P_LINK_CREATE; }
 
+// kq_quiet switches off automatic error printing for the calling thread:
+// Debian's libhdf5 is built thread-safe, with one error stack per thread.
+static __thread int kq_quiet_done;
+static void kq_quiet(void) {
+	if (!kq_quiet_done) {
+		H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+		kq_quiet_done = 1;
+	}
+}
+
 // kq_init switches off HDF5's automatic printing of its error stack: errors
 // are collected with kq_last_error and returned as Go errors instead.
 static int kq_init(void) {
@@ -48,7 +58,9 @@ static hid_t kq_open_file(const char *path, unsigned write) {
 	if (fapl < 0) return -1;
 	H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
 	hid_t f = H5Fopen(path, write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
+	hid_t es = H5Eget_current_stack(); // H5Pclose would clear it
 	H5Pclose(fapl);
+	if (es >= 0) H5Eset_current_stack(es);
 	return f;
 }
 
@@ -57,7 +69,9 @@ static hid_t kq_create_file(const char *path) {
 	if (fapl < 0) return -1;
 	H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
 	hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+	hid_t es = H5Eget_current_stack(); // H5Pclose would clear it
 	H5Pclose(fapl);
+	if (es >= 0) H5Eset_current_stack(es);
 	return f;
 }
 
@@ -68,6 +82,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"unsafe"
@@ -77,16 +92,30 @@ type hid = C.hid_t
 
 var initErr error
 
-func init() {
+// lock serializes a section of libhdf5 calls and pins it to one OS thread,
+// so that HDF5's per-thread error stack (thread-safe builds) is the one we
+// silenced and the one lastErr reads.
+func lock() {
 	mu.Lock()
-	defer mu.Unlock()
+	runtime.LockOSThread()
+	C.kq_quiet()
+}
+
+func unlock() {
+	runtime.UnlockOSThread()
+	mu.Unlock()
+}
+
+func init() {
+	lock()
+	defer unlock()
 	if C.kq_init() < 0 {
 		initErr = errors.New("hdf5: library initialisation failed")
 	}
 }
 
 // lastErr converts HDF5's error stack into a Go error prefixed with op.
-// Callers hold mu.
+// Callers hold the lock.
 func lastErr(op string) error {
 	buf := make([]byte, 2048)
 	C.kq_last_error((*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)))
@@ -170,8 +199,8 @@ func openFile(path string, write bool) (*File, error) {
 	if !ok {
 		return nil, fmt.Errorf("hdf5: %s is not an HDF5 file (no HDF5 signature)", path)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if initErr != nil {
 		return nil, initErr
 	}
@@ -192,8 +221,8 @@ func openFile(path string, write bool) (*File, error) {
 
 // Create creates (or truncates) an HDF5 file for writing.
 func Create(path string) (*File, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if initErr != nil {
 		return nil, initErr
 	}
@@ -213,8 +242,8 @@ func (f *File) Path() string { return f.path }
 
 // Flush writes buffered data to disk.
 func (f *File) Flush() error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if f.id < 0 {
 		return errors.New("hdf5: flush of a closed file")
 	}
@@ -227,8 +256,8 @@ func (f *File) Flush() error {
 // Close closes the file and every object still open in it. Closing twice is
 // a no-op.
 func (f *File) Close() error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if f.id < 0 {
 		return nil
 	}
@@ -268,8 +297,8 @@ func (g *Group) check() error {
 // Close closes a group opened with OpenGroup or CreateGroup. Closing the
 // root group of a file does nothing; close the File instead.
 func (g *Group) Close() error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if g.file != nil && &g.file.Group == g {
 		return nil
 	}
@@ -289,8 +318,8 @@ func (g *Group) Close() error {
 
 // OpenGroup opens the existing group name below g.
 func (g *Group) OpenGroup(name string) (*Group, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if err := g.check(); err != nil {
 		return nil, err
 	}
@@ -312,8 +341,8 @@ func (g *Group) OpenGroup(name string) (*Group, error) {
 // CreateGroup creates the group name below g, with any missing
 // intermediate groups.
 func (g *Group) CreateGroup(name string) (*Group, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if err := g.check(); err != nil {
 		return nil, err
 	}
@@ -358,8 +387,8 @@ func (k Kind) String() string {
 // Kind reports what name (relative to g) refers to; KindNone when any path
 // component is missing.
 func (g *Group) Kind(name string) Kind {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if g.check() != nil {
 		return KindNone
 	}
@@ -411,8 +440,8 @@ const maxLinks = 1 << 20
 
 // Members returns the names of g's direct members, sorted.
 func (g *Group) Members() ([]string, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if err := g.check(); err != nil {
 		return nil, err
 	}
@@ -452,8 +481,8 @@ func (g *Group) members() ([]string, error) {
 // Walk returns the paths (relative to g) of every dataset below g,
 // recursively, sorted. Depth and count are bounded against corrupted files.
 func (g *Group) Walk() ([]string, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if err := g.check(); err != nil {
 		return nil, err
 	}

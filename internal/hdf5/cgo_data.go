@@ -92,7 +92,7 @@ func (o object) close() {
 	}
 }
 
-// describe inspects a datatype id. Callers hold mu.
+// describe inspects a datatype id. Callers hold the lock.
 func describe(tid hid) (Type, error) {
 	var t Type
 	size := int(C.H5Tget_size(tid))
@@ -191,7 +191,7 @@ func count(shape []int) (int, bool) {
 	return n, true
 }
 
-// openDataset opens name below g as an object. Callers hold mu.
+// openDataset opens name below g as an object. Callers hold the lock.
 func (g *Group) openDataset(name string) (object, error) {
 	what := g.file.path + ": " + g.child(name)
 	if err := g.check(); err != nil {
@@ -281,8 +281,8 @@ func (g *Group) meta(o object) (Type, []int, error) {
 
 // Stat describes dataset name without reading its data.
 func (g *Group) Stat(name string) (Info, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	o, err := g.openDataset(name)
 	if err != nil {
 		return Info{}, err
@@ -375,8 +375,8 @@ func (g *Group) readNum(o object, want string, check func(object, Type, string) 
 // ReadFloat32 reads a numeric dataset (any integer or float type, converted)
 // as float32. It returns the data in row-major order and its shape.
 func (g *Group) ReadFloat32(name string) ([]float32, []int, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	o, err := g.openDataset(name)
 	if err != nil {
 		return nil, nil, err
@@ -396,8 +396,8 @@ func (g *Group) ReadFloat32(name string) ([]float32, []int, error) {
 // ReadFloat64 reads a numeric dataset (any integer or float type, converted)
 // as float64, with its shape.
 func (g *Group) ReadFloat64(name string) ([]float64, []int, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	o, err := g.openDataset(name)
 	if err != nil {
 		return nil, nil, err
@@ -421,8 +421,8 @@ func (g *Group) readF64(o object) ([]float64, []int, error) {
 // ReadInt64 reads an integer dataset as int64, with its shape. Float data
 // is refused.
 func (g *Group) ReadInt64(name string) ([]int64, []int, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	o, err := g.openDataset(name)
 	if err != nil {
 		return nil, nil, err
@@ -446,8 +446,8 @@ func (g *Group) readI64(o object) ([]int64, []int, error) {
 // ReadUint8 reads a 1-byte integer dataset as uint8, with its shape. Wider
 // integers and floats are refused rather than silently clipped.
 func (g *Group) ReadUint8(name string) ([]uint8, []int, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	o, err := g.openDataset(name)
 	if err != nil {
 		return nil, nil, err
@@ -473,8 +473,8 @@ func (g *Group) ReadUint8(name string) ([]uint8, []int, error) {
 // ReadBool reads h5py's bool enum, or any integer dataset (nonzero = true),
 // as []bool with its shape. Floats, strings and other enums are refused.
 func (g *Group) ReadBool(name string) ([]bool, []int, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	o, err := g.openDataset(name)
 	if err != nil {
 		return nil, nil, err
@@ -525,8 +525,8 @@ func (g *Group) readBool(o object) ([]bool, []int, error) {
 // ReadStrings reads a string dataset (fixed or variable length) with its
 // shape.
 func (g *Group) ReadStrings(name string) ([]string, []int, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	o, err := g.openDataset(name)
 	if err != nil {
 		return nil, nil, err
@@ -643,8 +643,8 @@ func pack[T any](v []T, shape []int, err error) (any, []int, error) {
 // (integers), []bool (h5py bool) or []string, with its shape. Useful for
 // metadata whose type is not known in advance.
 func (g *Group) ReadAny(name string) (any, []int, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	o, err := g.openDataset(name)
 	if err != nil {
 		return nil, nil, err
@@ -655,8 +655,8 @@ func (g *Group) ReadAny(name string) (any, []int, error) {
 
 // AttrNames lists the attribute names of object obj below g ("" = g).
 func (g *Group) AttrNames(obj string) ([]string, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if err := g.check(); err != nil {
 		return nil, err
 	}
@@ -689,8 +689,8 @@ func (g *Group) AttrNames(obj string) ([]string, error) {
 // ReadAttr reads attribute attr of object obj below g ("" = g itself) as
 // []float64, []int64, []bool or []string (see ReadAny), with its shape.
 func (g *Group) ReadAttr(obj, attr string) (any, []int, error) {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	o, err := g.openAttr(obj, attr)
 	if err != nil {
 		return nil, nil, err
@@ -796,37 +796,37 @@ func ptr[T any](x []T) unsafe.Pointer {
 // WriteFloat32 writes data (row-major, shape) as a little-endian float32
 // dataset; intermediate groups are created.
 func (g *Group) WriteFloat32(name string, data []float32, shape []int, o *WriteOptions) error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	return g.write(name, C.kq2_ieee_f32le(), C.kq2_native_float(), 4, ptr(data), len(data), shape, o)
 }
 
 // WriteFloat64 writes data as a little-endian float64 dataset.
 func (g *Group) WriteFloat64(name string, data []float64, shape []int, o *WriteOptions) error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	return g.write(name, C.kq2_ieee_f64le(), C.kq2_native_double(), 8, ptr(data), len(data), shape, o)
 }
 
 // WriteInt64 writes data as a little-endian int64 dataset.
 func (g *Group) WriteInt64(name string, data []int64, shape []int, o *WriteOptions) error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	return g.write(name, C.kq2_std_i64le(), C.kq2_native_int64(), 8, ptr(data), len(data), shape, o)
 }
 
 // WriteUint8 writes data as a uint8 dataset.
 func (g *Group) WriteUint8(name string, data []uint8, shape []int, o *WriteOptions) error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	return g.write(name, C.kq2_std_u8le(), C.kq2_native_uint8(), 1, ptr(data), len(data), shape, o)
 }
 
 // WriteBool writes data as h5py's bool (an enum over int8 with FALSE=0,
 // TRUE=1), so that h5py returns a numpy bool array.
 func (g *Group) WriteBool(name string, data []bool, shape []int, o *WriteOptions) error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	raw := make([]int8, len(data))
 	for i, b := range data {
 		if b {
@@ -844,8 +844,8 @@ func (g *Group) WriteBool(name string, data []bool, shape []int, o *WriteOptions
 // WriteString writes a scalar variable-length UTF-8 string dataset (what
 // h5py writes for a Python str).
 func (g *Group) WriteString(name, value string) error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	t := C.kq2_vlen_str(C.H5T_CSET_UTF8)
 	if t < 0 {
 		return lastErr("hdf5: string type")
@@ -903,8 +903,8 @@ func (g *Group) writeAttr(obj, attr string, ft hid, buf unsafe.Pointer, n int) e
 // WriteAttrString sets a variable-length UTF-8 string attribute on obj
 // ("" = g itself).
 func (g *Group) WriteAttrString(obj, attr, value string) error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	t := C.kq2_vlen_str(C.H5T_CSET_UTF8)
 	if t < 0 {
 		return lastErr("hdf5: string type")
@@ -921,8 +921,8 @@ func (g *Group) WriteAttrString(obj, attr, value string) error {
 // WriteAttrFloat64 sets a float64 attribute on obj ("" = g): a scalar for
 // one value, else a 1-D array.
 func (g *Group) WriteAttrFloat64(obj, attr string, v ...float64) error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if len(v) == 0 {
 		return fmt.Errorf("hdf5: attribute %q: no values", attr)
 	}
@@ -932,8 +932,8 @@ func (g *Group) WriteAttrFloat64(obj, attr string, v ...float64) error {
 // WriteAttrInt64 sets an int64 attribute on obj ("" = g): a scalar for one
 // value, else a 1-D array.
 func (g *Group) WriteAttrInt64(obj, attr string, v ...int64) error {
-	mu.Lock()
-	defer mu.Unlock()
+	lock()
+	defer unlock()
 	if len(v) == 0 {
 		return fmt.Errorf("hdf5: attribute %q: no values", attr)
 	}
