@@ -1,0 +1,302 @@
+package koopman
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/koopq/koopq/nn"
+)
+
+// TrainConfig controls Step 1 training of the Koopman forward model with the
+// loss (paper appendix, "Koopman forward model")
+//
+//	L = Huber(D(K(a)E(s)), s') + γ_ae · Huber(D(E(x̃)), x̃),  x̃ = [s; s'] + N(0, σ_x²)
+//
+// (Huber with threshold 1, mean over elements; the authors' smooth_l1_loss).
+// The autoencoder term trains on noisy inputs with the noisy input as target,
+// as the authors' code does (it is not a denoising autoencoder).
+type TrainConfig struct {
+	// MaxEpochs is the largest number of passes over the training split.
+	// Paper: "We train the model for 75 epochs" (default 75). The authors'
+	// code runs up to 400 epochs with early stopping from epoch 75.
+	MaxEpochs int `json:"max_epochs"`
+	// Batch is the minibatch size (paper and code: 256). The last, partial
+	// batch of an epoch is kept, as PyTorch's DataLoader does.
+	Batch int `json:"batch"`
+	// LR is Adam's learning rate (paper and code: 3e-4), constant. The
+	// authors' code halves it (re-creating Adam) at epochs 101, 151, …,
+	// which the 75-epoch default never reaches.
+	LR float64 `json:"lr"`
+	// AEWeight is γ_ae (the paper's γ_2) on the autoencoder term. The paper
+	// does not state its value; the authors' code uses 10 (default 10).
+	AEWeight float64 `json:"ae_weight"`
+	// NoiseSigma is σ_x, the standard deviation of the Gaussian noise on the
+	// autoencoder inputs, in state units. Paper loss section and code:
+	// 6e-2 (default); the paper's hyperparameter paragraph says 1e-2.
+	NoiseSigma float64 `json:"noise_sigma"`
+	// HuberDelta is the Huber threshold (code: smooth_l1_loss, β = 1).
+	HuberDelta float64 `json:"huber_delta"`
+	// ValFraction is the held-out share of transitions (paper and code: 30 %),
+	// drawn by a seeded random permutation.
+	ValFraction float64 `json:"val_fraction"`
+	// Patience is the early-stopping rule: training stops once the
+	// validation loss (forward + γ_ae·reconstruction, both on the
+	// validation split, no input noise) has not improved on its best value
+	// by more than a relative MinDelta for Patience consecutive epochs, and
+	// the best epoch's weights are restored. 0 disables early stopping (the
+	// final weights are still the best-validation ones). Default 10. The
+	// authors stop on a ratio of the train total to the validation forward
+	// loss only, which is biased by the 10× AE term; we compare like with like.
+	Patience int `json:"patience"`
+	// MinDelta is the relative improvement that resets the patience counter
+	// (default 1e-3).
+	MinDelta float64 `json:"min_delta"`
+	// Seed drives the split, shuffling and noise.
+	Seed uint64 `json:"seed"`
+}
+
+// DefaultTrainConfig returns the defaults documented on TrainConfig.
+func DefaultTrainConfig() TrainConfig {
+	return TrainConfig{MaxEpochs: 75, Batch: 256, LR: 3e-4, AEWeight: 10, NoiseSigma: 6e-2,
+		HuberDelta: 1, ValFraction: 0.3, Patience: 10, MinDelta: 1e-3}
+}
+
+// Validate rejects configurations that cannot run.
+func (c TrainConfig) Validate() error {
+	switch {
+	case c.MaxEpochs <= 0:
+		return fmt.Errorf("koopman train: max_epochs %d must be positive", c.MaxEpochs)
+	case c.Batch <= 0:
+		return fmt.Errorf("koopman train: batch %d must be positive", c.Batch)
+	case !(c.LR > 0):
+		return fmt.Errorf("koopman train: lr %v must be positive", c.LR)
+	case !(c.AEWeight >= 0) || !(c.NoiseSigma >= 0):
+		return fmt.Errorf("koopman train: ae_weight %v and noise_sigma %v must be >= 0", c.AEWeight, c.NoiseSigma)
+	case !(c.HuberDelta > 0):
+		return fmt.Errorf("koopman train: huber_delta %v must be positive", c.HuberDelta)
+	case !(c.ValFraction > 0 && c.ValFraction < 1):
+		return fmt.Errorf("koopman train: val_fraction %v must be in (0, 1)", c.ValFraction)
+	case c.Patience < 0 || !(c.MinDelta >= 0):
+		return fmt.Errorf("koopman train: patience %d and min_delta %v must be >= 0", c.Patience, c.MinDelta)
+	}
+	return nil
+}
+
+// EpochStats are the losses of one epoch: Train* are means over the
+// epoch's minibatches (with input noise on the AE term), Val* are over the
+// validation split without noise. Total = Fwd + γ_ae·AE.
+type EpochStats struct {
+	Epoch         int     `json:"epoch"` // 1-based
+	TrainTotal    float64 `json:"train_total"`
+	TrainFwd      float64 `json:"train_fwd"`
+	TrainAE       float64 `json:"train_ae"`
+	ValTotal      float64 `json:"val_total"`
+	ValFwd        float64 `json:"val_fwd"`
+	ValAE         float64 `json:"val_ae"`
+	Seconds       float64 `json:"seconds"`        // wall time of the epoch's training pass
+	SamplesPerSec float64 `json:"samples_per_s"`  // training transitions per second
+	Best          bool    `json:"best,omitempty"` // the validation total improved
+}
+
+// TrainResult summarizes a training run.
+type TrainResult struct {
+	Config    TrainConfig  `json:"config"`
+	Epochs    []EpochStats `json:"epochs"`
+	BestEpoch int          `json:"best_epoch"`
+	Stopped   string       `json:"stopped"` // why training ended
+	NTrain    int          `json:"n_train"`
+	NVal      int          `json:"n_val"`
+	// TrainIdx and ValIdx are the dataset rows of the two splits.
+	TrainIdx []int `json:"-"`
+	ValIdx   []int `json:"-"`
+}
+
+// trainer holds one training run's workspaces.
+type trainer struct {
+	m   *Model
+	cfg TrainConfig
+	ws  [2]Workspace // 0: forward path, 1: autoencoder path
+	s, a, s2,
+	x, gp, dPred, dRec,
+	dGp, dG, dG2 []float32
+}
+
+func (t *trainer) prepare(rows int) {
+	S, M, N := t.m.S(), t.m.M(), t.m.N()
+	t.s, t.a, t.s2 = growF(t.s, rows*S), growF(t.a, rows*M), growF(t.s2, rows*S)
+	t.x, t.dRec = growF(t.x, 2*rows*S), growF(t.dRec, 2*rows*S)
+	t.gp, t.dGp, t.dG = growF(t.gp, rows*N), growF(t.dGp, rows*N), growF(t.dG, rows*N)
+	t.dPred = growF(t.dPred, rows*S)
+	t.dG2 = growF(t.dG2, 2*rows*N)
+}
+
+// lossGrad computes the loss for s, a, s2 [rows, ·] with the autoencoder
+// input x = [s; s'] + noise already in t.x ([2·rows, S]) and returns the
+// forward and the unweighted autoencoder Huber losses. With grads it
+// accumulates the gradients of fwd + γ_ae·ae (callers zero them).
+func (t *trainer) lossGrad(rows int, grads bool) (fwd, ae float64) {
+	m := t.m
+	delta := float32(t.cfg.HuberDelta)
+	// Forward path: D(K(a) E(s)) vs s'.
+	g := m.Encode(&t.ws[0].Enc, t.s, rows)
+	m.Advance(&t.ws[0], g, t.a, rows, t.gp)
+	pred := m.Decode(&t.ws[0].Dec, t.gp, rows)
+	var dp, dr []float32
+	if grads {
+		dp, dr = t.dPred, t.dRec
+	}
+	fwd = float64(nn.Huber(pred, t.s2, delta, dp, 1))
+	// Autoencoder path: D(E(x)) vs x.
+	if t.cfg.AEWeight > 0 {
+		gx := m.Encode(&t.ws[1].Enc, t.x, 2*rows)
+		rec := m.Decode(&t.ws[1].Dec, gx, 2*rows)
+		ae = float64(nn.Huber(rec, t.x, delta, dr, float32(t.cfg.AEWeight)))
+	}
+	if !grads {
+		return fwd, ae
+	}
+	m.Dec.Backward(&t.ws[0].Dec, t.dPred, t.dGp, true)
+	m.AdvanceBackward(&t.ws[0], t.dGp, t.dG, true)
+	m.Enc.Backward(&t.ws[0].Enc, t.dG, nil, true)
+	if t.cfg.AEWeight > 0 {
+		m.Dec.Backward(&t.ws[1].Dec, t.dRec, t.dG2, true)
+		m.Enc.Backward(&t.ws[1].Enc, t.dG2, nil, true)
+	}
+	return fwd, ae
+}
+
+// gather copies rows idx of the transition arrays into the workspace and
+// fills x = [s; s'] + N(0, sigma²) (sigma = 0: no noise, rng unused).
+func (t *trainer) gather(obs, act, next []float32, idx []int, sigma float64, rng *rand.Rand) {
+	S, M := t.m.S(), t.m.M()
+	rows := len(idx)
+	t.prepare(rows)
+	for r, i := range idx {
+		copy(t.s[r*S:(r+1)*S], obs[i*S:(i+1)*S])
+		copy(t.s2[r*S:(r+1)*S], next[i*S:(i+1)*S])
+		copy(t.a[r*M:(r+1)*M], act[i*M:(i+1)*M])
+	}
+	copy(t.x[:rows*S], t.s[:rows*S])
+	copy(t.x[rows*S:], t.s2[:rows*S])
+	if sigma > 0 {
+		for i := range t.x {
+			t.x[i] += float32(sigma * rng.NormFloat64())
+		}
+	}
+}
+
+// evaluate returns the noise-free mean losses over rows idx.
+func (t *trainer) evaluate(obs, act, next []float32, idx []int) (fwd, ae float64) {
+	var n float64
+	for lo := 0; lo < len(idx); lo += t.cfg.Batch {
+		hi := min(lo+t.cfg.Batch, len(idx))
+		t.gather(obs, act, next, idx[lo:hi], 0, nil)
+		f, a := t.lossGrad(hi-lo, false)
+		w := float64(hi - lo)
+		fwd += f * w
+		ae += a * w
+		n += w
+	}
+	return fwd / n, ae / n
+}
+
+// Train fits m on transitions obs [n, S], raw actions act [n, m], next
+// [n, S] (n = len(obs)/S) with cfg, calling onEpoch (if non-nil) after every
+// epoch. It returns the per-epoch losses; m ends with the weights of the
+// epoch with the best validation loss. Data dimensions that disagree with
+// the model and non-finite values are errors, as is a diverged loss.
+func Train(ctx context.Context, m *Model, obs, act, next []float32, cfg TrainConfig, onEpoch func(EpochStats)) (*TrainResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	S := m.S()
+	if S == 0 || len(obs)%S != 0 {
+		return nil, fmt.Errorf("koopman train: %d state values are not a multiple of the model's state dimension %d", len(obs), S)
+	}
+	n := len(obs) / S
+	if err := m.CheckData(obs, act, next, n); err != nil {
+		return nil, fmt.Errorf("koopman train: %w", err)
+	}
+	nVal := int(math.Round(cfg.ValFraction * float64(n)))
+	if nVal < 1 || n-nVal < 1 {
+		return nil, fmt.Errorf("koopman train: %d transitions are too few for a %.0f%% validation split", n, 100*cfg.ValFraction)
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7ea1))
+	perm := rng.Perm(n)
+	res := &TrainResult{Config: cfg, NTrain: n - nVal, NVal: nVal, TrainIdx: perm[nVal:], ValIdx: perm[:nVal]}
+	t := &trainer{m: m, cfg: cfg}
+	ps := m.Params()
+	opt := nn.NewAdam(ps, cfg.LR)
+	best := math.Inf(1)
+	bestParams := make([][]float32, len(ps))
+	for i, p := range ps {
+		bestParams[i] = append([]float32(nil), p.Data...)
+	}
+	sinceBest := 0
+	train := append([]int(nil), res.TrainIdx...)
+	res.Stopped = "max_epochs"
+	for ep := 1; ep <= cfg.MaxEpochs; ep++ {
+		if err := ctx.Err(); err != nil {
+			res.Stopped = "cancelled"
+			break
+		}
+		start := time.Now()
+		rng.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
+		var st EpochStats
+		st.Epoch = ep
+		batches := 0
+		for lo := 0; lo < len(train); lo += cfg.Batch {
+			hi := min(lo+cfg.Batch, len(train))
+			t.gather(obs, act, next, train[lo:hi], cfg.NoiseSigma, rng)
+			nn.ZeroGrad(ps)
+			f, a := t.lossGrad(hi-lo, true)
+			if math.IsNaN(f) || math.IsNaN(a) || math.IsInf(f+a, 0) {
+				return res, fmt.Errorf("koopman train: loss diverged at epoch %d (forward %v, autoencoder %v)", ep, f, a)
+			}
+			opt.Step()
+			st.TrainFwd += f
+			st.TrainAE += a
+			batches++
+		}
+		st.Seconds = time.Since(start).Seconds()
+		st.SamplesPerSec = float64(len(train)) / st.Seconds
+		st.TrainFwd /= float64(batches)
+		st.TrainAE /= float64(batches)
+		st.TrainTotal = st.TrainFwd + cfg.AEWeight*st.TrainAE
+		st.ValFwd, st.ValAE = t.evaluate(obs, act, next, res.ValIdx)
+		st.ValTotal = st.ValFwd + cfg.AEWeight*st.ValAE
+		if math.IsNaN(st.ValTotal) {
+			return res, fmt.Errorf("koopman train: validation loss is NaN at epoch %d", ep)
+		}
+		if st.ValTotal < best {
+			if st.ValTotal < best*(1-cfg.MinDelta) || math.IsInf(best, 1) {
+				sinceBest = 0
+			} else {
+				sinceBest++
+			}
+			best = st.ValTotal
+			st.Best = true
+			res.BestEpoch = ep
+			for i, p := range ps {
+				copy(bestParams[i], p.Data)
+			}
+		} else {
+			sinceBest++
+		}
+		res.Epochs = append(res.Epochs, st)
+		if onEpoch != nil {
+			onEpoch(st)
+		}
+		if cfg.Patience > 0 && sinceBest >= cfg.Patience {
+			res.Stopped = fmt.Sprintf("early_stopping (no %.2g relative improvement in %d epochs)", cfg.MinDelta, cfg.Patience)
+			break
+		}
+	}
+	for i, p := range ps {
+		copy(p.Data, bestParams[i])
+	}
+	return res, nil
+}
