@@ -58,12 +58,12 @@ func (a Activation) backward(y, d []float32) {
 	case ReLU:
 		d = d[:len(y)]
 		for i, v := range y {
-			// Branch-free mask: keep d where y > 0.
-			m := float32(0)
-			if v > 0 {
-				m = 1
-			}
-			d[i] *= m
+			// Branch-free mask (a data-dependent branch mispredicts on
+			// random activations): y = max(x, 0) is +0 or positive, so
+			// −bits(y) is negative exactly when y > 0 and its sign bit,
+			// spread by the arithmetic shift, keeps or clears d.
+			m := uint32(int32(-math.Float32bits(v)) >> 31)
+			d[i] = math.Float32frombits(math.Float32bits(d[i]) & m)
 		}
 	case Tanh:
 		d = d[:len(y)]

@@ -94,8 +94,14 @@ func (m *MLP) Forward(c *Cache, x []float32, rows int) []float32 {
 func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 	rows := c.rows
 	n := len(m.Layers)
-	d := grow(c.d0, rows*m.Out())
-	c.d0 = d
+	widest := 0
+	for _, s := range m.Sizes {
+		widest = max(widest, s)
+	}
+	// Both scratch buffers hold the widest layer, so swapping them between
+	// layers never forces a reallocation.
+	c.d0, c.d1 = grow(c.d0, rows*widest), grow(c.d1, rows*widest)
+	d := c.d0[:rows*m.Out()]
 	copy(d, dy[:rows*m.Out()])
 	for i := n - 1; i >= 0; i-- {
 		l := m.Layers[i]
@@ -107,8 +113,7 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 		var next []float32
 		switch {
 		case i > 0:
-			next = grow(c.d1, rows*l.In)
-			c.d1 = next
+			next = c.d1[:rows*l.In]
 		case dx != nil:
 			next = dx[:rows*l.In]
 		}

@@ -1,0 +1,265 @@
+package augment
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/nn"
+)
+
+// PrecomputeInfo reports the per-transition cache built for a Koopman
+// augmenter.
+type PrecomputeInfo struct {
+	Transitions int `json:"transitions"` // dataset rows
+	Cached      int `json:"cached"`      // rows 0..Cached−1 use the cache; later rows the per-batch path
+	// BytesPerTransition is the cache footprint of one cached transition:
+	// KFC++ family: real eigenbasis P (N² float32) + E(s_t), E(s_{t+1}),
+	// P⁻¹E(s_t), P⁻¹E(s_{t+1}) (4N float32) + conjugate-pair map (N bytes) +
+	// fallback flag; 4 773 bytes for N = 32. KFC: E(s), E(s') and G E(s),
+	// G E(s') (4N float32, 512 bytes); vae-noise: 2N float32.
+	BytesPerTransition int     `json:"bytes_per_transition"`
+	Bytes              int64   `json:"bytes"`     // total cache size
+	Seconds            float64 `json:"seconds"`   // wall time of the precompute
+	Workers            int     `json:"workers"`   // goroutines used
+	Fallbacks          int     `json:"fallbacks"` // cached transitions whose K(a_t) used the scalar fallback
+}
+
+// cacheKind selects what is stored per transition.
+type cacheKind int
+
+const (
+	cacheNone  cacheKind = iota // nothing (fwd-prediction)
+	cacheG                      // E(s_t), E(s_{t+1})
+	cacheKFC                    // + G E(s_t), G E(s_{t+1})
+	cacheKFCpp                  // + P, P⁻¹E(s_t), P⁻¹E(s_{t+1}), pair map, fallback
+)
+
+// latentCache holds precomputed per-transition quantities for rows
+// [0, n) of the dataset. Layout per row i: g[i*2N : (i+1)*2N] = (E(s_t),
+// E(s_{t+1})); extra[i*2N:…] = (P⁻¹E(s_t), P⁻¹E(s_{t+1})) for KFC++ or
+// (G E(s_t), G E(s_{t+1})) for KFC; p[i*N² : (i+1)*N²] = P row-major.
+type latentCache struct {
+	kind  cacheKind
+	n, N  int
+	g     []float32
+	extra []float32
+	p     []float32
+	pair  []int8 // [n*N] conjugate partner or −1
+	fb    []bool // [n] fallback generator
+}
+
+func bytesPerTransition(kind cacheKind, n int) int {
+	switch kind {
+	case cacheG:
+		return 2 * n * 4
+	case cacheKFC:
+		return 4 * n * 4
+	case cacheKFCpp:
+		return n*n*4 + 4*n*4 + n + 1
+	}
+	return 0
+}
+
+// precompute fills a cache for the first rows of d (as many as budget bytes
+// allow) with workers goroutines, reporting progress(done, total) (calls are
+// serialized; done counts cached rows).
+func precompute(m *koopman.Model, d *dataset.Dataset, kind cacheKind, budget int64, workers int,
+	sym koopman.SymmetryConfig, progress func(done, total int)) (*latentCache, PrecomputeInfo) {
+	N, S, M := m.N(), m.S(), m.M()
+	total := d.Len()
+	info := PrecomputeInfo{Transitions: total, BytesPerTransition: bytesPerTransition(kind, N)}
+	c := &latentCache{kind: kind, N: N}
+	if kind == cacheNone || budget <= 0 {
+		return c, info
+	}
+	n := total
+	if int64(n)*int64(info.BytesPerTransition) > budget {
+		n = int(budget / int64(info.BytesPerTransition))
+	}
+	c.n = n
+	info.Cached = n
+	info.Bytes = int64(n) * int64(info.BytesPerTransition)
+	if n == 0 {
+		return c, info
+	}
+	start := time.Now()
+	c.g = make([]float32, n*2*N)
+	if kind >= cacheKFC {
+		c.extra = make([]float32, n*2*N)
+	}
+	if kind == cacheKFCpp {
+		c.p = make([]float32, n*N*N)
+		c.pair = make([]int8, n*N)
+		c.fb = make([]bool, n)
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	info.Workers = workers
+	k0, ks := m.Operators()
+	const chunk = 256
+	chunks := (n + chunk - 1) / chunk
+	var next atomic.Int64
+	var mu sync.Mutex
+	done, fallbacks := 0, 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var enc nn.Cache
+			dec := koopman.NewDecomposer(N, sym)
+			rb := koopman.NewRealBasis(N)
+			k := make([]float64, N*N)
+			a := make([]float64, M)
+			g64 := make([]float64, N)
+			gen := make([]float64, N*N)
+			x := make([]float32, 2*chunk*S)
+			myFB := 0
+			for {
+				ci := int(next.Add(1)) - 1
+				if ci >= chunks {
+					break
+				}
+				lo, hi := ci*chunk, min((ci+1)*chunk, n)
+				rows := hi - lo
+				// Encode s_t rows then s_{t+1} rows in one pass.
+				copy(x[:rows*S], d.Observations[lo*S:hi*S])
+				copy(x[rows*S:2*rows*S], d.NextObservations[lo*S:hi*S])
+				g := m.Encode(&enc, x[:2*rows*S], 2*rows)
+				for r := 0; r < rows; r++ {
+					i := lo + r
+					copy(c.g[i*2*N:i*2*N+N], g[r*N:(r+1)*N])
+					copy(c.g[i*2*N+N:(i+1)*2*N], g[(rows+r)*N:(rows+r+1)*N])
+				}
+				if kind == cacheG {
+					continue
+				}
+				for r := 0; r < rows; r++ {
+					i := lo + r
+					for j := range a {
+						a[j] = float64(d.Actions[i*M+j])
+					}
+					koopman.OperatorAt(k, k0, ks, a)
+					if !dec.Decompose(rb, k) {
+						myFB++
+					}
+					if kind == cacheKFC {
+						G, _ := rb.KFCGenerator(gen)
+						for v := 0; v < 2; v++ {
+							gv := c.g[i*2*N+v*N : i*2*N+(v+1)*N]
+							out := c.extra[i*2*N+v*N : i*2*N+(v+1)*N]
+							for row := 0; row < N; row++ {
+								s := 0.0
+								for col, w := range G[row*N : (row+1)*N] {
+									s += w * float64(gv[col])
+								}
+								out[row] = float32(s)
+							}
+						}
+						continue
+					}
+					c.fb[i] = rb.Fallback
+					if rb.Fallback {
+						continue
+					}
+					for j, v := range rb.P {
+						c.p[i*N*N+j] = float32(v)
+					}
+					for j, v := range rb.Pair {
+						c.pair[i*N+j] = int8(v)
+					}
+					for v := 0; v < 2; v++ {
+						gv := c.g[i*2*N+v*N : i*2*N+(v+1)*N]
+						for j := range g64 {
+							g64[j] = float64(gv[j])
+						}
+						out := c.extra[i*2*N+v*N : i*2*N+(v+1)*N]
+						for row := 0; row < N; row++ {
+							s := 0.0
+							for col, w := range rb.PInv[row*N : (row+1)*N] {
+								s += w * g64[col]
+							}
+							out[row] = float32(s)
+						}
+					}
+				}
+				if progress != nil {
+					mu.Lock()
+					done += rows
+					progress(done, n)
+					mu.Unlock()
+				}
+			}
+			mu.Lock()
+			fallbacks += myFB
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if kind == cacheG && progress != nil {
+		progress(n, n)
+	}
+	info.Fallbacks = fallbacks
+	info.Seconds = time.Since(start).Seconds()
+	return c, info
+}
+
+// shiftKFCpp writes the KFC++ shifted latents of cached row i into dst
+// ([2N]: shifted E(s_t), E(s_{t+1})): g̃ = g + P(ε′ ⊙ P⁻¹g), ε′ the
+// conjugate-pair average of eps ([N]); on fallback g̃ = (1 + Σε/√N) g.
+// scratch is [N]. It returns whether the fallback was used.
+func (c *latentCache) shiftKFCpp(dst []float32, i int, eps []float64, scratch []float32) bool {
+	N := c.N
+	g := c.g[i*2*N : (i+1)*2*N]
+	if c.fb[i] {
+		s := 0.0
+		for _, e := range eps {
+			s += e
+		}
+		f := float32(1 + s/math.Sqrt(float64(N)))
+		for j, v := range g {
+			dst[j] = f * v
+		}
+		return true
+	}
+	pair := c.pair[i*N : (i+1)*N]
+	for j := 0; j < N; j++ {
+		if p := int(pair[j]); p > j {
+			mid := float32(0.5 * (eps[j] + eps[p]))
+			scratch[j], scratch[p] = mid, mid
+			j++
+			continue
+		}
+		scratch[j] = float32(eps[j])
+	}
+	P := c.p[i*N*N : (i+1)*N*N]
+	var h [64]float32
+	hv := h[:0]
+	if N > len(h) {
+		hv = make([]float32, N)
+	} else {
+		hv = h[:N]
+	}
+	for v := 0; v < 2; v++ {
+		cv := c.extra[i*2*N+v*N : i*2*N+(v+1)*N]
+		for k := range hv {
+			hv[k] = scratch[k] * cv[k]
+		}
+		gv := g[v*N : (v+1)*N]
+		out := dst[v*N : (v+1)*N]
+		for r := 0; r < N; r++ {
+			s := float32(0)
+			for k, w := range P[r*N : (r+1)*N] {
+				s += w * hv[k]
+			}
+			out[r] = gv[r] + s
+		}
+	}
+	return false
+}

@@ -1,0 +1,114 @@
+package cql
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/koopq/koopq/nn"
+)
+
+// checkpointParams lists every tensor that defines the learner's state:
+// networks, targets and Adam moments, with unique names.
+func (l *Learner) checkpointParams() []*nn.Param {
+	var ps []*nn.Param
+	add := func(prefix string, list []*nn.Param) {
+		for _, p := range list {
+			ps = append(ps, &nn.Param{Name: prefix + p.Name, Shape: p.Shape, Data: p.Data})
+		}
+	}
+	add("", l.Actor.Params())
+	for i := range l.Q {
+		add("", l.Q[i].Params())
+		add("target.", l.QT[i].Params())
+	}
+	addAdam := func(prefix string, a *nn.Adam) {
+		for i, p := range a.Params {
+			ps = append(ps, &nn.Param{Name: prefix + "m." + p.Name, Shape: p.Shape, Data: a.M[i]})
+			ps = append(ps, &nn.Param{Name: prefix + "v." + p.Name, Shape: p.Shape, Data: a.V[i]})
+		}
+	}
+	addAdam("adam.actor.", l.optA)
+	addAdam("adam.q1.", l.optQ[0])
+	addAdam("adam.q2.", l.optQ[1])
+	return ps
+}
+
+// scalarState is the non-tensor part of a checkpoint.
+type scalarState struct {
+	Steps         int           `json:"steps"`
+	LogAlpha      float64       `json:"log_alpha"`
+	LogAlphaPrime float64       `json:"log_alpha_prime"`
+	AdamT         [3]int        `json:"adam_t"`      // actor, q1, q2
+	Scalar        [2][3]float64 `json:"scalar_adam"` // m, v, t for α and α'
+}
+
+// SaveCheckpoint writes the full training state (networks, targets,
+// optimizer moments, scalars, config and the RNG state) atomically to path,
+// so that training resumed from it continues bit-for-bit. extra is stored as
+// metadata (provenance).
+func (l *Learner) SaveCheckpoint(path string, rng *rand.PCG, extra map[string]string) error {
+	st := scalarState{Steps: l.Steps, LogAlpha: l.LogAlpha, LogAlphaPrime: l.LogAlphaPrime,
+		AdamT: [3]int{l.optA.T, l.optQ[0].T, l.optQ[1].T}}
+	for i, s := range l.scalar {
+		st.Scalar[i] = [3]float64{s.m, s.v, float64(s.t)}
+	}
+	sj, _ := json.Marshal(st)
+	cj, _ := json.Marshal(l.Cfg)
+	nj, _ := json.Marshal(l.Norm)
+	meta := map[string]string{"koopq.kind": "cql-learner", "state": string(sj), "config": string(cj),
+		"normalizer": string(nj), "obs_dim": strconv.Itoa(l.ObsDim), "act_dim": strconv.Itoa(l.ActDim)}
+	if rng != nil {
+		rb, err := rng.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		meta["rng"] = base64.StdEncoding.EncodeToString(rb)
+	}
+	for k, v := range extra {
+		meta[k] = v
+	}
+	return nn.SaveSafetensors(path, l.checkpointParams(), meta)
+}
+
+// LoadCheckpoint restores a learner saved by SaveCheckpoint into l (which
+// must have been built with the same config and dimensions) and, if rng is
+// non-nil, the RNG state. It returns the file's metadata.
+func (l *Learner) LoadCheckpoint(path string, rng *rand.PCG) (map[string]string, error) {
+	ts, meta, err := nn.LoadSafetensors(path)
+	if err != nil {
+		return nil, err
+	}
+	if meta["koopq.kind"] != "cql-learner" {
+		return nil, fmt.Errorf("checkpoint %s is not a CQL learner checkpoint (kind %q)", path, meta["koopq.kind"])
+	}
+	if meta["obs_dim"] != strconv.Itoa(l.ObsDim) || meta["act_dim"] != strconv.Itoa(l.ActDim) {
+		return nil, fmt.Errorf("checkpoint %s is for obs %s / act %s, learner has %d / %d", path, meta["obs_dim"], meta["act_dim"], l.ObsDim, l.ActDim)
+	}
+	if err := nn.AssignParams(l.checkpointParams(), ts); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	var st scalarState
+	if err := json.Unmarshal([]byte(meta["state"]), &st); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: bad state: %w", path, err)
+	}
+	l.Steps, l.LogAlpha, l.LogAlphaPrime = st.Steps, st.LogAlpha, st.LogAlphaPrime
+	l.optA.T, l.optQ[0].T, l.optQ[1].T = st.AdamT[0], st.AdamT[1], st.AdamT[2]
+	for i := range l.scalar {
+		l.scalar[i] = scalarAdam{m: st.Scalar[i][0], v: st.Scalar[i][1], t: int(st.Scalar[i][2])}
+	}
+	if nj := meta["normalizer"]; nj != "" {
+		if err := json.Unmarshal([]byte(nj), l.Norm); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: bad normalizer: %w", path, err)
+		}
+	}
+	if rng != nil {
+		rb, err := base64.StdEncoding.DecodeString(meta["rng"])
+		if err != nil || rng.UnmarshalBinary(rb) != nil {
+			return nil, fmt.Errorf("checkpoint %s: missing or bad RNG state", path)
+		}
+	}
+	return meta, nil
+}

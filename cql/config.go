@@ -1,0 +1,90 @@
+// Package cql implements offline Conservative Q-learning (Kumar et al. 2020),
+// the SAC-based CQL(H) variant with importance-sampled logsumexp that the KFC
+// paper builds on, with state shifts entering the Bellman update through an
+// augment.Augmenter (Step 3 of the paper, Eq. policystepKFC).
+//
+// Where a shifted state is used follows the KFC authors' code: the shifted
+// s̃_t in Q(s̃_t, a_t) (Bellman error and the CQL "push-up" data term), the
+// shifted s̃_{t+1} in the target Q(s̃_{t+1}, a'), with a' ~ π(·|s_{t+1}) drawn
+// at the clean next state; clean states in the logsumexp samples, the actor
+// loss and the behaviour-cloning warm-up.
+package cql
+
+import (
+	"fmt"
+
+	"github.com/koopq/koopq/sac"
+)
+
+// Config holds CQL's hyperparameters. Defaults are the KFC authors' code
+// (reference: kfc-authors-code.md §4), which the paper's CQL baseline follows.
+type Config struct {
+	Net           sac.NetConfig `json:"net"`              // critics and actor, 2×256 ReLU (CORL: 3×256)
+	Gamma         float64       `json:"gamma"`            // discount γ = 0.99
+	Tau           float64       `json:"tau"`              // target Polyak rate τ = 5e-3
+	LRActor       float64       `json:"lr_actor"`         // policy learning rate 1e-4 (CORL: 3e-5)
+	LRCritic      float64       `json:"lr_critic"`        // Q learning rate 3e-4
+	LRAlphaPrime  float64       `json:"lr_alpha_prime"`   // Lagrange α' learning rate 3e-4
+	Batch         int           `json:"batch"`            // minibatch 256
+	NumActions    int           `json:"num_actions"`      // samples per source in the logsumexp: 10 (×3 sources)
+	MinQWeight    float64       `json:"min_q_weight"`     // CQL α (min-Q weight) 10
+	Temp          float64       `json:"temp"`             // logsumexp temperature 1
+	Lagrange      bool          `json:"lagrange"`         // tune α' by dual gradient descent (authors: true)
+	LagrangeThres float64       `json:"lagrange_thresh"`  // τ_lagrange = 10
+	Alpha         float64       `json:"alpha"`            // fixed entropy weight α = 0.2
+	AutoEntropy   bool          `json:"auto_entropy"`     // tune α toward entropy −|A| (authors: off; CORL: on)
+	BackupEntropy bool          `json:"backup_entropy"`   // subtract α log π in the target (authors: yes; CORL: no)
+	BCSteps       int           `json:"bc_steps"`         // behaviour-cloning warm-up steps 40000 (policy_eval_start)
+	Steps         int           `json:"steps"`            // gradient steps (paper: 1M)
+	Normalize     bool          `json:"normalize_states"` // standardize states with dataset mean/std (authors: off; CORL: on)
+	Seed          uint64        `json:"seed"`
+}
+
+// DefaultConfig is the KFC authors' CQL configuration ("paper").
+func DefaultConfig() Config {
+	return Config{Net: sac.DefaultNetConfig(), Gamma: 0.99, Tau: 5e-3, LRActor: 1e-4, LRCritic: 3e-4,
+		LRAlphaPrime: 3e-4, Batch: 256, NumActions: 10, MinQWeight: 10, Temp: 1, Lagrange: true,
+		LagrangeThres: 10, Alpha: 0.2, BackupEntropy: true, BCSteps: 40000, Steps: 1000000}
+}
+
+// CORLConfig is CORL's Gym-MuJoCo CQL: 3×256 networks, orthogonal init,
+// policy lr 3e-5, automatic entropy, no Lagrange, no entropy backup, no BC
+// warm-up, state normalization.
+func CORLConfig() Config {
+	c := DefaultConfig()
+	c.Net = sac.NetConfig{Hidden: []int{256, 256, 256}, Init: "orthogonal"}
+	c.LRActor = 3e-5
+	c.AutoEntropy = true
+	c.Alpha = 1
+	c.Lagrange = false
+	c.BackupEntropy = false
+	c.BCSteps = 0
+	c.Normalize = true
+	return c
+}
+
+// Validate rejects configurations that cannot run.
+func (c Config) Validate() error {
+	if err := c.Net.Validate(); err != nil {
+		return fmt.Errorf("cql: %w", err)
+	}
+	switch {
+	case c.Batch <= 0:
+		return fmt.Errorf("cql: batch %d must be positive", c.Batch)
+	case c.NumActions <= 0:
+		return fmt.Errorf("cql: num_actions %d must be positive", c.NumActions)
+	case c.Gamma < 0 || c.Gamma >= 1:
+		return fmt.Errorf("cql: gamma %v must be in [0, 1)", c.Gamma)
+	case c.Tau <= 0 || c.Tau > 1:
+		return fmt.Errorf("cql: tau %v must be in (0, 1]", c.Tau)
+	case c.LRActor <= 0 || c.LRCritic <= 0 || c.LRAlphaPrime <= 0:
+		return fmt.Errorf("cql: learning rates must be positive")
+	case c.Temp <= 0:
+		return fmt.Errorf("cql: temp %v must be positive", c.Temp)
+	case c.Alpha <= 0:
+		return fmt.Errorf("cql: alpha %v must be positive", c.Alpha)
+	case c.Steps < 0 || c.BCSteps < 0:
+		return fmt.Errorf("cql: steps must be non-negative")
+	}
+	return nil
+}

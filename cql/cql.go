@@ -1,0 +1,365 @@
+package cql
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/nn"
+	"github.com/koopq/koopq/sac"
+)
+
+// Learner holds CQL's networks, optimizers and per-batch workspaces.
+// Step performs one gradient update; it does not allocate after the first call.
+type Learner struct {
+	Cfg            Config
+	ObsDim, ActDim int
+	Norm           *dataset.Normalizer // applied to every state fed to a network
+	Actor          *nn.MLP
+	Q, QT          [2]*nn.MLP // twin critics and their targets
+	LogAlpha       float64    // entropy weight (log), fixed unless AutoEntropy
+	LogAlphaPrime  float64    // Lagrange multiplier α' (log)
+	Steps          int        // updates done
+
+	optA   *nn.Adam
+	optQ   [2]*nn.Adam
+	scalar [2]scalarAdam // α and α'
+
+	ws workspace
+}
+
+// critic workspaces, one per twin so both run concurrently.
+type criticWS struct {
+	big, pi, tgt nn.Cache
+	dy           []float32 // [R] ∂L/∂Q over the big batch
+	dp           []float32 // [B] ∂L/∂Q(s, a_π)
+	dX           []float32 // [B, S+A] ∂L/∂[s, a_π]
+	lse          []float32 // [B]
+	soft         []float32 // [B, 3N]
+	cat          []float32 // [B, 3N]
+	mse, gap     float64
+	qData        float64
+	qRand, qPi   float64
+}
+
+type workspace struct {
+	obsAug, nextAug, obs, next []float32 // [B, S]
+	act                        []float32 // [B, A] data actions (in [−1,1])
+	xBig                       []float32 // [B(1+3N), S+A]
+	saNext, saPi               []float32 // [B, S+A]
+	noisePi, actPi, logpPi     []float32 // actor-loss sample
+	noiseNx, actNx, logpNx     []float32 // target sample at s'
+	noiseOOD, actOOD, logpOOD  []float32 // [2BN, A], [2BN]: π(s) then π(s') samples
+	y                          []float32 // [B]
+	tq                         [2][]float32
+	pq                         [2][]float32
+	dAct, dOut, dOut2, logpBC  []float32
+	cS, cN                     nn.Cache // actor on s and s'
+	crit                       [2]criticWS
+}
+
+// scalarAdam is Adam for one scalar (log α, log α').
+type scalarAdam struct {
+	m, v float64
+	t    int
+}
+
+func (s *scalarAdam) step(x *float64, g, lr float64) {
+	s.t++
+	s.m = 0.9*s.m + 0.1*g
+	s.v = 0.999*s.v + 0.001*g*g
+	mh := s.m / (1 - math.Pow(0.9, float64(s.t)))
+	vh := s.v / (1 - math.Pow(0.999, float64(s.t)))
+	*x -= lr * mh / (math.Sqrt(vh) + 1e-8)
+}
+
+// NewLearner builds networks for the given dimensions; norm may be nil
+// (identity).
+func NewLearner(cfg Config, obsDim, actDim int, norm *dataset.Normalizer, rng *rand.Rand) *Learner {
+	if norm == nil {
+		norm = dataset.Identity(obsDim)
+	}
+	l := &Learner{Cfg: cfg, ObsDim: obsDim, ActDim: actDim, Norm: norm, LogAlpha: math.Log(cfg.Alpha)}
+	l.Actor = sac.NewActor(cfg.Net, obsDim, actDim, rng)
+	for i := range l.Q {
+		name := []string{"q1", "q2"}[i]
+		l.Q[i] = sac.NewCritic(name, cfg.Net, obsDim, actDim, rng)
+		l.QT[i] = sac.NewCritic(name, cfg.Net, obsDim, actDim, rng)
+		nn.CopyParams(l.QT[i].Params(), l.Q[i].Params())
+		l.optQ[i] = nn.NewAdam(l.Q[i].Params(), cfg.LRCritic)
+	}
+	l.optA = nn.NewAdam(l.Actor.Params(), cfg.LRActor)
+	return l
+}
+
+// Stats summarizes one update (means over the batch).
+type Stats struct {
+	QLoss      float64 `json:"q_loss"`      // Bellman MSE, mean of the twins
+	CQLGap     float64 `json:"cql_gap"`     // logsumexp Q(s,·) − Q(s̃,a), mean of twins
+	AlphaPrime float64 `json:"alpha_prime"` // Lagrange multiplier α'
+	Alpha      float64 `json:"alpha"`       // entropy weight
+	ActorLoss  float64 `json:"actor_loss"`
+	QData      float64 `json:"q_data"`   // mean Q(s̃_t, a_t)
+	QRandom    float64 `json:"q_random"` // mean Q(s, uniform a)
+	QPolicy    float64 `json:"q_policy"` // mean Q(s, a ~ π(s))
+	LogPi      float64 `json:"log_pi"`
+	BC         bool    `json:"bc"` // the actor step was behaviour cloning
+}
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+func (l *Learner) prepare(B int) {
+	S, A, N := l.ObsDim, l.ActDim, l.Cfg.NumActions
+	w := &l.ws
+	w.obsAug, w.nextAug = grow(w.obsAug, B*S), grow(w.nextAug, B*S)
+	w.obs, w.next = grow(w.obs, B*S), grow(w.next, B*S)
+	w.act = grow(w.act, B*A)
+	R := B * (1 + 3*N)
+	w.xBig = grow(w.xBig, R*(S+A))
+	w.saNext, w.saPi = grow(w.saNext, B*(S+A)), grow(w.saPi, B*(S+A))
+	w.noisePi, w.actPi, w.logpPi = grow(w.noisePi, B*A), grow(w.actPi, B*A), grow(w.logpPi, B)
+	w.noiseNx, w.actNx, w.logpNx = grow(w.noiseNx, B*A), grow(w.actNx, B*A), grow(w.logpNx, B)
+	w.noiseOOD, w.actOOD, w.logpOOD = grow(w.noiseOOD, 2*B*N*A), grow(w.actOOD, 2*B*N*A), grow(w.logpOOD, 2*B*N)
+	w.y = grow(w.y, B)
+	w.dAct, w.dOut, w.dOut2, w.logpBC = grow(w.dAct, B*A), grow(w.dOut, B*2*A), grow(w.dOut2, B*2*A), grow(w.logpBC, B)
+	for i := range w.crit {
+		c := &w.crit[i]
+		c.dy, c.dp, c.dX = grow(c.dy, R), grow(c.dp, B), grow(c.dX, B*(S+A))
+		c.lse, c.soft, c.cat = grow(c.lse, B), grow(c.soft, B*3*N), grow(c.cat, B*3*N)
+	}
+}
+
+// both runs f(0) and f(1) concurrently: the twin critics are independent, so
+// each takes one core with a single-threaded BLAS.
+func both(f func(i int)) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); f(1) }()
+	f(0)
+	wg.Wait()
+}
+
+// sampleRows draws n reparameterized actions per row of the policy output
+// out [B, 2A] into act [B·n, A] and logp [B·n] (row i·n+k is sample k of state i).
+func sampleRows(out []float32, B, A, n int, noise, act, logp []float32) {
+	for i := 0; i < B; i++ {
+		o := out[i*2*A : (i+1)*2*A]
+		for k := 0; k < n; k++ {
+			r := i*n + k
+			nn.TanhGaussianSample(o, 1, A, noise[r*A:(r+1)*A], act[r*A:(r+1)*A], logp[r:r+1])
+		}
+	}
+}
+
+// Step performs one CQL update on batch b, whose actions must already be in
+// [−1, 1]. aug supplies the shifted states (nil means none).
+func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) (Stats, error) {
+	B, S, A, N := b.B, l.ObsDim, l.ActDim, l.Cfg.NumActions
+	l.prepare(B)
+	w := &l.ws
+	cfg := &l.Cfg
+	if aug == nil {
+		aug = augment.None{}
+	}
+	// Step 3: shifted states (raw units), then normalization of every network input.
+	if err := aug.Augment(b, w.obsAug, w.nextAug, rng, l.stateGradient); err != nil {
+		return Stats{}, err
+	}
+	copy(w.obs, b.Obs)
+	copy(w.next, b.NextObs)
+	copy(w.act, b.Act)
+	for _, x := range [][]float32{w.obsAug, w.nextAug, w.obs, w.next} {
+		l.Norm.Apply(x)
+	}
+	alpha := math.Exp(l.LogAlpha)
+	alphaPrime := 1.0
+	if cfg.Lagrange {
+		alphaPrime = math.Min(math.Max(math.Exp(l.LogAlphaPrime), 0), 1e6)
+	}
+
+	// Policy samples, all at clean states: π(s) for the actor loss and the
+	// logsumexp, π(s') for the target and the logsumexp.
+	outS := l.Actor.Forward(&w.cS, w.obs, B)
+	outN := l.Actor.Forward(&w.cN, w.next, B)
+	sac.FillNormal(rng, w.noisePi)
+	nn.TanhGaussianSample(outS, B, A, w.noisePi, w.actPi, w.logpPi)
+	sac.FillNormal(rng, w.noiseNx)
+	nn.TanhGaussianSample(outN, B, A, w.noiseNx, w.actNx, w.logpNx)
+	sac.FillNormal(rng, w.noiseOOD)
+	sampleRows(outS, B, A, N, w.noiseOOD[:B*N*A], w.actOOD[:B*N*A], w.logpOOD[:B*N])
+	sampleRows(outN, B, A, N, w.noiseOOD[B*N*A:], w.actOOD[B*N*A:], w.logpOOD[B*N:])
+
+	// Critic input: [s̃_t, a_t] for B rows, then [s_t, ·] for N uniform,
+	// N π(s) and N π(s') actions per state.
+	W := S + A
+	x := w.xBig
+	sac.ConcatSA(w.obsAug, S, w.act, A, B, x)
+	off := B * W
+	for i := 0; i < B; i++ {
+		for k := 0; k < N; k++ {
+			row := x[off+(i*N+k)*W : off+(i*N+k+1)*W]
+			copy(row[:S], w.obs[i*S:(i+1)*S])
+			for j := 0; j < A; j++ {
+				row[S+j] = float32(2*rng.Float64() - 1)
+			}
+		}
+	}
+	for src := 0; src < 2; src++ {
+		base := off + (1+src)*B*N*W
+		acts := w.actOOD[src*B*N*A:]
+		for i := 0; i < B; i++ {
+			for k := 0; k < N; k++ {
+				r := i*N + k
+				row := x[base+r*W : base+(r+1)*W]
+				copy(row[:S], w.obs[i*S:(i+1)*S])
+				copy(row[S:], acts[r*A:(r+1)*A])
+			}
+		}
+	}
+	sac.ConcatSA(w.nextAug, S, w.actNx, A, B, w.saNext)
+	sac.ConcatSA(w.obs, S, w.actPi, A, B, w.saPi)
+	bc := l.Steps < cfg.BCSteps
+
+	// Phase A: target Q(s̃', a') and Q(s, a_π) for the actor loss.
+	both(func(i int) {
+		w.tq[i] = l.QT[i].Forward(&w.crit[i].tgt, w.saNext, B)
+		if !bc {
+			w.pq[i] = l.Q[i].Forward(&w.crit[i].pi, w.saPi, B)
+		}
+	})
+	g := float32(cfg.Gamma)
+	for i := 0; i < B; i++ {
+		v := min(w.tq[0][i], w.tq[1][i])
+		if cfg.BackupEntropy {
+			v -= float32(alpha) * w.logpNx[i]
+		}
+		w.y[i] = b.Rew[i] + g*(1-b.Done[i])*v
+	}
+	var actorLoss float64
+	if !bc {
+		for i := 0; i < B; i++ {
+			q0, q1 := w.pq[0][i], w.pq[1][i]
+			actorLoss += (alpha*float64(w.logpPi[i]) - float64(min(q0, q1))) / float64(B)
+			if q0 <= q1 {
+				w.crit[0].dp[i], w.crit[1].dp[i] = -1/float32(B), 0
+			} else {
+				w.crit[0].dp[i], w.crit[1].dp[i] = 0, -1/float32(B)
+			}
+		}
+	}
+
+	// Phase B: each critic's Bellman + CQL loss, backward and Adam step.
+	logDensity := float32(float64(A) * math.Log(0.5)) // log of the uniform density on [−1,1]^A
+	both(func(i int) {
+		c := &w.crit[i]
+		R := B * (1 + 3*N)
+		q := l.Q[i].Forward(&c.big, x, R)
+		c.mse = float64(nn.MSE(q[:B], w.y, c.dy[:B], 1))
+		temp := float32(cfg.Temp)
+		var qr, qp float64
+		for s := 0; s < B; s++ {
+			cat := c.cat[s*3*N : (s+1)*3*N]
+			for k := 0; k < N; k++ {
+				qrand := q[B+s*N+k]
+				qcur := q[B+B*N+s*N+k]
+				qnext := q[B+2*B*N+s*N+k]
+				qr += float64(qrand)
+				qp += float64(qcur)
+				cat[k] = (qrand - logDensity) / temp
+				cat[N+k] = (qnext - w.logpOOD[B*N+s*N+k]) / temp
+				cat[2*N+k] = (qcur - w.logpOOD[s*N+k]) / temp
+			}
+		}
+		nn.LogSumExpRows(c.cat, B, 3*N, c.lse, c.soft)
+		var lse, qd float64
+		for s := 0; s < B; s++ {
+			lse += float64(c.lse[s]) * cfg.Temp
+			qd += float64(q[s])
+		}
+		lse /= float64(B)
+		qd /= float64(B)
+		c.gap = lse - qd
+		c.qData, c.qRand, c.qPi = qd, qr/float64(B*N), qp/float64(B*N)
+		// ∂/∂Q of α'·w·(mean LSE − mean Q_data): softmax weights on the
+		// sampled actions, −α'w/B on the data rows.
+		k := float32(alphaPrime * cfg.MinQWeight / float64(B))
+		for s := 0; s < B; s++ {
+			c.dy[s] -= k
+			soft := c.soft[s*3*N : (s+1)*3*N]
+			for j := 0; j < N; j++ {
+				c.dy[B+s*N+j] = k * soft[j]
+				c.dy[B+2*B*N+s*N+j] = k * soft[N+j]
+				c.dy[B+B*N+s*N+j] = k * soft[2*N+j]
+			}
+		}
+		nn.ZeroGrad(l.Q[i].Params())
+		l.Q[i].Backward(&c.big, c.dy, nil, true)
+		if !bc {
+			// ∂(−min Q)/∂a_π with the pre-update critic.
+			l.Q[i].Backward(&c.pi, c.dp, c.dX, false)
+		}
+		l.optQ[i].Step()
+		nn.Polyak(l.QT[i].Params(), l.Q[i].Params(), float32(cfg.Tau))
+	})
+
+	// Actor: BC warm-up maximizes log π(a_data|s) − α log π(ã|s); afterwards
+	// SAC's α log π(ã|s) − min Q(s, ã).
+	var lpMean float64
+	for i := 0; i < B; i++ {
+		lpMean += float64(w.logpPi[i]) / float64(B)
+	}
+	dLogp := w.y // reuse: the target is no longer needed
+	for i := range dLogp {
+		dLogp[i] = float32(alpha) / float32(B)
+	}
+	if bc {
+		nn.TanhGaussianLogProb(outS, B, A, w.act, w.logpBC)
+		var bcl float64
+		for i := 0; i < B; i++ {
+			bcl += float64(w.logpBC[i])
+		}
+		actorLoss = alpha*lpMean - bcl/float64(B)
+		nn.TanhGaussianSampleBackward(outS, B, A, w.noisePi, w.actPi, nil, dLogp, w.dOut)
+		for i := range w.logpBC {
+			w.logpBC[i] = -1 / float32(B)
+		}
+		nn.TanhGaussianLogProbBackward(outS, B, A, w.act, w.logpBC, w.dOut2)
+		for i := range w.dOut {
+			w.dOut[i] += w.dOut2[i]
+		}
+	} else {
+		for i := 0; i < B; i++ {
+			for j := 0; j < A; j++ {
+				w.dAct[i*A+j] = w.crit[0].dX[i*W+S+j] + w.crit[1].dX[i*W+S+j]
+			}
+		}
+		nn.TanhGaussianSampleBackward(outS, B, A, w.noisePi, w.actPi, w.dAct, dLogp, w.dOut)
+	}
+	nn.ZeroGrad(l.Actor.Params())
+	l.Actor.Backward(&w.cS, w.dOut, nil, true)
+	l.optA.Step()
+
+	if cfg.AutoEntropy {
+		l.scalar[0].step(&l.LogAlpha, -(lpMean - float64(A)), cfg.LRActor)
+	}
+	if cfg.Lagrange {
+		// α' loss = −½ Σ_i α'(w·gap_i − τ); gradient with respect to log α'.
+		gsum := 0.0
+		for i := range w.crit {
+			gsum += cfg.MinQWeight*w.crit[i].gap - cfg.LagrangeThres
+		}
+		l.scalar[1].step(&l.LogAlphaPrime, -0.5*alphaPrime*gsum, cfg.LRAlphaPrime)
+	}
+	l.Steps++
+	c0, c1 := &w.crit[0], &w.crit[1]
+	return Stats{QLoss: (c0.mse + c1.mse) / 2, CQLGap: (c0.gap + c1.gap) / 2, AlphaPrime: alphaPrime, Alpha: alpha,
+		ActorLoss: actorLoss, QData: (c0.qData + c1.qData) / 2, QRandom: (c0.qRand + c1.qRand) / 2,
+		QPolicy: (c0.qPi + c1.qPi) / 2, LogPi: lpMean, BC: bc}, nil
+}

@@ -1,0 +1,108 @@
+package cql
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/sac"
+)
+
+// Trainer runs offline CQL over a dataset with a given augmenter. All
+// randomness (minibatches, policy noise, augmentation) comes from one seeded
+// PCG stream that is saved in checkpoints, so a resumed run reproduces an
+// uninterrupted one exactly.
+type Trainer struct {
+	Learner *Learner
+	Data    *dataset.Dataset
+	Aug     augment.Augmenter
+	Scale   sac.ActionScale // env action bounds; dataset actions are mapped to [−1, 1]
+
+	src     *rand.PCG
+	rng     *rand.Rand
+	sampler *dataset.Sampler
+	batch   *dataset.Batch
+}
+
+// NewTrainer validates inputs and builds a learner. With cfg.Normalize the
+// state normalizer is fitted on data.
+func NewTrainer(cfg Config, data *dataset.Dataset, aug augment.Augmenter, scale sac.ActionScale) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := data.Validate(); err != nil {
+		return nil, err
+	}
+	if len(scale.Low) != data.ActDim || len(scale.High) != data.ActDim {
+		return nil, fmt.Errorf("cql: action scale has %d dims, dataset actions %d", len(scale.Low), data.ActDim)
+	}
+	for i := range scale.Low {
+		if !(scale.High[i] > scale.Low[i]) {
+			return nil, fmt.Errorf("cql: action bound %d is empty: [%v, %v]", i, scale.Low[i], scale.High[i])
+		}
+	}
+	src := rand.NewPCG(cfg.Seed, 0xc91)
+	rng := rand.New(src)
+	var norm *dataset.Normalizer
+	if cfg.Normalize {
+		norm = dataset.FitNormalizer(data, 1e-3)
+	}
+	l := NewLearner(cfg, data.ObsDim, data.ActDim, norm, rng)
+	if aug == nil {
+		aug = augment.None{}
+	}
+	return &Trainer{Learner: l, Data: data, Aug: aug, Scale: scale, src: src, rng: rng,
+		sampler: dataset.NewSampler(data, rng), batch: dataset.NewBatch(cfg.Batch, data.ObsDim, data.ActDim)}, nil
+}
+
+// StepOnce samples a batch and performs one update.
+func (t *Trainer) StepOnce() (Stats, error) {
+	t.sampler.Sample(t.batch)
+	t.Scale.FromEnv(t.batch.Act)
+	st, err := t.Learner.Step(t.batch, t.Aug, t.rng)
+	if err != nil {
+		return st, err
+	}
+	if math.IsNaN(st.QLoss) || math.IsInf(st.QLoss, 0) || math.IsNaN(st.ActorLoss) {
+		return st, fmt.Errorf("cql: training diverged at step %d (q loss %v, actor loss %v)", t.Learner.Steps, st.QLoss, st.ActorLoss)
+	}
+	return st, nil
+}
+
+// Run trains until the learner has done cfg.Steps updates, calling hook
+// (if non-nil) after every update; a hook error stops training.
+func (t *Trainer) Run(ctx context.Context, hook func(step int, st Stats) error) error {
+	for t.Learner.Steps < t.Learner.Cfg.Steps {
+		if t.Learner.Steps%100 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		st, err := t.StepOnce()
+		if err != nil {
+			return err
+		}
+		if hook != nil {
+			if err := hook(t.Learner.Steps, st); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Save writes a resumable checkpoint (see Learner.SaveCheckpoint).
+func (t *Trainer) Save(path string, meta map[string]string) error {
+	return t.Learner.SaveCheckpoint(path, t.src, meta)
+}
+
+// Resume restores a checkpoint written by Save.
+func (t *Trainer) Resume(path string) (map[string]string, error) {
+	return t.Learner.LoadCheckpoint(path, t.src)
+}
+
+// Policy returns the current actor packaged for evaluation in env units.
+func (t *Trainer) Policy() *sac.Policy {
+	return sac.NewPolicy(t.Learner.Actor, t.Learner.Norm, t.Scale)
+}

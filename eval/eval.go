@@ -1,0 +1,141 @@
+// Package eval runs policies in simulators: deterministic rollouts, mean ±
+// std returns over episodes (in parallel across cores, with results that do
+// not depend on the number of workers), and D4RL-normalized scores.
+package eval
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/koopq/koopq/env"
+)
+
+// Policy maps an observation to an action in env units. Implementations need
+// not be safe for concurrent use: Evaluate asks for one per worker.
+type Policy interface {
+	Act(obs []float64, act []float64)
+}
+
+// Result summarizes an evaluation.
+type Result struct {
+	Env      string    `json:"env"`
+	Episodes int       `json:"episodes"`
+	Seed     uint64    `json:"seed"`
+	Mean     float64   `json:"mean_return"`
+	Std      float64   `json:"std_return"`
+	Min      float64   `json:"min_return"`
+	Max      float64   `json:"max_return"`
+	Returns  []float64 `json:"returns"`
+	Lengths  []int     `json:"lengths"`
+	// Normalized is 100·(Mean − random)/(expert − random) when the env has
+	// reference returns (NaN otherwise); NormalizedStd is the same scaling of Std.
+	Normalized    float64 `json:"normalized_score"`
+	NormalizedStd float64 `json:"normalized_std"`
+}
+
+// Evaluate runs episodes episodes of the policy made by newPolicy in fresh
+// environments made by name, on workers goroutines. Episode k resets from
+// its own RNG stream (seed, k), so results are identical for any worker count.
+func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, workers int) (Result, error) {
+	if episodes <= 0 {
+		return Result{}, fmt.Errorf("eval: episodes must be positive, got %d", episodes)
+	}
+	workers = max(1, min(workers, episodes))
+	res := Result{Env: name, Episodes: episodes, Seed: seed, Returns: make([]float64, episodes), Lengths: make([]int, episodes)}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			e, err := env.Make(name)
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			p := newPolicy()
+			for k := w; k < episodes; k += workers {
+				ret, n, err := Rollout(e, p, rand.New(rand.NewPCG(seed, uint64(k))))
+				if err != nil {
+					errs[w] = fmt.Errorf("eval %s episode %d: %w", name, k, err)
+					return
+				}
+				res.Returns[k], res.Lengths[k] = ret, n
+			}
+		}(w)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return res, err
+		}
+	}
+	res.Mean, res.Std = MeanStd(res.Returns)
+	res.Min, res.Max = res.Returns[0], res.Returns[0]
+	for _, r := range res.Returns {
+		res.Min, res.Max = math.Min(res.Min, r), math.Max(res.Max, r)
+	}
+	res.Normalized, res.NormalizedStd = math.NaN(), math.NaN()
+	if ref, ok := References[name]; ok {
+		res.Normalized = ref.Normalize(res.Mean)
+		res.NormalizedStd = 100 * res.Std / (ref.Expert - ref.Random)
+	}
+	return res, nil
+}
+
+// Rollout runs one episode of p in e from a reset drawn with rng and returns
+// its undiscounted return and length.
+func Rollout(e env.Env, p Policy, rng *rand.Rand) (float64, int, error) {
+	obs := e.Reset(rng)
+	act := make([]float64, e.ActionSpace().Dim())
+	var ret float64
+	for n := 1; ; n++ {
+		p.Act(obs, act)
+		next, r, term, trunc, err := e.Step(act)
+		if err != nil {
+			return ret, n, err
+		}
+		ret += r
+		obs = next
+		if term || trunc {
+			return ret, n, nil
+		}
+	}
+}
+
+// MeanStd returns the mean and population standard deviation of x.
+func MeanStd(x []float64) (float64, float64) {
+	if len(x) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	var m float64
+	for _, v := range x {
+		m += v
+	}
+	m /= float64(len(x))
+	var s float64
+	for _, v := range x {
+		s += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(s / float64(len(x)))
+}
+
+// RandomPolicy acts uniformly at random within the action space; each
+// instance has its own seeded stream.
+type RandomPolicy struct {
+	Space env.Space
+	Rng   *rand.Rand
+}
+
+// Act draws a uniform action (a uniform index for discrete spaces).
+func (p *RandomPolicy) Act(_ []float64, act []float64) {
+	if p.Space.Discrete > 0 {
+		act[0] = float64(p.Rng.IntN(p.Space.Discrete))
+		return
+	}
+	for i := range act {
+		act[i] = p.Space.Low[i] + p.Rng.Float64()*(p.Space.High[i]-p.Space.Low[i])
+	}
+}

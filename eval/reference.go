@@ -1,0 +1,23 @@
+package eval
+
+// Reference holds the returns that define a normalized score of 0 (Random)
+// and 100 (Expert).
+type Reference struct {
+	Random, Expert float64
+	Source         string // how the numbers were obtained
+}
+
+// Normalize maps a return to 100·(R − Random)/(Expert − Random).
+func (r Reference) Normalize(ret float64) float64 {
+	return 100 * (ret - r.Random) / (r.Expert - r.Random)
+}
+
+// References maps env names to reference returns. MuJoCo entries are D4RL's
+// v2 REF_MIN_SCORE / REF_MAX_SCORE (d4rl/infos.py). Classic-control entries
+// were measured with koopq itself, as each Source says.
+var References = map[string]Reference{
+	"hopper":      {Random: -20.272305, Expert: 3234.3, Source: "D4RL v2 infos.py"},
+	"halfcheetah": {Random: -280.178953, Expert: 12135.0, Source: "D4RL v2 infos.py"},
+	"walker2d":    {Random: 1.629008, Expert: 4592.3, Source: "D4RL v2 infos.py"},
+	"ant":         {Random: -325.6, Expert: 3879.7, Source: "D4RL v2 infos.py"},
+}
