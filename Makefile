@@ -18,7 +18,7 @@ deps:
 	fi
 
 build: deps
-	$(GO) build -o $(BIN) ./cmd/koopq
+	$(GO) build -buildvcs=true -o $(BIN) ./cmd/koopq
 
 vet: deps
 	$(GO) vet ./...

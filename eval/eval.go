@@ -31,8 +31,8 @@ type Result struct {
 	Lengths  []int     `json:"lengths"`
 	// Normalized is 100·(Mean − random)/(expert − random) when the env has
 	// reference returns (NaN otherwise); NormalizedStd is the same scaling of Std.
-	Normalized    float64 `json:"normalized_score"`
-	NormalizedStd float64 `json:"normalized_std"`
+	Normalized    Score `json:"normalized_score"`
+	NormalizedStd Score `json:"normalized_std"`
 }
 
 // Evaluate runs episodes episodes of the policy made by newPolicy in fresh
@@ -77,10 +77,10 @@ func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, w
 	for _, r := range res.Returns {
 		res.Min, res.Max = math.Min(res.Min, r), math.Max(res.Max, r)
 	}
-	res.Normalized, res.NormalizedStd = math.NaN(), math.NaN()
+	res.Normalized, res.NormalizedStd = Score(math.NaN()), Score(math.NaN())
 	if ref, ok := References[name]; ok {
-		res.Normalized = ref.Normalize(res.Mean)
-		res.NormalizedStd = 100 * res.Std / (ref.Expert - ref.Random)
+		res.Normalized = Score(ref.Normalize(res.Mean))
+		res.NormalizedStd = Score(100 * res.Std / (ref.Expert - ref.Random))
 	}
 	return res, nil
 }

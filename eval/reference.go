@@ -1,5 +1,10 @@
 package eval
 
+import (
+	"encoding/json"
+	"math"
+)
+
 // Reference holds the returns that define a normalized score of 0 (Random)
 // and 100 (Expert).
 type Reference struct {
@@ -20,4 +25,31 @@ var References = map[string]Reference{
 	"halfcheetah": {Random: -280.178953, Expert: 12135.0, Source: "D4RL v2 infos.py"},
 	"walker2d":    {Random: 1.629008, Expert: 4592.3, Source: "D4RL v2 infos.py"},
 	"ant":         {Random: -325.6, Expert: 3879.7, Source: "D4RL v2 infos.py"},
+}
+
+// Score is a float64 that encodes NaN (no reference returns for the env) as
+// JSON null and decodes null back to NaN.
+type Score float64
+
+// MarshalJSON implements json.Marshaler.
+func (s Score) MarshalJSON() ([]byte, error) {
+	f := float64(s)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (s *Score) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*s = Score(math.NaN())
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*s = Score(f)
+	return nil
 }

@@ -9,6 +9,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	_ "github.com/koopq/koopq/env/classic" // registers cartpole, pendulum, mountaincar-continuous, ...
+	_ "github.com/koopq/koopq/env/mujoco"  // registers hopper, halfcheetah, walker2d, ant
 )
 
 var rootCmd = &cobra.Command{

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/run"
+)
+
+func init() {
+	var (
+		envName  string
+		policy   string
+		episodes int
+		seed     uint64
+		workers  int
+		jsonOut  string
+	)
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Evaluate a policy (a trained policy.safetensors or 'random') in a simulator",
+		Long: "eval runs deterministic episodes (tanh of the policy mean) and prints the mean ± std return and,\n" +
+			"where the environment has reference returns, the normalized score 100·(R − R_random)/(R_expert − R_random).\n" +
+			"Environments: " + strings.Join(env.Names(), ", "),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var newPolicy func() eval.Policy
+			if policy == "random" {
+				if envName == "" {
+					return fmt.Errorf("--env is required with --policy random")
+				}
+				e, err := env.Make(envName)
+				if err != nil {
+					return err
+				}
+				sp := e.ActionSpace()
+				var k uint64
+				newPolicy = func() eval.Policy {
+					k++
+					return &eval.RandomPolicy{Space: sp, Rng: rand.New(rand.NewPCG(seed^0x7a4d, k))}
+				}
+				workers = 1 // one stream per worker: keep the draw order fixed
+			} else {
+				p, pe, err := run.LoadPolicy(policy)
+				if err != nil {
+					return err
+				}
+				if envName == "" {
+					envName = pe
+				}
+				newPolicy = func() eval.Policy { return p.Clone() }
+			}
+			res, err := eval.Evaluate(envName, newPolicy, episodes, seed, workers)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s, policy %s, %d episodes (seed %d): return %.2f ± %.2f (min %.2f, max %.2f)\n",
+				envName, policy, episodes, seed, res.Mean, res.Std, res.Min, res.Max)
+			if !math.IsNaN(float64(res.Normalized)) {
+				ref := eval.References[envName]
+				fmt.Printf("normalized score %.2f ± %.2f (random %.4g, expert %.4g: %s)\n", res.Normalized, res.NormalizedStd, ref.Random, ref.Expert, ref.Source)
+			}
+			if jsonOut != "" {
+				return (&run.Dir{Path: "."}).WriteJSON(jsonOut, struct {
+					Result     eval.Result    `json:"result"`
+					Policy     string         `json:"policy"`
+					Provenance run.Provenance `json:"provenance"`
+				}{res, policy, run.CurrentProvenance()})
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&envName, "env", "", "environment (default: the one recorded in the policy file)")
+	f.StringVar(&policy, "policy", "random", "policy file (policy.safetensors from 'koopq train') or 'random'")
+	f.IntVar(&episodes, "episodes", 10, "episodes")
+	f.Uint64Var(&seed, "seed", 0, "seed of the episodes' initial states")
+	f.IntVar(&workers, "workers", 2, "parallel episode workers")
+	f.StringVar(&jsonOut, "json", "", "also write the result to this JSON file")
+	rootCmd.AddCommand(cmd)
+}

@@ -1,0 +1,50 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/sac"
+)
+
+// CollectResult is collect.json: how each dataset was made.
+type CollectResult struct {
+	Config     sac.CollectConfig `json:"config"`
+	Info       *sac.CollectInfo  `json:"info"`
+	Files      map[string]string `json:"files"` // dataset name → file
+	Sizes      map[string]int    `json:"transitions"`
+	Provenance Provenance        `json:"provenance"`
+}
+
+// Collect trains SAC online on cfg.Env and writes the D4RL-recipe datasets
+// (random, medium, expert, medium-replay, medium-expert) as D4RL-layout HDF5
+// files <outDir>/<env>-<name>.hdf5, plus collect.json. It returns the
+// in-memory datasets too.
+func Collect(ctx context.Context, cfg sac.CollectConfig, outDir string, progress func(stage string, done, total int)) (map[string]*dataset.Dataset, *CollectResult, error) {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("collect: %w", err)
+	}
+	ds, info, err := sac.Collect(ctx, cfg, progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := &CollectResult{Config: cfg, Info: info, Files: map[string]string{}, Sizes: map[string]int{}, Provenance: CurrentProvenance()}
+	names := make([]string, 0, len(ds))
+	for n := range ds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := filepath.Join(outDir, fmt.Sprintf("%s-%s.hdf5", cfg.Env, n))
+		if err := dataset.WriteD4RL(p, ds[n]); err != nil {
+			return nil, nil, err
+		}
+		res.Files[n], res.Sizes[n] = p, ds[n].Len()
+	}
+	d := &Dir{Path: outDir}
+	return ds, res, d.WriteJSON("collect.json", res)
+}

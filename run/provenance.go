@@ -1,0 +1,62 @@
+// Package run turns koopq's algorithms into experiments: run directories
+// holding the config, metrics (JSONL and CSV), atomic checkpoints and a
+// results JSON with provenance (git commit, machine, BLAS kernel, seed), plus
+// sweeps, result tables and plots. It knows every package below it; none of
+// them know it.
+package run
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/koopq/koopq/internal/blas"
+	"github.com/koopq/koopq/internal/version"
+)
+
+// Provenance records what produced a result: code version and machine.
+type Provenance struct {
+	Version     string `json:"version"`    // module version or "devel"
+	Commit      string `json:"git_commit"` // VCS revision the binary was built from
+	Dirty       bool   `json:"git_dirty"`  // built from a modified tree
+	GoVersion   string `json:"go_version"`
+	OS          string `json:"os"`
+	Arch        string `json:"arch"`
+	CPUs        int    `json:"cpus"`
+	CPUModel    string `json:"cpu_model"`
+	Hostname    string `json:"hostname"`
+	BLAS        string `json:"blas"`        // GEMM backend
+	BLASKernel  string `json:"blas_kernel"` // OpenBLAS core type and whether OPENBLAS_CORETYPE forced it
+	GOMAXPROCS  int    `json:"gomaxprocs"`
+	Started     string `json:"started"` // RFC 3339
+	CommandLine string `json:"command_line"`
+}
+
+// CurrentProvenance describes this process.
+func CurrentProvenance() Provenance {
+	p := Provenance{Version: "devel", Commit: "unknown", GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		CPUs: runtime.NumCPU(), BLAS: blas.Backend(), BLASKernel: blas.Kernel(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Started: time.Now().UTC().Format(time.RFC3339), CommandLine: strings.Join(os.Args, " ")}
+	v := version.Get()
+	p.Version, p.Commit, p.Dirty = v.Module, v.Commit, v.Dirty
+	p.Hostname, _ = os.Hostname()
+	p.CPUModel = cpuModel()
+	return p
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
