@@ -549,6 +549,9 @@ func (g *Group) readStrings(o object) ([]string, []int, error) {
 		return out, shape, nil
 	}
 	if t.VarLen {
+		if err := g.file.heapsOK(); err != nil {
+			return nil, nil, fmt.Errorf("hdf5: %s: %w", o.name, err)
+		}
 		if n > 1<<20 {
 			return nil, nil, fmt.Errorf("hdf5: %s: %d strings is too many", o.name, n)
 		}
