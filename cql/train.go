@@ -76,7 +76,7 @@ func (t *Trainer) StepOnce() (Stats, error) {
 // (if non-nil) after every update; a hook error stops training.
 func (t *Trainer) Run(ctx context.Context, hook func(step int, st Stats) error) error {
 	for t.Learner.Steps < t.Learner.Cfg.Steps {
-		if t.Learner.Steps%100 == 0 && ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		st, err := t.StepOnce()

@@ -176,7 +176,7 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 				return err
 			}
 		}
-		if progress != nil && (step%50 == 0 || step == cfg.CQL.Steps) {
+		if progress != nil {
 			msg := fmt.Sprintf("q %.3g gap %.3g", st.QData, st.CQLGap)
 			if !math.IsNaN(lastEval) {
 				msg += fmt.Sprintf(" return %.1f", lastEval)

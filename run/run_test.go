@@ -1,0 +1,148 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/koopq/koopq/dataset"
+	_ "github.com/koopq/koopq/env/classic"
+)
+
+// pendulumLike makes a small random dataset with Pendulum's shapes.
+func pendulumLike(n int, seed uint64) *dataset.Dataset {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	d := &dataset.Dataset{ObsDim: 3, ActDim: 1}
+	for i := 0; i < n; i++ {
+		th := rng.Float64() * 6.28
+		d.Observations = append(d.Observations, float32(cosf(th)), float32(sinf(th)), float32(rng.NormFloat64()))
+		d.NextObservations = append(d.NextObservations, float32(cosf(th+0.05)), float32(sinf(th+0.05)), float32(rng.NormFloat64()))
+		d.Actions = append(d.Actions, float32(4*rng.Float64()-2))
+		d.Rewards = append(d.Rewards, float32(-rng.Float64()*10))
+		d.Terminals = append(d.Terminals, 0)
+		d.Timeouts = append(d.Timeouts, 0)
+	}
+	return d
+}
+
+func tinyConfig() TrainConfig {
+	cfg := DefaultTrainConfig()
+	cfg.Env = "pendulum"
+	cfg.Data = "in-memory"
+	cfg.CQL.Net.Hidden = []int{16, 16}
+	cfg.CQL.Batch = 32
+	cfg.CQL.Steps = 40
+	cfg.CQL.BCSteps = 10
+	cfg.CQL.Seed = 9
+	cfg.EvalEvery = 20
+	cfg.EvalEpisodes = 2
+	cfg.LogEvery = 5
+	cfg.CheckpointEvery = 10
+	cfg.Augment = "gaussian"
+	return cfg
+}
+
+// A run killed mid-way (context cancelled) and resumed with --resume ends
+// with exactly the numbers of an uninterrupted run, and its metric log has
+// each step once.
+func TestTrainResumeAfterKill(t *testing.T) {
+	d := pendulumLike(300, 1)
+	cfg := tinyConfig()
+	dirA, _ := NewDir(t.TempDir(), "a")
+	resA, err := Train(context.Background(), cfg, dirA, d, false, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirB, _ := NewDir(t.TempDir(), "b")
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = Train(ctx, cfg, dirB, d, false, nil, func(done, total int, msg string) {
+		if done >= 27 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want cancellation, got %v", err)
+	}
+	dirB2, err := OpenDir(dirB.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resB, err := Train(context.Background(), cfg, dirB2, d, true, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resA.Final.Mean != resB.Final.Mean || resA.LastStats != resB.LastStats {
+		t.Fatalf("resumed run differs: %v vs %v; %+v vs %+v", resA.Final.Mean, resB.Final.Mean, resA.LastStats, resB.LastStats)
+	}
+	a, _ := os.ReadFile(dirA.File("metrics.jsonl"))
+	b, _ := os.ReadFile(dirB.File("metrics.jsonl"))
+	if string(a) != strings.ReplaceAll(string(b), "", "") {
+		// wall_seconds differs between runs; compare steps and losses only.
+		la, lb := strings.Split(strings.TrimSpace(string(a)), "\n"), strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(la) != len(lb) {
+			t.Fatalf("metric rows: uninterrupted %d, resumed %d", len(la), len(lb))
+		}
+		for i := range la {
+			var ra, rb map[string]float64
+			json.Unmarshal([]byte(la[i]), &ra)
+			json.Unmarshal([]byte(lb[i]), &rb)
+			delete(ra, "wall_seconds")
+			delete(rb, "wall_seconds")
+			for k, v := range ra {
+				if rb[k] != v {
+					t.Fatalf("row %d %s: %v vs %v", i, k, v, rb[k])
+				}
+			}
+		}
+	}
+	if len(resB.History) != len(resA.History) {
+		t.Fatalf("history %d vs %d evaluations", len(resB.History), len(resA.History))
+	}
+	// results.json records provenance and config.
+	var res TrainResult
+	if err := dirB.ReadJSON("results.json", &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Provenance.GoVersion == "" || res.Config.CQL.Seed != 9 || res.Provenance.BLAS == "" {
+		t.Fatalf("results.json lacks provenance/config: %+v", res.Provenance)
+	}
+	// The saved policy reloads and acts like the trained one.
+	p, envName, err := LoadPolicy(dirB.File("policy.safetensors"))
+	if err != nil || envName != "pendulum" {
+		t.Fatalf("LoadPolicy: %v %q", err, envName)
+	}
+	act := make([]float64, 1)
+	p.Act([]float64{1, 0, 0}, act)
+	if act[0] < -2 || act[0] > 2 {
+		t.Fatalf("action %v outside pendulum bounds", act[0])
+	}
+}
+
+func TestTrainRejectsMismatchedEnv(t *testing.T) {
+	d := pendulumLike(50, 1)
+	cfg := tinyConfig()
+	cfg.Env = "mountaincar-continuous" // 2-D observations
+	dir, _ := NewDir(t.TempDir(), "x")
+	if _, err := Train(context.Background(), cfg, dir, d, false, nil, nil); err == nil || !strings.Contains(err.Error(), "observations") {
+		t.Fatalf("want an observation-dimension error, got %v", err)
+	}
+	cfg.Env = "no-such-env"
+	if _, err := Train(context.Background(), cfg, dir, d, false, nil, nil); err == nil {
+		t.Fatal("unknown env accepted")
+	}
+}
+
+func TestLoadPolicyRejectsOtherFiles(t *testing.T) {
+	p := t.TempDir() + "/x.safetensors"
+	os.WriteFile(p, []byte("not a checkpoint"), 0o644)
+	if _, _, err := LoadPolicy(p); err == nil {
+		t.Fatal("garbage accepted as a policy")
+	}
+	if _, err := OpenDir(t.TempDir()); err == nil {
+		t.Fatal("directory without config.json accepted as a run")
+	}
+}
