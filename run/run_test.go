@@ -53,13 +53,13 @@ func TestTrainResumeAfterKill(t *testing.T) {
 	d := pendulumLike(300, 1)
 	cfg := tinyConfig()
 	dirA, _ := NewDir(t.TempDir(), "a")
-	resA, err := Train(context.Background(), cfg, dirA, d, false, nil, nil)
+	resA, err := Train(context.Background(), cfg, dirA, d, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dirB, _ := NewDir(t.TempDir(), "b")
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err = Train(ctx, cfg, dirB, d, false, nil, func(done, total int, msg string) {
+	_, err = Train(ctx, cfg, dirB, d, false, func(done, total int, msg string) {
 		if done >= 27 {
 			cancel()
 		}
@@ -71,7 +71,7 @@ func TestTrainResumeAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resB, err := Train(context.Background(), cfg, dirB2, d, true, nil, nil)
+	resB, err := Train(context.Background(), cfg, dirB2, d, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +127,11 @@ func TestTrainRejectsMismatchedEnv(t *testing.T) {
 	cfg := tinyConfig()
 	cfg.Env = "mountaincar-continuous" // 2-D observations
 	dir, _ := NewDir(t.TempDir(), "x")
-	if _, err := Train(context.Background(), cfg, dir, d, false, nil, nil); err == nil || !strings.Contains(err.Error(), "observations") {
+	if _, err := Train(context.Background(), cfg, dir, d, false, nil); err == nil || !strings.Contains(err.Error(), "observations") {
 		t.Fatalf("want an observation-dimension error, got %v", err)
 	}
 	cfg.Env = "no-such-env"
-	if _, err := Train(context.Background(), cfg, dir, d, false, nil, nil); err == nil {
+	if _, err := Train(context.Background(), cfg, dir, d, false, nil); err == nil {
 		t.Fatal("unknown env accepted")
 	}
 }

@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/cql"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -24,7 +24,11 @@ type TrainConfig struct {
 	ReadOptions     dataset.ReadOptions `json:"read_options"`
 	Augment         string              `json:"augment"` // none, gaussian, kfc, kfc++, s4rl-adv, ablations
 	GaussianSigma   float64             `json:"gaussian_sigma"`
-	KoopmanModel    string              `json:"koopman_model,omitempty"`
+	KoopmanModel    string              `json:"koopman_model,omitempty"`  // model file; empty: train one when needed
+	KoopmanTrain    koopman.TrainConfig `json:"koopman_train"`            // used when a model is trained for the run
+	KoopmanHidden   []int               `json:"koopman_hidden,omitempty"` // override E/D widths (paper 512,512)
+	KoopmanLatent   int                 `json:"koopman_latent,omitempty"` // override N (paper 32)
+	AugmentParams   AugmentParams       `json:"augment_params"`
 	CQL             cql.Config          `json:"cql"`
 	EvalEvery       int                 `json:"eval_every"`       // gradient steps between evaluations (0: only at the end)
 	EvalEpisodes    int                 `json:"eval_episodes"`    // episodes per evaluation
@@ -36,7 +40,7 @@ type TrainConfig struct {
 // 5000 steps over 10 episodes (the authors' protocol).
 func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{Augment: "none", GaussianSigma: 3e-3, CQL: cql.DefaultConfig(), EvalEvery: 5000, EvalEpisodes: 10,
-		LogEvery: 1000, CheckpointEvery: 5000}
+		LogEvery: 1000, CheckpointEvery: 5000, KoopmanTrain: koopman.DefaultTrainConfig(), AugmentParams: DefaultAugmentParams()}
 }
 
 // EvalPoint is one evaluation during training.
@@ -66,16 +70,11 @@ type TrainResult struct {
 // short status message.
 type ProgressFunc func(done, total int, msg string)
 
-// AugmenterFactory builds the augmenter for a run (the CLI supplies one that
-// can train or load Koopman models). nil means augment.New with the
-// Gaussian σ from the config.
-type AugmenterFactory func(cfg TrainConfig, data *dataset.Dataset, dir *Dir) (augment.Augmenter, error)
-
 // Train runs (or, with resume, continues) an offline CQL experiment in dir.
 // data may be nil, in which case cfg.Data is read. The run directory gets
 // config.json, metrics, checkpoints/latest.safetensors (every
 // CheckpointEvery steps, atomic), policy.safetensors and results.json.
-func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset, resume bool, mkAug AugmenterFactory, progress ProgressFunc) (*TrainResult, error) {
+func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset, resume bool, progress ProgressFunc) (*TrainResult, error) {
 	start := time.Now()
 	if data == nil {
 		var err error
@@ -100,12 +99,12 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 	if cfg.EvalEpisodes <= 0 {
 		return nil, fmt.Errorf("eval_episodes must be positive")
 	}
-	var aug augment.Augmenter
-	if mkAug != nil {
-		aug, err = mkAug(cfg, data, dir)
-	} else {
-		aug, err = augment.New(cfg.Augment, augment.Options{GaussianSigma: cfg.GaussianSigma})
+	if !resume {
+		if err := dir.WriteJSON("config.json", cfg); err != nil {
+			return nil, err
+		}
 	}
+	aug, err := BuildAugmenter(ctx, cfg, data, dir, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +132,6 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 		} else {
 			keep = 0
 		}
-	} else if err := dir.WriteJSON("config.json", cfg); err != nil {
-		return nil, err
 	}
 	metrics, err := dir.OpenMetrics(keep)
 	if err != nil {

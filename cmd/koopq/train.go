@@ -12,10 +12,6 @@ import (
 	"github.com/koopq/koopq/run"
 )
 
-// augmenterFactory builds augmenters for runs; Koopman-based ones are wired
-// in koopman.go's init when that verb is present.
-var augmenterFactory run.AugmenterFactory
-
 func init() {
 	var (
 		cfg      = run.DefaultTrainConfig()
@@ -88,6 +84,7 @@ with 'koopq train --resume DIR' and ends with the same numbers as an uninterrupt
 					return err
 				}
 				cfg.CQL.Seed = seed
+				cfg.KoopmanTrain.Seed = seed
 				if cfg.Env == "" {
 					return fmt.Errorf("--env is required (the simulator the policy is evaluated in)")
 				}
@@ -99,7 +96,7 @@ with 'koopq train --resume DIR' and ends with the same numbers as an uninterrupt
 				}
 			}
 			b := newBar(cfg.CQL.Steps, "cql")
-			res, err := run.Train(cmd.Context(), cfg, dir, nil, resume != "", augmenterFactory, func(done, total int, msg string) { b.set(done, msg) })
+			res, err := run.Train(cmd.Context(), cfg, dir, nil, resume != "", func(done, total int, msg string) { b.set(done, msg) })
 			b.finish()
 			if err != nil {
 				return fmt.Errorf("%w (run directory %s)", err, dir.Path)
@@ -120,6 +117,13 @@ with 'koopq train --resume DIR' and ends with the same numbers as an uninterrupt
 	f.StringVar(&cfg.Augment, "augment", "none", "state augmentation: "+strings.Join(augment.Names(), ", "))
 	f.Float64Var(&cfg.GaussianSigma, "gaussian-sigma", 3e-3, "S4RL-N noise σ (also KFC's non-Koopman branch)")
 	f.StringVar(&cfg.KoopmanModel, "koopman", "", "trained Koopman model (koopq koopman train); trained first when empty and needed")
+	f.Float64Var(&cfg.AugmentParams.KoopmanProb, "koopman-prob", cfg.AugmentParams.KoopmanProb, "p_K: per-batch probability of the Koopman shift (else S4RL-N)")
+	f.Float64Var(&cfg.AugmentParams.ShiftSigma, "shift-sigma", cfg.AugmentParams.ShiftSigma, "KFC/KFC++ ε scale in units of 3e-3 (authors' code 1.0, README 0.5)")
+	f.BoolVar(&cfg.AugmentParams.Residual, "residual", false, "gauge-corrected decoding s̃ = s + D(g̃) − D(g) (removes the autoencoder error from the shift)")
+	f.Float64Var(&cfg.AugmentParams.AdvEps, "adv-eps", cfg.AugmentParams.AdvEps, "S4RL-Adv step size ε")
+	f.Float64Var(&cfg.AugmentParams.CacheGiB, "cache-gib", cfg.AugmentParams.CacheGiB, "memory budget of the per-transition Koopman cache (GiB)")
+	f.IntVar(&cfg.KoopmanTrain.MaxEpochs, "koopman-epochs", cfg.KoopmanTrain.MaxEpochs, "max epochs when a Koopman model is trained for the run")
+	f.IntSliceVar(&cfg.KoopmanHidden, "koopman-hidden", nil, "override encoder/decoder widths of a trained Koopman model (paper 512,512)")
 	f.StringVar(&preset, "config", "paper", "CQL preset: paper (KFC authors: 2×256, Lagrange, BC 40k) or corl (3×256, auto-α, normalized states)")
 	f.IntSliceVar(&hidden, "hidden", nil, "override hidden widths of actor and critics, e.g. 256,256")
 	f.IntVar(&steps, "steps", 1000000, "gradient steps")

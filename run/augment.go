@@ -1,0 +1,104 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/koopman"
+)
+
+// AugmentParams are the serializable knobs of the augmenters (see
+// augment.Options for their meaning and the paper's defaults).
+type AugmentParams struct {
+	KoopmanProb float64 `json:"koopman_prob"` // p_K, 0.8
+	ShiftSigma  float64 `json:"shift_sigma"`  // KFC/KFC++ ε scale, 1.0 (units of 3e-3)
+	Residual    bool    `json:"residual"`     // gauge-corrected decoding s + D(g̃) − D(g)
+	LatentSigma float64 `json:"latent_sigma"` // vae-noise σ, 3e-3
+	FwdSigma    float64 `json:"fwd_sigma"`    // fwd-prediction σ, 6e-3
+	AdvEps      float64 `json:"adv_eps"`      // S4RL-Adv ε, 1e-4
+	AdvMode     string  `json:"adv_mode"`     // S4RL-Adv direction: l2, sign, raw
+	CacheGiB    float64 `json:"cache_gib"`    // per-transition precompute budget, 4
+}
+
+// DefaultAugmentParams mirrors augment.DefaultOptions.
+func DefaultAugmentParams() AugmentParams {
+	o := augment.DefaultOptions()
+	return AugmentParams{KoopmanProb: o.KoopmanProb, ShiftSigma: o.ShiftSigma, LatentSigma: o.LatentSigma,
+		FwdSigma: o.FwdSigma, AdvEps: o.AdvEps, AdvMode: o.AdvMode, CacheGiB: float64(o.CacheBytes) / float64(augment.GiB)}
+}
+
+// KoopmanFile is where a run keeps the Koopman model it trained itself.
+const KoopmanFile = "koopman.safetensors"
+
+// BuildAugmenter is the AugmenterFactory used by the CLI and the demo. For
+// augmenters that need a Koopman model (kfc, kfc++ and the model-based
+// ablations) it loads cfg.KoopmanModel, or the model a previous attempt of
+// this run saved, or trains one on data with cfg.KoopmanTrain and saves it
+// in the run directory (so a resumed run reuses it).
+func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, progress ProgressFunc) (augment.Augmenter, error) {
+	p := cfg.AugmentParams
+	opts := augment.DefaultOptions()
+	opts.GaussianSigma = cfg.GaussianSigma
+	opts.Dataset, opts.Env = data, cfg.Env
+	opts.KoopmanProb, opts.ShiftSigma, opts.Residual = p.KoopmanProb, p.ShiftSigma, p.Residual
+	opts.LatentSigma, opts.FwdSigma, opts.AdvEps, opts.AdvMode = p.LatentSigma, p.FwdSigma, p.AdvEps, p.AdvMode
+	opts.CacheBytes = int64(p.CacheGiB * float64(augment.GiB))
+	if augment.NeedsKoopman(cfg.Augment) {
+		path := cfg.KoopmanModel
+		if path == "" && dir != nil {
+			if _, err := os.Stat(dir.File(KoopmanFile)); err == nil {
+				path = dir.File(KoopmanFile)
+			}
+		}
+		if path != "" {
+			m, _, err := koopman.LoadModel(path)
+			if err != nil {
+				return nil, err
+			}
+			opts.Model = m
+		} else {
+			m, err := TrainKoopman(ctx, data, cfg.KoopmanTrain, cfg.KoopmanHidden, cfg.KoopmanLatent, progress)
+			if err != nil {
+				return nil, err
+			}
+			if dir != nil {
+				if err := m.Save(dir.File(KoopmanFile), map[string]string{"dataset": cfg.Data}); err != nil {
+					return nil, err
+				}
+			}
+			opts.Model = m
+		}
+		if progress != nil {
+			opts.Progress = func(done, total int) { progress(done, total, "koopman precompute") }
+		}
+	}
+	return augment.New(cfg.Augment, opts)
+}
+
+// TrainKoopman fits the Koopman forward model (Step 1) on all transitions of
+// data. hidden/latent override the paper's 512×512 / 32 when set.
+func TrainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainConfig, hidden []int, latent int, progress ProgressFunc) (*koopman.Model, error) {
+	mc := koopman.DefaultModelConfig(data.ObsDim, data.ActDim)
+	if len(hidden) > 0 {
+		mc.Hidden = hidden
+	}
+	if latent > 0 {
+		mc.Latent = latent
+	}
+	m, err := koopman.NewModel(mc)
+	if err != nil {
+		return nil, err
+	}
+	_, err = koopman.Train(ctx, m, data.Observations, data.Actions, data.NextObservations, tc, func(st koopman.EpochStats) {
+		if progress != nil {
+			progress(st.Epoch, tc.MaxEpochs, fmt.Sprintf("koopman epoch %d val fwd %.3g ae %.3g", st.Epoch, st.ValFwd, st.ValAE))
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("training the Koopman model: %w", err)
+	}
+	return m, nil
+}
