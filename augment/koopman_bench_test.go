@@ -1,0 +1,65 @@
+package augment_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/koopman"
+)
+
+func randomData(obsDim, actDim, n int, rng *rand.Rand) *dataset.Dataset {
+	d := &dataset.Dataset{ObsDim: obsDim, ActDim: actDim}
+	for i := 0; i < n; i++ {
+		for j := 0; j < obsDim; j++ {
+			d.Observations = append(d.Observations, float32(rng.NormFloat64()))
+			d.NextObservations = append(d.NextObservations, float32(rng.NormFloat64()))
+		}
+		for j := 0; j < actDim; j++ {
+			d.Actions = append(d.Actions, float32(2*rng.Float64()-1))
+		}
+		d.Rewards = append(d.Rewards, 0)
+		d.Terminals = append(d.Terminals, 0)
+		d.Timeouts = append(d.Timeouts, 0)
+	}
+	return d
+}
+
+// BenchmarkKFCppAugment times one KFC++ Augment call (p_K = 1, batch 256)
+// with a paper-sized random model (S = 11, m = 3, N = 32, 512×512) from the
+// cache and from the per-batch Shifter path, and reports the precompute.
+func BenchmarkKFCppAugment(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	d := randomData(11, 3, 20000, rng)
+	m, err := koopman.NewModel(koopman.DefaultModelConfig(11, 3))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		cache int64
+	}{{"cached", augment.GiB}, {"shifter", 0}} {
+		b.Run(tc.name, func(b *testing.B) {
+			o := augment.DefaultOptions()
+			o.Dataset, o.Model, o.KoopmanProb, o.CacheBytes = d, m, 1, tc.cache
+			a, err := augment.NewKoopman("kfc++", o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := a.Precompute()
+			b.Logf("precompute: %d transitions in %.2fs on %d workers (%.0f µs/transition), %d B/transition, %.1f MiB",
+				p.Cached, p.Seconds, p.Workers, 1e6*p.Seconds/float64(max(p.Cached, 1)), p.BytesPerTransition, float64(p.Bytes)/(1<<20))
+			batch := dataset.NewBatch(256, 11, 3)
+			s := dataset.NewSampler(d, rng)
+			obs, next := make([]float32, 256*11), make([]float32, 256*11)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.Sample(batch)
+				if err := a.Augment(batch, obs, next, rng, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
