@@ -91,7 +91,7 @@ func TestMinariErrors(t *testing.T) {
     f.create_group("episode_1/observations")`, "episode_1/observations", "dict"},
 		"T rows": {`    del f["episode_1/rewards"]
     f["episode_1/rewards"] = np.zeros(3)`, "episode_1/rewards", "T = 2"},
-		"nan": {`    f["episode_0/rewards"][1] = np.nan`, "episode_0/rewards", "step 1"},
+		"nan":     {`    f["episode_0/rewards"][1] = np.nan`, "episode_0/rewards", "step 1"},
 		"missing": {`    del f["episode_0/truncations"]`, "episode_0/truncations", "missing"},
 	}
 	for name, c := range cases {

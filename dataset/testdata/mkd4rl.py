@@ -45,4 +45,5 @@ with h5py.File(out, "w") as f:
     f["metadata/algorithm"] = "SAC"
     f["metadata/iteration"] = 7
     f.create_dataset("metadata/policy/fc0/weight", data=np.zeros((4, 2), dtype=np.float32))
-    f.attrs["env"] = "toy-v0"
+    f.attrs["env"] = np.bytes_("toy-v0")  # fixed-length: read
+    f.attrs["note"] = "vlen str"  # variable-length attribute: skipped by koopq

@@ -168,22 +168,6 @@ type File struct {
 	Group
 	path string
 	size int64 // bytes on disk when opened; bounds read allocations
-
-	heapChecked bool  // checkGlobalHeaps ran
-	heapErr     error // its result
-}
-
-// heapsOK runs checkGlobalHeaps once per opened file (created files are
-// trusted: we wrote them).
-func (f *File) heapsOK() error {
-	if f.size < 0 {
-		return nil
-	}
-	if !f.heapChecked {
-		f.heapErr = checkGlobalHeaps(f.path)
-		f.heapChecked = true
-	}
-	return f.heapErr
 }
 
 // Open opens an existing HDF5 file read-only. Files that are empty or do

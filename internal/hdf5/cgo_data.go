@@ -549,11 +549,11 @@ func (g *Group) readStrings(o object) ([]string, []int, error) {
 		return out, shape, nil
 	}
 	if t.VarLen {
-		if err := g.file.heapsOK(); err != nil {
-			return nil, nil, fmt.Errorf("hdf5: %s: %w", o.name, err)
-		}
 		if n > 1<<20 {
 			return nil, nil, fmt.Errorf("hdf5: %s: %d strings is too many", o.name, n)
+		}
+		if err := g.varLenSafe(o, n); err != nil {
+			return nil, nil, fmt.Errorf("hdf5: %s: %w", o.name, err)
 		}
 		ftid := o.typ()
 		if ftid < 0 {
@@ -598,6 +598,13 @@ func (g *Group) readStrings(o object) ([]string, []int, error) {
 		return nil, nil, lastErr("hdf5: string type")
 	}
 	defer C.H5Tclose(mt)
+	if ftid := o.typ(); ftid >= 0 {
+		if cset := C.H5Tget_cset(ftid); cset >= 0 {
+			C.H5Tset_cset(mt, cset)
+		}
+		C.H5Tclose(ftid)
+	}
+	C.H5Eclear2(C.H5E_DEFAULT)
 	raw := make([]byte, n*t.Size)
 	if o.read(mt, unsafe.Pointer(&raw[0])) < 0 {
 		return nil, nil, lastErr("hdf5: read " + o.name)
@@ -613,6 +620,29 @@ func (g *Group) readStrings(o object) ([]string, []int, error) {
 		out[i] = string(s)
 	}
 	return out, shape, nil
+}
+
+// varLenSafe decides whether libhdf5 may read the variable-length data of
+// o (see heapcheck.go). Files we created are trusted; in other files only
+// contiguous datasets whose references check out are read, and
+// variable-length attributes are refused (their references are not
+// reachable through the API).
+func (g *Group) varLenSafe(o object, n int) error {
+	if g.file.size < 0 {
+		return nil
+	}
+	if o.attr {
+		return errors.New("variable-length string attributes are not read from existing files (libhdf5 cannot read them safely if the file is damaged)")
+	}
+	off := C.H5Dget_offset(o.id)
+	if off == C.HADDR_UNDEF {
+		C.H5Eclear2(C.H5E_DEFAULT)
+		return errors.New("variable-length strings are only read from contiguous datasets")
+	}
+	if int(C.H5Dget_storage_size(o.id)) != 16*n {
+		return errors.New("unexpected storage size for variable-length references")
+	}
+	return checkVarLenRefs(g.file.path, uint64(off), n)
 }
 
 // readAny reads o into the natural Go type for its class: []float64 for
@@ -903,22 +933,23 @@ func (g *Group) writeAttr(obj, attr string, ft hid, buf unsafe.Pointer, n int) e
 	return nil
 }
 
-// WriteAttrString sets a variable-length UTF-8 string attribute on obj
-// ("" = g itself).
+// WriteAttrString sets a fixed-length UTF-8 string attribute on obj
+// ("" = g itself). Fixed length, not variable length, so that the attribute
+// can be read back safely (see varLenSafe); h5py reads it too.
 func (g *Group) WriteAttrString(obj, attr, value string) error {
 	lock()
 	defer unlock()
-	t := C.kq2_vlen_str(C.H5T_CSET_UTF8)
+	t := C.kq2_fixed_str(C.size_t(max(1, len(value))))
 	if t < 0 {
 		return lastErr("hdf5: string type")
 	}
 	defer C.H5Tclose(t)
-	cs, free := cstr(value)
-	defer free()
-	ptrs := (**C.char)(C.calloc(1, C.size_t(unsafe.Sizeof(uintptr(0)))))
-	defer C.free(unsafe.Pointer(ptrs))
-	C.kq2_set_str_at(ptrs, 0, cs)
-	return g.writeAttr(obj, attr, t, unsafe.Pointer(ptrs), 1)
+	if C.H5Tset_cset(t, C.H5T_CSET_UTF8) < 0 {
+		return lastErr("hdf5: string type")
+	}
+	buf := make([]byte, max(1, len(value)))
+	copy(buf, value)
+	return g.writeAttr(obj, attr, t, unsafe.Pointer(&buf[0]), 1)
 }
 
 // WriteAttrFloat64 sets a float64 attribute on obj ("" = g): a scalar for

@@ -203,6 +203,7 @@ with h5py.File(sys.argv[1], "w") as f:
     f["n"] = 42
     f.attrs["env"] = "hopper-medium-v2"
     f.attrs["nums"] = np.array([1.5, 2.5])
+    f.attrs["fixed"] = np.bytes_("ok")
 `, path)
 	r, err := Open(path)
 	if err != nil {
@@ -227,12 +228,17 @@ with h5py.File(sys.argv[1], "w") as f:
 			t.Errorf("%s: %v %v", name, v, err)
 		}
 	}
-	env, err := r.ReadAttrString("", "env")
-	if err != nil || env != "hopper-medium-v2" {
-		t.Errorf("attr %q %v", env, err)
+	// h5py writes str attributes as variable-length strings, which are
+	// refused in files we did not create (libhdf5 cannot read them safely
+	// when damaged); fixed-length ones are read.
+	if _, err := r.ReadAttrString("", "env"); err == nil || !strings.Contains(err.Error(), "variable-length") {
+		t.Errorf("vlen attr: %v", err)
+	}
+	if v, err := r.ReadAttrString("", "fixed"); err != nil || v != "ok" {
+		t.Errorf("fixed attr %q %v", v, err)
 	}
 	names, err := r.AttrNames("")
-	if err != nil || !reflect.DeepEqual(names, []string{"env", "nums"}) {
+	if err != nil || !reflect.DeepEqual(names, []string{"env", "fixed", "nums"}) {
 		t.Errorf("attr names %v %v", names, err)
 	}
 }
@@ -254,7 +260,8 @@ with h5py.File(sys.argv[1], "r") as f:
     b = f["b"][()]
     print(b.dtype, list(b), f["x"].dtype, list(f["x"][()]), f["x"].compression)
     s = f["s"][()]
-    print(s.decode() if isinstance(s, bytes) else s, f.attrs["k"])
+    k = f.attrs["k"]
+    print(s.decode() if isinstance(s, bytes) else s, k.decode() if isinstance(k, bytes) else k)
 `, path)
 	want := "bool [False, True] float32 [0.5, 1.5] gzip\nhéllo v\n"
 	if out != want {

@@ -1,22 +1,76 @@
 package hdf5
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 )
 
-// checkGlobalHeaps guards variable-length reads against a libhdf5 1.10
-// bug: a global heap collection ("GCOL") whose free-space object has size 0,
-// or whose sizes make the object walk wrap around, sends libhdf5's parser
-// (H5HG__cache_heap_deserialize) into an endless loop or out of bounds. The
-// file is scanned for collection signatures and each collection's object
-// walk is simulated as libhdf5 would do it; any collection that would not
-// terminate cleanly makes the file unsafe for variable-length reads.
-// Fixed-size numeric data never touches the global heap and is unaffected.
-func checkGlobalHeaps(path string) error {
+// libhdf5 1.10 trusts the global heap (where variable-length strings live)
+// completely: a damaged collection can send its parser into an endless loop,
+// and a damaged reference makes H5HG_read copy out of bounds. So before a
+// variable-length read from a file we did not create, checkVarLenRefs reads
+// the dataset's raw references itself and checks every collection they point
+// to exactly as libhdf5 would walk it.
+
+// heapObject is one object found in a global heap collection.
+type heapObject struct{ size uint64 }
+
+// walkCollection parses the collection at addr like
+// H5HG__cache_heap_deserialize, refusing any walk that would not end,
+// would leave the collection, or holds objects that overrun it.
+func walkCollection(f *os.File, fileSize int64, addr uint64) (map[uint16]heapObject, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("damaged global heap collection at byte %d (%s); refusing the variable-length read", addr, why)
+	}
+	if addr >= uint64(fileSize) || uint64(fileSize)-addr < 16 {
+		return nil, bad("outside the file")
+	}
+	var hdr [16]byte
+	if _, err := f.ReadAt(hdr[:], int64(addr)); err != nil {
+		return nil, bad(err.Error())
+	}
+	if string(hdr[:4]) != "GCOL" || hdr[4] != 1 {
+		return nil, bad("no GCOL signature")
+	}
+	csize := binary.LittleEndian.Uint64(hdr[8:])
+	if csize < 4096 || csize > uint64(fileSize)-addr || csize > 1<<30 {
+		return nil, bad(fmt.Sprintf("size %d", csize))
+	}
+	heap := make([]byte, csize)
+	if _, err := f.ReadAt(heap, int64(addr)); err != nil {
+		return nil, bad(err.Error())
+	}
+	objs := map[uint16]heapObject{}
+	end := csize
+	for p := uint64(16); p < end; {
+		if p+16 > end {
+			break // trailing free space
+		}
+		idx := binary.LittleEndian.Uint16(heap[p:])
+		osize := binary.LittleEndian.Uint64(heap[p+8:])
+		var need uint64
+		if idx > 0 {
+			if osize > end-p-16 {
+				return nil, bad(fmt.Sprintf("object %d overruns", idx))
+			}
+			need = 16 + 8*((osize+7)/8)
+			objs[idx] = heapObject{size: osize}
+		} else {
+			need = osize
+		}
+		if need == 0 || need > end-p {
+			return nil, bad(fmt.Sprintf("object %d of size %d", idx, osize))
+		}
+		p += need
+	}
+	return objs, nil
+}
+
+// checkVarLenRefs validates n variable-length references (4-byte length,
+// 8-byte collection address, 4-byte object index) stored contiguously at
+// offset in path.
+func checkVarLenRefs(path string, offset uint64, n int) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -26,72 +80,30 @@ func checkGlobalHeaps(path string) error {
 	if err != nil {
 		return err
 	}
-	size := st.Size()
-	sig := []byte("GCOL")
-	const block = 1 << 20
-	buf := make([]byte, block+len(sig)-1)
-	for off := int64(0); off < size; off += block {
-		n, err := f.ReadAt(buf, off)
-		if err != nil && err != io.EOF {
-			return err
+	raw := make([]byte, 16*n)
+	if _, err := f.ReadAt(raw, int64(offset)); err != nil {
+		return fmt.Errorf("variable-length references unreadable: %v", err)
+	}
+	cols := map[uint64]map[uint16]heapObject{}
+	for i := 0; i < n; i++ {
+		r := raw[16*i:]
+		seqLen := binary.LittleEndian.Uint32(r)
+		addr := binary.LittleEndian.Uint64(r[4:])
+		idx := binary.LittleEndian.Uint32(r[12:])
+		if seqLen == 0 {
+			continue // empty string: libhdf5 does not touch the heap
 		}
-		chunk := buf[:n]
-		for i := 0; ; {
-			j := bytes.Index(chunk[i:], sig)
-			if j < 0 {
-				break
-			}
-			if err := simulateCollection(f, size, off+int64(i+j)); err != nil {
+		objs, ok := cols[addr]
+		if !ok {
+			if objs, err = walkCollection(f, st.Size(), addr); err != nil {
 				return err
 			}
-			i += j + 1
+			cols[addr] = objs
 		}
-		if n < len(buf) {
-			break
+		o, ok := objs[uint16(idx)]
+		if idx == 0 || idx > 0xffff || !ok || o.size != uint64(seqLen) {
+			return fmt.Errorf("variable-length reference %d points to a missing or mis-sized heap object; refusing the read", i)
 		}
-	}
-	return nil
-}
-
-// simulateCollection walks the objects of the collection at addr the way
-// libhdf5 does (8-byte lengths) and reports walks that would never end or
-// would leave the collection.
-func simulateCollection(f *os.File, fileSize, addr int64) error {
-	var hdr [16]byte
-	if _, err := f.ReadAt(hdr[:], addr); err != nil || hdr[4] != 1 {
-		return nil // not a collection libhdf5 would parse
-	}
-	csize := binary.LittleEndian.Uint64(hdr[8:])
-	if csize < 16 || csize > uint64(fileSize-addr) {
-		return nil // libhdf5 fails to read it: an error, not a hang
-	}
-	if csize > 1<<30 {
-		return fmt.Errorf("hdf5: global heap collection at %d claims %d bytes", addr, csize)
-	}
-	heap := make([]byte, csize)
-	if _, err := f.ReadAt(heap, addr); err != nil {
-		return nil
-	}
-	end := csize
-	p := uint64(16)
-	for p < end {
-		if p+16 > end {
-			break // trailing free space
-		}
-		begin := p
-		idx := binary.LittleEndian.Uint16(heap[p:])
-		osize := binary.LittleEndian.Uint64(heap[p+8:])
-		var need uint64
-		if idx > 0 {
-			need = 16 + 8*((osize+7)/8)
-		} else {
-			need = osize
-		}
-		next := begin + need
-		if next <= begin {
-			return fmt.Errorf("hdf5: corrupted global heap collection at byte %d (object %d of size %d); refusing variable-length reads", addr, idx, osize)
-		}
-		p = next
 	}
 	return nil
 }
