@@ -1,0 +1,541 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env"
+	_ "github.com/koopq/koopq/env/classic" // registers pendulum etc.
+	_ "github.com/koopq/koopq/env/mujoco"  // registers hopper etc.
+	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/nn"
+)
+
+// SymcheckConfig configures Symcheck, the paper's ΔS/ΔE study (appendix
+// "Local precision symmetry shifts Mujoco").
+type SymcheckConfig struct {
+	// Env is the simulator the dataset came from ("hopper", "pendulum", …).
+	Env string `json:"env"`
+	// N is the number of transitions sampled without replacement (default
+	// 2000; all of them when the dataset is smaller).
+	N int `json:"n"`
+	// Seed drives the transition sample, ε and the random latent draws.
+	Seed uint64 `json:"seed"`
+	// ShiftSigma scales the KFC++ ε as the augmenter does:
+	// ε_j ~ N(0, (ShiftSigma·3e-3)²) per eigendirection (default 1).
+	ShiftSigma float64 `json:"shift_sigma"`
+	// Residual decodes shifted latents with the augmenter's gauge
+	// correction s̃ = s + D(g̃) − D(g) instead of s̃ = D(g̃) (the authors'
+	// direct decoding, default false).
+	Residual bool `json:"residual"`
+	// Symmetry configures the eigendecompositions (zero: the default).
+	Symmetry koopman.SymmetryConfig `json:"symmetry"`
+	// Workers is the goroutine count of the symmetry shifter (≤ 0: GOMAXPROCS);
+	// results do not depend on it.
+	Workers int `json:"-"`
+}
+
+// DefaultSymcheckConfig returns n = 2000, seed 0, shift sigma 1 for env.
+func DefaultSymcheckConfig(envName string) SymcheckConfig {
+	return SymcheckConfig{Env: envName, N: 2000, ShiftSigma: 1, Symmetry: koopman.DefaultSymmetryConfig()}
+}
+
+// SymcheckDims returns the observation dimensions that hold positions and
+// velocities for env with obsDim-dimensional observations: hopper [0:5] /
+// [5:11], walker2d and halfcheetah [0:8] / [8:17], ant [0:13] / [13:27] (its
+// contact-force entries are left out), pendulum (cos θ, sin θ) / θ̇.
+func SymcheckDims(envName string, obsDim int) (pos, vel []int, err error) {
+	type split struct{ p, v, obs int }
+	var s split
+	switch envName {
+	case "hopper":
+		s = split{5, 6, 11}
+	case "walker2d", "halfcheetah":
+		s = split{8, 9, 17}
+	case "ant":
+		s = split{13, 14, 27}
+		if obsDim == 111 {
+			s.obs = 111
+		}
+	case "pendulum":
+		s = split{2, 1, 3}
+	default:
+		return nil, nil, fmt.Errorf("symcheck: no position/velocity split known for env %q (known: hopper, walker2d, halfcheetah, ant, pendulum)", envName)
+	}
+	if obsDim != s.obs {
+		return nil, nil, fmt.Errorf("symcheck: env %s has %d-dimensional observations, the data/model %d", envName, s.obs, obsDim)
+	}
+	for i := 0; i < s.p; i++ {
+		pos = append(pos, i)
+	}
+	for i := s.p; i < s.p+s.v; i++ {
+		vel = append(vel, i)
+	}
+	return pos, vel, nil
+}
+
+// ObservationSetter is an environment that can be put into the state an
+// observation describes (env/mujoco's Env, env/classic's Pendulum). x is the
+// position coordinate the observation omits; the dynamics do not depend on it.
+type ObservationSetter interface {
+	SetStateFromObservation(obs []float64, x float64) error
+}
+
+// SymStats summarizes one quantity over the samples (finite values only;
+// all zero with Count 0 when there are none).
+type SymStats struct {
+	Mean   float64 `json:"mean"`
+	Std    float64 `json:"std"`
+	Median float64 `json:"median"`
+	P10    float64 `json:"p10"`
+	P90    float64 `json:"p90"`
+	Max    float64 `json:"max"`
+	Count  int     `json:"count"`
+}
+
+func symStats(v []float64) SymStats {
+	f := make([]float64, 0, len(v))
+	for _, x := range v {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			f = append(f, x)
+		}
+	}
+	if len(f) == 0 {
+		return SymStats{} // Count 0: no finite value (JSON has no NaN)
+	}
+	sort.Float64s(f)
+	var s, ss float64
+	for _, x := range f {
+		s += x
+	}
+	m := s / float64(len(f))
+	for _, x := range f {
+		ss += (x - m) * (x - m)
+	}
+	q := func(p float64) float64 {
+		i := p * float64(len(f)-1)
+		lo := int(math.Floor(i))
+		hi := min(lo+1, len(f)-1)
+		return f[lo] + (i-float64(lo))*(f[hi]-f[lo])
+	}
+	return SymStats{Mean: m, Std: math.Sqrt(ss / float64(len(f))), Median: q(0.5), P10: q(0.1), P90: q(0.9), Max: f[len(f)-1], Count: len(f)}
+}
+
+// SymVariant is one way of producing (s̃_t, s̃_{t+1}) and its measured errors.
+// ΔS = ‖s̃_t − s_t‖ + ‖s̃_{t+1} − s_{t+1}‖ and ΔE = ‖s̃_{t+1} − M(s̃_t, a_t)‖
+// (Euclidean norms over the position and velocity dimensions; ΔE_pos and
+// ΔE_vel over each group alone).
+type SymVariant struct {
+	// Name is "data", "reconstruction", "kfc++", "random-shared" or
+	// "random-independent".
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// LatentScale is λ of the random variants' latent shift δ = λz,
+	// z ~ N(0, I_N), fitted so that mean ΔS equals the KFC++ one.
+	LatentScale float64 `json:"latent_scale,omitempty"`
+	// LatentShift is ‖g̃_t − g_t‖ (zero for data and reconstruction).
+	LatentShift SymStats `json:"latent_shift"`
+	DeltaS      SymStats `json:"delta_s"`
+	DeltaEPos   SymStats `json:"delta_e_pos"`
+	DeltaEVel   SymStats `json:"delta_e_vel"`
+	DeltaE      SymStats `json:"delta_e"`
+	// Failures counts samples whose state could not be set or stepped
+	// (excluded from the statistics, NaN in the samples).
+	Failures int `json:"failures"`
+
+	// Per-sample values [n] (also written to samples.csv).
+	SampleDS   []float64 `json:"-"`
+	SampleEPos []float64 `json:"-"`
+	SampleEVel []float64 `json:"-"`
+}
+
+// SymcheckResult is the outcome of Symcheck.
+type SymcheckResult struct {
+	Config      SymcheckConfig `json:"config"`
+	Provenance  Provenance     `json:"provenance"`
+	Model       string         `json:"model,omitempty"` // path, or how it was made
+	Data        string         `json:"data,omitempty"`
+	Transitions int            `json:"transitions"` // dataset size
+	Samples     int            `json:"samples"`     // n actually used
+	ObsDim      int            `json:"obs_dim"`
+	ActDim      int            `json:"act_dim"`
+	Latent      int            `json:"latent"`
+	EpsStd      float64        `json:"eps_std"` // ShiftSigma·3e-3
+	PosDims     []int          `json:"position_dims"`
+	VelDims     []int          `json:"velocity_dims"`
+	// Fallbacks counts transitions whose K(a_t) eigenbasis was rejected, so
+	// that KFC++ used the scalar fallback generator; MaxCond is the largest
+	// eigenbasis condition number seen (−1 when an inversion failed).
+	Fallbacks int     `json:"fallbacks"`
+	MaxCond   float64 `json:"max_cond"`
+	// MatchRelErr is |mean ΔS_random − mean ΔS_kfc++| / mean ΔS_kfc++ for
+	// each random variant; Matched says whether both are below 1e-6.
+	MatchRelErr map[string]float64 `json:"match_rel_err"`
+	Matched     bool               `json:"matched"`
+	Variants    []SymVariant       `json:"variants"`
+}
+
+// Variant returns the variant called name, or nil.
+func (r *SymcheckResult) Variant(name string) *SymVariant {
+	for i := range r.Variants {
+		if r.Variants[i].Name == name {
+			return &r.Variants[i]
+		}
+	}
+	return nil
+}
+
+// symWork holds the sampled transitions and the model pieces of one study.
+type symWork struct {
+	m        *koopman.Model
+	n, S, N  int
+	s        []float32 // [2n, S] interleaved rows s_t, s_{t+1}
+	act      []float32 // [n, M]
+	g        []float32 // [2n, N] E(s), same layout
+	recon    []float32 // [2n, S] D(E(s))
+	residual bool
+	dec      nn.Cache
+	dims     []int // position then velocity dims
+}
+
+// decodeShifted writes s̃ [2n, S] for shifted latents gs [2n, N].
+func (w *symWork) decodeShifted(gs []float32) []float32 {
+	out := append([]float32(nil), w.m.Decode(&w.dec, gs, 2*w.n)...)
+	if w.residual {
+		for i := range out {
+			out[i] = w.s[i] + out[i] - w.recon[i]
+		}
+	}
+	return out
+}
+
+// normDiff is ‖a − b‖ over dims.
+func normDiff(a, b []float32, dims []int) float64 {
+	s := 0.0
+	for _, j := range dims {
+		d := float64(a[j]) - float64(b[j])
+		s += d * d
+	}
+	return math.Sqrt(s)
+}
+
+// deltaS returns the per-sample ΔS [n] of shifted states st [2n, S] and their mean.
+func (w *symWork) deltaS(st []float32) ([]float64, float64) {
+	ds := make([]float64, w.n)
+	tot := 0.0
+	S := w.S
+	for i := range w.n {
+		a := normDiff(st[2*i*S:(2*i+1)*S], w.s[2*i*S:(2*i+1)*S], w.dims)
+		b := normDiff(st[(2*i+1)*S:(2*i+2)*S], w.s[(2*i+1)*S:(2*i+2)*S], w.dims)
+		ds[i] = a + b
+		tot += ds[i]
+	}
+	return ds, tot / float64(w.n)
+}
+
+// Symcheck runs the ΔS/ΔE study of the paper's appendix for the Koopman
+// model m on data, which must come from the simulator cfg.Env. It samples
+// cfg.N transitions (s_t, a_t, s_{t+1}) and builds five variants of shifted
+// pairs (s̃_t, s̃_{t+1}):
+//
+//   - data: s̃ = s (checks that the simulator reproduces the data);
+//   - reconstruction: s̃ = D(E(s)), the autoencoder error alone;
+//   - kfc++: s̃ = D((1 + σ_{a_t}(ε)) E(s)), the same ε for s_t and s_{t+1},
+//     as augment's kfc++ draws it;
+//   - random-shared: s̃ = D(E(s) + λz), one z ~ N(0, I_N) for both states;
+//   - random-independent: independent z for s_t and s_{t+1};
+//
+// with λ fitted per random variant (bisection) so that mean ΔS equals the
+// kfc++ mean ΔS. With cfg.Residual the shifted variants decode as
+// s + D(g̃) − D(g). For each it puts the simulator in s̃_t, steps with a_t
+// and records ΔE = ‖s̃_{t+1} − M(s̃_t, a_t)‖, split into positions and
+// velocities. progress (may be nil) is called per variant.
+func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg SymcheckConfig, progress ProgressFunc) (*SymcheckResult, error) {
+	if m == nil || data == nil {
+		return nil, fmt.Errorf("symcheck: needs a Koopman model and a dataset")
+	}
+	if cfg.N <= 0 {
+		return nil, fmt.Errorf("symcheck: n = %d must be positive", cfg.N)
+	}
+	if !(cfg.ShiftSigma > 0) || math.IsInf(cfg.ShiftSigma, 0) {
+		return nil, fmt.Errorf("symcheck: shift sigma %v must be finite and > 0", cfg.ShiftSigma)
+	}
+	if cfg.Symmetry.MaxCond == 0 {
+		cfg.Symmetry = koopman.DefaultSymmetryConfig()
+	}
+	if err := data.Validate(); err != nil {
+		return nil, fmt.Errorf("symcheck: %w", err)
+	}
+	if data.Len() == 0 {
+		return nil, fmt.Errorf("symcheck: the dataset is empty")
+	}
+	if data.ObsDim != m.S() || data.ActDim != m.M() {
+		return nil, fmt.Errorf("symcheck: Koopman model is for states %d / actions %d, dataset has %d / %d", m.S(), m.M(), data.ObsDim, data.ActDim)
+	}
+	if err := nn.CheckFinite(m.Params()); err != nil {
+		return nil, fmt.Errorf("symcheck: Koopman model: %w", err)
+	}
+	pos, vel, err := SymcheckDims(cfg.Env, data.ObsDim)
+	if err != nil {
+		return nil, err
+	}
+	e, err := env.Make(cfg.Env)
+	if err != nil {
+		return nil, fmt.Errorf("symcheck: %w", err)
+	}
+	if c, ok := e.(interface{ Close() }); ok {
+		defer c.Close()
+	}
+	setter, ok := e.(ObservationSetter)
+	if !ok {
+		return nil, fmt.Errorf("symcheck: env %s cannot be set from an observation (no SetStateFromObservation)", cfg.Env)
+	}
+	if od, ad := e.ObservationSpace().Dim(), e.ActionSpace().Dim(); od != data.ObsDim || ad != data.ActDim {
+		return nil, fmt.Errorf("symcheck: env %s has observations %d / actions %d, dataset %d / %d", cfg.Env, od, ad, data.ObsDim, data.ActDim)
+	}
+
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5c))
+	n := min(cfg.N, data.Len())
+	idx := rng.Perm(data.Len())[:n]
+	sort.Ints(idx)
+	S, M, N := m.S(), m.M(), m.N()
+	w := &symWork{m: m, n: n, S: S, N: N, residual: cfg.Residual, dims: append(append([]int(nil), pos...), vel...)}
+	w.s = make([]float32, 2*n*S)
+	w.act = make([]float32, n*M)
+	for i, r := range idx {
+		copy(w.s[2*i*S:(2*i+1)*S], data.Observations[r*S:(r+1)*S])
+		copy(w.s[(2*i+1)*S:(2*i+2)*S], data.NextObservations[r*S:(r+1)*S])
+		copy(w.act[i*M:(i+1)*M], data.Actions[r*M:(r+1)*M])
+	}
+	var enc nn.Cache
+	w.g = append([]float32(nil), m.Encode(&enc, w.s, 2*n)...)
+	w.recon = append([]float32(nil), m.Decode(&w.dec, w.g, 2*n)...)
+
+	res := &SymcheckResult{Config: cfg, Provenance: CurrentProvenance(), Transitions: data.Len(), Samples: n,
+		ObsDim: S, ActDim: M, Latent: N, EpsStd: cfg.ShiftSigma * augment.KFCppEpsUnit, PosDims: pos, VelDims: vel,
+		MatchRelErr: map[string]float64{}}
+
+	// KFC++ shift, exactly as augment's kfc++ (same ε for s_t and s_{t+1}).
+	lat := make([]float64, 2*n*N)
+	for i, v := range w.g {
+		lat[i] = float64(v)
+	}
+	a64 := make([]float64, n*M)
+	for i, v := range w.act {
+		a64[i] = float64(v)
+	}
+	eps := make([]float64, n*N)
+	for i := range eps {
+		eps[i] = res.EpsStd * rng.NormFloat64()
+	}
+	k0, ks := m.Operators()
+	sh := koopman.NewShifter(k0, ks, N, cfg.Symmetry, cfg.Workers)
+	shifted := make([]float64, 2*n*N)
+	const chunk = 512
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		st := sh.ShiftKFCpp(shifted[2*lo*N:2*hi*N], lat[2*lo*N:2*hi*N], a64[lo*M:hi*M], eps[lo*N:hi*N])
+		res.Fallbacks += st.Fallbacks
+		res.MaxCond = math.Max(res.MaxCond, st.MaxCond)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if math.IsInf(res.MaxCond, 0) || math.IsNaN(res.MaxCond) {
+		res.MaxCond = -1
+	}
+	gSym := make([]float32, 2*n*N)
+	for i, v := range shifted {
+		gSym[i] = float32(v)
+	}
+	symStates := w.decodeShifted(gSym)
+	_, target := w.deltaS(symStates)
+
+	// Random latent shifts: z fixed, λ fitted to the KFC++ mean ΔS.
+	zShared := make([]float32, 2*n*N)
+	zIndep := make([]float32, 2*n*N)
+	for i := range n {
+		for j := range N {
+			v := float32(rng.NormFloat64())
+			zShared[2*i*N+j], zShared[(2*i+1)*N+j] = v, v
+		}
+	}
+	for i := range zIndep {
+		zIndep[i] = float32(rng.NormFloat64())
+	}
+	// initial λ: the KFC++ latent shift's RMS per component
+	ms := 0.0
+	for i, v := range gSym {
+		d := float64(v) - float64(w.g[i])
+		ms += d * d
+	}
+	lam0 := math.Sqrt(ms / float64(2*n*N))
+	if !(lam0 > 0) {
+		lam0 = res.EpsStd
+	}
+
+	type variant struct {
+		name, desc string
+		states     []float32
+		lat        []float32
+		lambda     float64
+	}
+	vars := []variant{
+		{name: "data", desc: "s̃ = s (simulator consistency)", states: w.s, lat: w.g},
+		{name: "reconstruction", desc: "s̃ = D(E(s)) (autoencoder error alone)", states: w.recon, lat: w.g},
+		{name: "kfc++", desc: fmt.Sprintf("s̃ = D((1+σ_a(ε))E(s)), ε ~ N(0, %.3g²) per eigendirection, shared by s_t, s_{t+1}", res.EpsStd), states: symStates, lat: gSym},
+	}
+	if cfg.Residual {
+		vars[2].desc = fmt.Sprintf("s̃ = s + D((1+σ_a(ε))E(s)) − D(E(s)), ε ~ N(0, %.3g²) per eigendirection, shared by s_t, s_{t+1}", res.EpsStd)
+	}
+	for _, rv := range []struct {
+		name, desc string
+		z          []float32
+	}{
+		{"random-shared", "s̃ = D(E(s) + λz), one z ~ N(0, I) for s_t and s_{t+1}", zShared},
+		{"random-independent", "s̃ = D(E(s) + λz), independent z for s_t and s_{t+1}", zIndep},
+	} {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			progress(0, 5, "fitting λ of "+rv.name)
+		}
+		gs := make([]float32, 2*n*N)
+		eval := func(lam float64) ([]float32, float64) {
+			for i, v := range rv.z {
+				gs[i] = w.g[i] + float32(lam)*v
+			}
+			st := w.decodeShifted(gs)
+			_, mean := w.deltaS(st)
+			return st, mean
+		}
+		lam, st, mean := fitLambda(eval, target, lam0)
+		for i, v := range rv.z {
+			gs[i] = w.g[i] + float32(lam)*v
+		}
+		rel := math.Abs(mean - target)
+		if target > 0 {
+			rel /= target
+		}
+		res.MatchRelErr[rv.name] = rel
+		desc := rv.desc
+		if cfg.Residual {
+			desc = strings.Replace(desc, "D(E(s) + λz)", "s + D(E(s) + λz) − D(E(s))", 1)
+		}
+		vars = append(vars, variant{name: rv.name, desc: desc, states: st, lat: gs, lambda: lam})
+	}
+	res.Matched = true
+	for _, r := range res.MatchRelErr {
+		if !(r <= 1e-6) {
+			res.Matched = false
+		}
+	}
+
+	// Simulator: s̃_{t+1} vs M(s̃_t, a_t).
+	e.Reset(rand.New(rand.NewPCG(cfg.Seed, 0x5d)))
+	obs := make([]float64, S)
+	act := make([]float64, M)
+	next32 := make([]float32, S)
+	latDims := allDims(N)
+	for vi, v := range vars {
+		if progress != nil {
+			progress(vi, len(vars), "simulating "+v.name)
+		}
+		out := SymVariant{Name: v.name, Description: v.desc, LatentScale: v.lambda,
+			SampleEPos: make([]float64, n), SampleEVel: make([]float64, n)}
+		out.SampleDS, _ = w.deltaS(v.states)
+		lsh := make([]float64, n)
+		etot := make([]float64, n)
+		for i := range n {
+			lsh[i] = normDiff(v.lat[2*i*N:(2*i+1)*N], w.g[2*i*N:(2*i+1)*N], latDims)
+			for j := range S {
+				obs[j] = float64(v.states[2*i*S+j])
+			}
+			for j := range M {
+				act[j] = float64(w.act[i*M+j])
+			}
+			var next []float64
+			err := setter.SetStateFromObservation(obs, 0)
+			if err == nil {
+				next, _, _, _, err = e.Step(act)
+			}
+			if err != nil {
+				out.Failures++
+				out.SampleEPos[i], out.SampleEVel[i], etot[i] = math.NaN(), math.NaN(), math.NaN()
+				continue
+			}
+			for j := range S {
+				next32[j] = float32(next[j])
+			}
+			want := v.states[(2*i+1)*S : (2*i+2)*S]
+			p, q := normDiff(want, next32, pos), normDiff(want, next32, vel)
+			out.SampleEPos[i], out.SampleEVel[i], etot[i] = p, q, math.Hypot(p, q)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out.LatentShift = symStats(lsh)
+		out.DeltaS = symStats(out.SampleDS)
+		out.DeltaEPos = symStats(out.SampleEPos)
+		out.DeltaEVel = symStats(out.SampleEVel)
+		out.DeltaE = symStats(etot)
+		res.Variants = append(res.Variants, out)
+	}
+	if progress != nil {
+		progress(len(vars), len(vars), "done")
+	}
+	return res, nil
+}
+
+func allDims(n int) []int {
+	d := make([]int, n)
+	for i := range d {
+		d[i] = i
+	}
+	return d
+}
+
+// fitLambda finds λ ≥ 0 with eval(λ) = target by bracketing and bisection;
+// it returns λ and eval's states and mean at λ (the best point found when no
+// exact match exists, e.g. when eval(0) already exceeds target).
+func fitLambda(eval func(float64) ([]float32, float64), target, lam0 float64) (float64, []float32, float64) {
+	bestLam, bestSt, bestMean := 0.0, []float32(nil), math.Inf(1)
+	try := func(l float64) float64 {
+		st, m := eval(l)
+		if math.Abs(m-target) < math.Abs(bestMean-target) || bestSt == nil {
+			bestLam, bestSt, bestMean = l, st, m
+		}
+		return m - target
+	}
+	if try(0) >= 0 {
+		return bestLam, bestSt, bestMean
+	}
+	lo, hi := 0.0, lam0
+	fhi := try(hi)
+	for k := 0; fhi < 0 && k < 60; k++ {
+		lo, hi = hi, 2*hi
+		fhi = try(hi)
+	}
+	if fhi < 0 {
+		return bestLam, bestSt, bestMean
+	}
+	for k := 0; k < 100 && math.Abs(bestMean-target) > 1e-9*target; k++ {
+		mid := 0.5 * (lo + hi)
+		if mid == lo || mid == hi {
+			break
+		}
+		if try(mid) < 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return bestLam, bestSt, bestMean
+}

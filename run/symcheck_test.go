@@ -1,0 +1,194 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env/classic"
+	"github.com/koopq/koopq/koopman"
+)
+
+// pendulumTransitions rolls the real Pendulum with random torques, so the
+// simulator reproduces every transition.
+func pendulumTransitions(t *testing.T, n int, seed uint64) *dataset.Dataset {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 2))
+	p := classic.NewPendulum()
+	d := &dataset.Dataset{ObsDim: 3, ActDim: 1}
+	obs := p.Reset(rng)
+	for len(d.Rewards) < n {
+		a := 4*rng.Float64() - 2
+		next, r, term, trunc, err := p.Step([]float64{a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 3 {
+			d.Observations = append(d.Observations, float32(obs[j]))
+			d.NextObservations = append(d.NextObservations, float32(next[j]))
+		}
+		d.Actions = append(d.Actions, float32(a))
+		d.Rewards = append(d.Rewards, float32(r))
+		d.Terminals = append(d.Terminals, 0)
+		d.Timeouts = append(d.Timeouts, 0)
+		obs = next
+		if term || trunc || len(d.Rewards)%50 == 0 {
+			obs = p.Reset(rng)
+		}
+	}
+	return d
+}
+
+func tinyKoopman(t *testing.T, d *dataset.Dataset) *koopman.Model {
+	t.Helper()
+	tc := koopman.DefaultTrainConfig()
+	tc.MaxEpochs, tc.Batch, tc.Patience, tc.Seed, tc.LR = 25, 64, 0, 3, 1e-3
+	m, err := TrainKoopman(context.Background(), d, tc, []int{32, 32}, 6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func finiteStats(t *testing.T, what string, s SymStats) {
+	t.Helper()
+	for _, v := range []float64{s.Mean, s.Std, s.Median, s.P10, s.P90, s.Max} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			t.Errorf("%s: statistic %v is not a finite non-negative number (%+v)", what, v, s)
+		}
+	}
+}
+
+// The study runs end to end on Pendulum: random shifts get the KFC++ mean ΔS
+// to 1e-6, the simulator reproduces the unshifted data, all numbers are
+// finite, and the JSON, CSV, PNG and summary are written.
+func TestSymcheckPendulum(t *testing.T) {
+	d := pendulumTransitions(t, 1500, 1)
+	m := tinyKoopman(t, d)
+	cfg := DefaultSymcheckConfig("pendulum")
+	cfg.N, cfg.Seed, cfg.ShiftSigma = 400, 7, 10
+	r, err := Symcheck(context.Background(), m, d, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Samples != 400 || len(r.Variants) != 5 {
+		t.Fatalf("samples %d, variants %d", r.Samples, len(r.Variants))
+	}
+	sym := r.Variant("kfc++")
+	if sym.DeltaS.Mean <= 0 {
+		t.Fatalf("kfc++ mean ΔS %v", sym.DeltaS.Mean)
+	}
+	for _, name := range []string{"random-shared", "random-independent"} {
+		v := r.Variant(name)
+		if rel := math.Abs(v.DeltaS.Mean-sym.DeltaS.Mean) / sym.DeltaS.Mean; !(rel <= 1e-6) {
+			t.Errorf("%s: mean ΔS %.9g, kfc++ %.9g (relative %.2g)", name, v.DeltaS.Mean, sym.DeltaS.Mean, rel)
+		}
+		if !(v.LatentScale > 0) {
+			t.Errorf("%s: λ = %v", name, v.LatentScale)
+		}
+	}
+	if !r.Matched {
+		t.Errorf("Matched false: %v", r.MatchRelErr)
+	}
+	for _, v := range r.Variants {
+		if v.Failures != 0 || v.DeltaE.Count != r.Samples {
+			t.Errorf("%s: %d failures, %d values", v.Name, v.Failures, v.DeltaE.Count)
+		}
+		for what, s := range map[string]SymStats{"ΔS": v.DeltaS, "ΔE_pos": v.DeltaEPos, "ΔE_vel": v.DeltaEVel, "ΔE": v.DeltaE, "Δg": v.LatentShift} {
+			finiteStats(t, v.Name+" "+what, s)
+		}
+	}
+	// The simulator reproduces the logged transitions (float32 rounding only).
+	if e := r.Variant("data").DeltaE.Max; e > 1e-5 {
+		t.Errorf("data: max ΔE %g, the simulator does not reproduce the dataset", e)
+	}
+	if s := r.Variant("data").DeltaS.Max; s != 0 {
+		t.Errorf("data: ΔS %g, want 0", s)
+	}
+	// The shifted variants differ from the unshifted reconstruction.
+	if recon := r.Variant("reconstruction"); recon.DeltaS.Mean == sym.DeltaS.Mean {
+		t.Errorf("kfc++ ΔS equals the reconstruction's: the shift did nothing")
+	}
+
+	dir, err := NewDir(t.TempDir(), "symcheck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSymcheck(r, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{SymcheckJSON, SymcheckCSV, SymcheckPNG, SymcheckSummary} {
+		st, err := os.Stat(dir.File(f))
+		if err != nil || st.Size() == 0 {
+			t.Fatalf("%s not written: %v", f, err)
+		}
+	}
+	png, _ := os.ReadFile(dir.File(SymcheckPNG))
+	if !strings.HasPrefix(string(png), "\x89PNG") {
+		t.Error("symcheck.png is not a PNG")
+	}
+	var back SymcheckResult
+	raw, _ := os.ReadFile(dir.File(SymcheckJSON))
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Variants) != 5 || back.Variant("kfc++").DeltaS.Mean != sym.DeltaS.Mean || back.Provenance.GoVersion == "" {
+		t.Errorf("JSON round trip lost numbers or provenance")
+	}
+	if tab := SymcheckTable(r); !strings.Contains(tab, "random-independent") || !strings.Contains(tab, "kfc++") {
+		t.Errorf("table:\n%s", tab)
+	}
+	t.Logf("\n%s", SymcheckTable(r))
+
+	// Same seed, same numbers.
+	r2, err := Symcheck(context.Background(), m, d, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Variant("random-shared").DeltaE.Mean != r.Variant("random-shared").DeltaE.Mean {
+		t.Error("not deterministic for a fixed seed")
+	}
+}
+
+// Mismatched dimensions, unknown envs and envs without
+// SetStateFromObservation are errors, not panics.
+func TestSymcheckErrors(t *testing.T) {
+	d := pendulumTransitions(t, 200, 1)
+	mc := koopman.DefaultModelConfig(3, 1)
+	mc.Hidden, mc.Latent = []int{8}, 4
+	m, err := koopman.NewModel(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultSymcheckConfig("pendulum")
+	cfg.N = 10
+	for _, tc := range []struct {
+		env  string
+		want string
+	}{
+		{"nosuchenv", "no position/velocity split"},
+		{"hopper", "11-dimensional"},
+	} {
+		c := cfg
+		c.Env = tc.env
+		if _, err := Symcheck(context.Background(), m, d, c, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("env %s: error %v, want %q", tc.env, err, tc.want)
+		}
+	}
+	mc2 := mc
+	mc2.ObsDim = 4
+	m2, _ := koopman.NewModel(mc2)
+	if _, err := Symcheck(context.Background(), m2, d, cfg, nil); err == nil || !strings.Contains(err.Error(), "model is for states 4") {
+		t.Errorf("model/dataset mismatch: %v", err)
+	}
+	bad := *d
+	bad.ObsDim, bad.Observations, bad.NextObservations = 2, bad.Observations[:400], bad.NextObservations[:400]
+	if _, err := Symcheck(context.Background(), m, &bad, cfg, nil); err == nil {
+		t.Error("dataset/model mismatch accepted")
+	}
+}
