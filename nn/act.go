@@ -42,8 +42,16 @@ func ParseActivation(s string) (Activation, bool) {
 func (a Activation) apply(x []float32) {
 	switch a {
 	case ReLU:
-		for i, v := range x {
-			x[i] = max(v, 0)
+		n := 0
+		if useAVX2 {
+			n = reluAVX2(x)
+		}
+		for i := n; i < len(x); i++ {
+			// max(0, x) that keeps NaN (so divergence stays visible) and −0,
+			// exactly like the AVX2 kernel's VMAXPS.
+			if x[i] < 0 {
+				x[i] = 0
+			}
 		}
 	case Tanh:
 		for i, v := range x {
@@ -57,13 +65,15 @@ func (a Activation) backward(y, d []float32) {
 	switch a {
 	case ReLU:
 		d = d[:len(y)]
-		for i, v := range y {
-			// Branch-free mask (a data-dependent branch mispredicts on
-			// random activations): y = max(x, 0) is +0 or positive, so
-			// −bits(y) is negative exactly when y > 0 and its sign bit,
-			// spread by the arithmetic shift, keeps or clears d.
-			m := uint32(int32(-math.Float32bits(v)) >> 31)
-			d[i] = math.Float32frombits(math.Float32bits(d[i]) & m)
+		n := 0
+		if useAVX2 {
+			n = reluMaskAVX2(y, d)
+		}
+		for i := n; i < len(y); i++ {
+			// Keep d where y > 0; −0 and NaN outputs pass no gradient.
+			if !(y[i] > 0) {
+				d[i] = 0
+			}
 		}
 	case Tanh:
 		d = d[:len(y)]

@@ -67,8 +67,12 @@ func colSumAdd(m []float32, rows, cols int, out []float32) {
 	out = out[:cols]
 	for r := 0; r < rows; r++ {
 		row := m[r*cols : (r+1)*cols]
-		for j, v := range row {
-			out[j] += v
+		n := 0
+		if useAVX2 {
+			n = addToAVX2(out, row)
+		}
+		for j := n; j < cols; j++ {
+			out[j] += row[j]
 		}
 	}
 }

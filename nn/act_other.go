@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package nn
+
+var useAVX2 = false
+
+func reluAVX2(x []float32) int         { return 0 }
+func reluMaskAVX2(y, d []float32) int  { return 0 }
+func addToAVX2(dst, src []float32) int { return 0 }
