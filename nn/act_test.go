@@ -52,3 +52,45 @@ func TestElementwiseKernelsMatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// tanh32 must match float64 math.Tanh to a few float32 ulps everywhere.
+func TestTanh32Accuracy(t *testing.T) {
+	worst := 0.0
+	for i := -200000; i <= 200000; i++ {
+		x := float32(i) * 1e-4 // [-20, 20]
+		got := float64(tanh32(x))
+		want := math.Tanh(float64(x))
+		if err := math.Abs(got - want); err > worst {
+			worst = err
+		}
+	}
+	if worst > 5e-7 {
+		t.Fatalf("max |tanh32 − tanh| = %g", worst)
+	}
+	if !math.IsNaN(float64(tanh32(float32(math.NaN())))) {
+		t.Fatal("NaN did not propagate")
+	}
+	if tanh32(float32(math.Inf(1))) != 1 && math.Abs(float64(tanh32(float32(math.Inf(1))))-1) > 1e-7 {
+		t.Fatalf("tanh(+Inf) = %v", tanh32(float32(math.Inf(1))))
+	}
+}
+
+func BenchmarkTanh(b *testing.B) {
+	x := randVec(rand.New(rand.NewPCG(1, 1)), 1<<16, 2)
+	y := make([]float32, len(x))
+	b.Run("tanh32", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			copy(y, x)
+			Tanh.apply(y)
+		}
+		b.ReportMetric(float64(len(x)*b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+	})
+	b.Run("math.Tanh", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for j, v := range x {
+				y[j] = float32(math.Tanh(float64(v)))
+			}
+		}
+		b.ReportMetric(float64(len(x)*b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+	})
+}
