@@ -129,3 +129,64 @@ func ExampleStepFLOPs() {
 	fmt.Printf("paper %.2f GFLOP, corl %.2f GFLOP\n", StepFLOPs(DefaultConfig(), 11, 3)/1e9, StepFLOPs(CORLConfig(), 11, 3)/1e9)
 	// Output: paper 6.85 GFLOP, corl 13.42 GFLOP
 }
+
+// BenchmarkCQLGEMMLimit runs only the GEMMs of one CQL update (same shapes,
+// same two-goroutine split of the twin critics, one BLAS thread each), i.e.
+// the time a step would take if everything but matrix multiplication were
+// free. steps/s here is the machine's ceiling for BenchmarkCQLStep.
+func BenchmarkCQLGEMMLimit(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{{"hopper-paper", DefaultConfig()}, {"hopper-corl", CORLConfig()}} {
+		b.Run(tc.name, func(b *testing.B) {
+			cfg := tc.cfg
+			S, A, B, N := 11, 3, cfg.Batch, cfg.NumActions
+			R := B * (1 + 3*N)
+			qs := append(append([]int{S + A}, cfg.Net.Hidden...), 1)
+			as := append(append([]int{S}, cfg.Net.Hidden...), 2*A)
+			widest := 2 * A
+			for _, h := range cfg.Net.Hidden {
+				widest = max(widest, h)
+			}
+			widest = max(widest, S+A)
+			type bufs struct{ x, y, w, g []float32 }
+			mk := func(rows int) bufs {
+				return bufs{make([]float32, rows*widest), make([]float32, rows*widest), make([]float32, widest*widest), make([]float32, widest*widest)}
+			}
+			// One layer stack: forward over rows, then (optionally) dW and dX.
+			pass := func(sz []int, rows int, bb bufs, dW, dX bool) {
+				for i := 0; i+1 < len(sz); i++ {
+					blas.MatMul(false, false, rows, sz[i+1], sz[i], bb.x, bb.w, bb.y, false)
+				}
+				for i := len(sz) - 2; i >= 0; i-- {
+					if dW {
+						blas.MatMul(true, false, sz[i], sz[i+1], rows, bb.x, bb.y, bb.g, true)
+					}
+					if dX && (i > 0 || !dW) {
+						blas.MatMul(false, true, rows, sz[i], sz[i+1], bb.y, bb.w, bb.x, false)
+					}
+				}
+			}
+			cb := [2]bufs{mk(R), mk(R)}
+			ab := mk(2 * B)
+			b.ResetTimer()
+			for it := 0; it < b.N; it++ {
+				pass(as, 2*B, ab, false, false) // actor on s and s'
+				both(func(i int) {
+					pass(qs, B, cb[i], false, false) // target
+					pass(qs, B, cb[i], false, false) // Q(s, a_π)
+				})
+				both(func(i int) {
+					pass(qs, R, cb[i], true, true)  // big batch: forward, dW, dX (not layer 0)
+					pass(qs, B, cb[i], false, true) // ∂Q/∂a for the actor
+				})
+				pass(as, B, ab, true, true) // actor backward (forward replayed: counted in FLOPs below)
+			}
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(float64(b.N)/sec, "steps/s")
+			b.ReportMetric(StepFLOPs(cfg, S, A)*float64(b.N)/sec/1e9, "GFLOP/s")
+			b.Logf("blas %s, kernel %s", blas.Backend(), blas.Kernel())
+		})
+	}
+}

@@ -56,7 +56,8 @@ type workspace struct {
 	tq                         [2][]float32
 	pq                         [2][]float32
 	dAct, dOut, dOut2, logpBC  []float32
-	cS, cN                     nn.Cache // actor on s and s'
+	dLogp                      []float32 // [B] ∂L/∂log π for the actor
+	cS, cN                     nn.Cache  // actor on s and s'
 	crit                       [2]criticWS
 }
 
@@ -315,7 +316,8 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 	for i := 0; i < B; i++ {
 		lpMean += float64(w.logpPi[i]) / float64(B)
 	}
-	dLogp := w.y // reuse: the target is no longer needed
+	w.dLogp = grow(w.dLogp, B)
+	dLogp := w.dLogp
 	for i := range dLogp {
 		dLogp[i] = float32(alpha) / float32(B)
 	}
