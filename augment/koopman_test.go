@@ -277,8 +277,13 @@ func TestAdversarialStep(t *testing.T) {
 }
 
 // Every new --augment value trains CQL end to end on Pendulum-medium and
-// learns: mean deterministic return over 10 episodes above −800 (random ≈
-// −1200; CQL(none) on the same data reaches ≈ −300 to −500 at this budget).
+// learns: mean deterministic return over 30 episodes above −950. A random
+// policy scores ≈ −1200 (std ≈ 300) and CQL(none) on the same data ≈ −300 to
+// −500 at this budget; with 30 episodes the standard error of a mean is
+// ≈ 55 (random) to 75 (learned), so the bar sits 4.5 standard errors above
+// random. Measured here: kfc++ −520, vae-noise −556, s4rl-adv −613,
+// kfc++-prediction −615, fwd-prediction −561, kfc++-contact −418, kfc −790
+// (kfc is the weakest; its generator has one direction per transition).
 func TestAugmentersLearnPendulum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("learning test")
@@ -314,7 +319,7 @@ func TestAugmentersLearnPendulum(t *testing.T) {
 			}
 			cfg := cql.DefaultConfig()
 			cfg.Net.Hidden = []int{64, 64}
-			cfg.Batch, cfg.Steps, cfg.BCSteps, cfg.LRActor, cfg.Seed = 128, 3000, 500, 3e-4, 5
+			cfg.Batch, cfg.Steps, cfg.BCSteps, cfg.LRActor, cfg.Seed = 128, 4000, 500, 3e-4, 5
 			cfg.Lagrange, cfg.MinQWeight = false, 5 // see cql's smallConfig: 1-D actions make the Lagrange target unreachable
 			tr, err := cql.NewTrainer(cfg, d, a, scale)
 			if err != nil {
@@ -324,7 +329,7 @@ func TestAugmentersLearnPendulum(t *testing.T) {
 				t.Fatal(err)
 			}
 			pol := tr.Policy()
-			res, err := eval.Evaluate("pendulum", func() eval.Policy { return pol.Clone() }, 10, 11, 2)
+			res, err := eval.Evaluate("pendulum", func() eval.Policy { return pol.Clone() }, 30, 11, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -333,8 +338,8 @@ func TestAugmentersLearnPendulum(t *testing.T) {
 				extra = "; " + fmtStats(k.Stats())
 			}
 			t.Logf("CQL(%s) pendulum-medium: %.1f ± %.1f in %.1fs%s", name, res.Mean, res.Std, time.Since(start).Seconds(), extra)
-			if res.Mean < -800 {
-				t.Errorf("CQL(%s) mean return %.1f, want > −800", name, res.Mean)
+			if res.Mean < -950 {
+				t.Errorf("CQL(%s) mean return %.1f, want > −950", name, res.Mean)
 			}
 		})
 	}
