@@ -1,12 +1,11 @@
 package dataset
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/koopq/koopq/internal/hdf5"
 )
@@ -35,6 +34,21 @@ type ReadOptions struct {
 	// Infos also loads infos/* (qpos, qvel, action_log_probs, ...) into
 	// Raw.Infos. The q-learning Dataset does not carry them.
 	Infos bool `json:"infos"`
+	// InProcess parses the file with libhdf5 inside this process. Use it
+	// only for files you trust (ones koopq or h5py wrote on this machine):
+	// libhdf5 1.10 crashes (SIGSEGV) or hangs on some corrupt or malicious
+	// HDF5 files, and in-process that kills the whole program. By default
+	// (false) the read runs in a child process (a fresh copy of the running
+	// binary) that streams the arrays back, so such a file becomes an error
+	// ("libhdf5 crashed while parsing the file ...; refused"). That costs
+	// one process start (~0.1-0.3 s) plus a copy of the arrays through a
+	// pipe.
+	InProcess bool `json:"in_process,omitempty"`
+	// Timeout bounds the child-process read: past it the child is killed
+	// and the read fails (libhdf5 can loop forever on a damaged file). 0
+	// means 1 minute plus 1 s per 2 MiB of file; negative means no limit.
+	// Ignored with InProcess.
+	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
 // Array is a stored numeric array converted to float32.
@@ -103,18 +117,8 @@ func wrapH5(path, key string, err error) error {
 
 // openH5 opens path read-only with errors that name the file.
 func openH5(path string) (*hdf5.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("dataset %s: no such file", path)
-		}
-		return nil, fmt.Errorf("dataset %s: %v", path, err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("dataset %s: is a directory, want an HDF5 file", path)
-	}
-	if st.Size() == 0 {
-		return nil, fmt.Errorf("dataset %s: file is empty (0 bytes)", path)
+	if err := precheckH5(path); err != nil {
+		return nil, err
 	}
 	f, err := hdf5.Open(path)
 	if err != nil {
@@ -313,8 +317,17 @@ func formatValue(v any) string {
 // terminals, timeouts, optional next_observations, infos/*, metadata/*)
 // without converting it. It checks that required keys exist, ranks are
 // right and all row counts agree; finiteness is checked by QLearning.
-// Every error names the file and the key.
+// Every error names the file and the key. Unless opts.InProcess is set,
+// libhdf5 parses the file in a child process (see ReadOptions.InProcess).
 func LoadD4RL(path string, opts ReadOptions) (*Raw, error) {
+	if isolated(opts) {
+		return loadD4RLIsolated(path, opts)
+	}
+	return loadD4RL(path, opts)
+}
+
+// loadD4RL is LoadD4RL in this process.
+func loadD4RL(path string, opts ReadOptions) (*Raw, error) {
 	f, err := openH5(path)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -73,4 +75,38 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	save("h5py-float-terminals-nan", fixture(t, "float32", false, true, "nan"))
 	dirM := minariFixture(t, "")
 	save("h5py-minari", filepath.Join(dirM, "data", "main_data.hdf5"))
+}
+
+// TestLibhdf5CrasherIsAnError reads a file that makes libhdf5 1.10 fault
+// (an object header that makes H5Oopen copy out of bounds, found by
+// FuzzReadD4RL): in the default isolated mode every reader returns an
+// error instead of taking the process down.
+func TestLibhdf5CrasherIsAnError(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzReadD4RL", "regress-libhdf5-oh-memcpy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(raw), "\n", 2)
+	if len(lines) != 2 || lines[0] != "go test fuzz v1" {
+		t.Fatalf("unexpected corpus file header %q", lines[0])
+	}
+	lit := strings.TrimSpace(lines[1])
+	lit = strings.TrimSuffix(strings.TrimPrefix(lit, "[]byte("), ")")
+	data, err := strconv.Unquote(lit)
+	if err != nil {
+		t.Fatalf("decoding the corpus entry: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "crasher.hdf5")
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadD4RL(path, ReadOptions{}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("ReadD4RL: got %v, want an error naming the file", err)
+	}
+	if _, err := Inspect(path, ReadOptions{}); err == nil {
+		t.Error("Inspect accepted a file that crashes libhdf5")
+	}
+	if _, err := ReadMinari(path, ReadOptions{}); err == nil {
+		t.Error("ReadMinari accepted a file that crashes libhdf5")
+	}
 }

@@ -72,8 +72,18 @@ type Info struct {
 // Inspect reads the file at path (D4RL layout, or Minari: an HDF5 file with
 // episode_<id> groups or a Minari dataset directory), converts it under
 // opts exactly as ReadD4RL/ReadMinari would, and summarizes it. Any error
-// those readers would return, Inspect returns too.
+// those readers would return, Inspect returns too. Unless opts.InProcess is
+// set, the whole inspection runs in a child process and only the summary
+// comes back (see ReadOptions.InProcess).
 func Inspect(path string, opts ReadOptions) (*Info, error) {
+	if isolated(opts) {
+		return inspectIsolated(path, opts)
+	}
+	return inspect(path, opts)
+}
+
+// inspect is Inspect in this process.
+func inspect(path string, opts ReadOptions) (*Info, error) {
 	format, err := detectFormat(path)
 	if err != nil {
 		return nil, err
@@ -83,7 +93,7 @@ func Inspect(path string, opts ReadOptions) (*Info, error) {
 	var rewards []float32
 	switch format {
 	case "d4rl":
-		r, err := LoadD4RL(path, opts)
+		r, err := loadD4RL(path, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +109,7 @@ func Inspect(path string, opts ReadOptions) (*Info, error) {
 		in.Meta, in.Keys = r.Meta, r.Keys
 		eps, rewards = r.Episodes(), r.Rewards
 	case "minari":
-		d, conv, ex, err := loadMinari(path, opts)
+		d, conv, ex, err := loadMinariInProcess(path, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -103,6 +103,7 @@ func readMinariMeta(file string, meta map[string]string) error {
 // (Box or Discrete); dict observations are an error. Meta holds the root
 // attributes, metadata.json's top-level entries and "source".
 // NaN/Inf are an error, or dropped and counted with opts.DropInvalid; the
+// InProcess and Timeout choose how libhdf5 is run (see ReadOptions); the
 // other options concern the D4RL layout and are ignored.
 func LoadMinari(path string, opts ReadOptions) (*Dataset, Conversion, error) {
 	d, conv, _, err := loadMinari(path, opts)
@@ -111,7 +112,16 @@ func LoadMinari(path string, opts ReadOptions) (*Dataset, Conversion, error) {
 
 // loadMinari is LoadMinari that also returns the stored episodes (one per
 // episode group, returns over all its steps) and the keys of the file.
+// Unless opts.InProcess is set, libhdf5 parses the file in a child process.
 func loadMinari(path string, opts ReadOptions) (*Dataset, Conversion, minariExtra, error) {
+	if isolated(opts) {
+		return loadMinariIsolated(path, opts)
+	}
+	return loadMinariInProcess(path, opts)
+}
+
+// loadMinariInProcess is loadMinari in this process.
+func loadMinariInProcess(path string, opts ReadOptions) (*Dataset, Conversion, minariExtra, error) {
 	var conv Conversion
 	var ex minariExtra
 	h5, metaJSON, err := MinariFiles(path)

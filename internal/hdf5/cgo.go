@@ -90,6 +90,10 @@ import (
 
 type hid = C.hid_t
 
+// Available reports whether this build links libhdf5 (cgo without the
+// nohdf5 tag).
+const Available = true
+
 var initErr error
 
 // lock serializes a section of libhdf5 calls and pins it to one OS thread,

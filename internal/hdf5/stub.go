@@ -11,6 +11,9 @@ import (
 // cgo or with the nohdf5 tag.
 var ErrUnavailable = errors.New("hdf5: koopq was built without HDF5 support (needs cgo and libhdf5-dev)")
 
+// Available reports whether this build links libhdf5: not this one.
+const Available = false
+
 // IsHDF5 reports whether path starts with an HDF5 signature.
 func IsHDF5(path string) (bool, error) {
 	b := make([]byte, 8)
