@@ -145,6 +145,9 @@ func LoadSafetensors(path string) (map[string]Tensor, map[string]string, error) 
 			if s < 0 {
 				return nil, nil, fmt.Errorf("safetensors %s: tensor %q has negative shape %v", path, name, e.Shape)
 			}
+			if s > 0 && n > dataLen/4/int64(s) {
+				return nil, nil, fmt.Errorf("safetensors %s: tensor %q shape %v needs more than the file's %d data bytes", path, name, e.Shape, dataLen)
+			}
 			n *= int64(s)
 		}
 		if len(e.Offsets) != 2 || e.Offsets[0] < 0 || e.Offsets[1] > dataLen || e.Offsets[1]-e.Offsets[0] != 4*n {
@@ -153,7 +156,11 @@ func LoadSafetensors(path string) (map[string]Tensor, map[string]string, error) 
 		t := Tensor{Shape: e.Shape, Data: make([]float32, n)}
 		b := body[e.Offsets[0]:e.Offsets[1]]
 		for i := range t.Data {
-			t.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			v := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, nil, fmt.Errorf("safetensors %s: tensor %q element %d is %v (a diverged or corrupt checkpoint)", path, name, i, v)
+			}
+			t.Data[i] = v
 		}
 		out[name] = t
 	}
