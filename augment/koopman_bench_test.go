@@ -9,29 +9,12 @@ import (
 	"github.com/koopq/koopq/koopman"
 )
 
-func randomData(obsDim, actDim, n int, rng *rand.Rand) *dataset.Dataset {
-	d := &dataset.Dataset{ObsDim: obsDim, ActDim: actDim}
-	for i := 0; i < n; i++ {
-		for j := 0; j < obsDim; j++ {
-			d.Observations = append(d.Observations, float32(rng.NormFloat64()))
-			d.NextObservations = append(d.NextObservations, float32(rng.NormFloat64()))
-		}
-		for j := 0; j < actDim; j++ {
-			d.Actions = append(d.Actions, float32(2*rng.Float64()-1))
-		}
-		d.Rewards = append(d.Rewards, 0)
-		d.Terminals = append(d.Terminals, 0)
-		d.Timeouts = append(d.Timeouts, 0)
-	}
-	return d
-}
-
 // BenchmarkKFCppAugment times one KFC++ Augment call (p_K = 1, batch 256)
 // with a paper-sized random model (S = 11, m = 3, N = 32, 512×512) from the
 // cache and from the per-batch Shifter path, and reports the precompute.
 func BenchmarkKFCppAugment(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	d := randomData(11, 3, 20000, rng)
+	d := dataset.Synthetic(11, 3, 20000, rng)
 	m, err := koopman.NewModel(koopman.DefaultModelConfig(11, 3))
 	if err != nil {
 		b.Fatal(err)

@@ -39,23 +39,6 @@ func StepFLOPs(cfg Config, obsDim, actDim int) float64 {
 	return 2*critic + actor
 }
 
-func benchData(obsDim, actDim, n int, rng *rand.Rand) *dataset.Dataset {
-	d := &dataset.Dataset{ObsDim: obsDim, ActDim: actDim}
-	for i := 0; i < n; i++ {
-		for j := 0; j < obsDim; j++ {
-			d.Observations = append(d.Observations, float32(rng.NormFloat64()))
-			d.NextObservations = append(d.NextObservations, float32(rng.NormFloat64()))
-		}
-		for j := 0; j < actDim; j++ {
-			d.Actions = append(d.Actions, float32(2*rng.Float64()-1))
-		}
-		d.Rewards = append(d.Rewards, float32(rng.NormFloat64()))
-		d.Terminals = append(d.Terminals, 0)
-		d.Timeouts = append(d.Timeouts, 0)
-	}
-	return d
-}
-
 // BenchmarkCQLStep times one full CQL update on Hopper-sized data
 // (obs 11, act 3) in the paper's 2×256 and CORL's 3×256 configurations,
 // after the behaviour-cloning warm-up (the more expensive actor path).
@@ -72,7 +55,7 @@ func BenchmarkCQLStep(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			d := benchData(11, 3, 10000, rng)
+			d := dataset.Synthetic(11, 3, 10000, rng)
 			cfg := tc.cfg
 			cfg.BCSteps = 0
 			l := NewLearner(cfg, 11, 3, nil, rng)
@@ -116,7 +99,7 @@ func (l *lazyKFCpp) Augment(b *dataset.Batch, obs, next []float32, rng *rand.Ran
 			return err
 		}
 		o := augment.DefaultOptions()
-		o.Dataset = benchData(11, 3, 10000, rand.New(rand.NewPCG(1, 2))) // the benchmark's data, same rows
+		o.Dataset = dataset.Synthetic(11, 3, 10000, rand.New(rand.NewPCG(1, 2))) // the benchmark's data, same rows
 		o.Model = m
 		if l.a, err = augment.New("kfc++", o); err != nil {
 			return err

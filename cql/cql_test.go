@@ -107,7 +107,7 @@ func TestCQLLearnsPendulumMedium(t *testing.T) {
 // resumed in a fresh trainer ends bit-identical to an uninterrupted one.
 func TestCQLDeterministicAndResumable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	d := benchData(3, 1, 500, rng)
+	d := dataset.Synthetic(3, 1, 500, rng)
 	scale := sac.ActionScale{Low: []float32{-1}, High: []float32{1}}
 	cfg := smallConfig(60)
 	cfg.BCSteps = 20
@@ -159,14 +159,14 @@ func TestCQLDeterministicAndResumable(t *testing.T) {
 
 func TestCheckpointRejectsWrongShape(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	d := benchData(3, 1, 100, rng)
+	d := dataset.Synthetic(3, 1, 100, rng)
 	scale := sac.ActionScale{Low: []float32{-1}, High: []float32{1}}
 	tr, _ := NewTrainer(smallConfig(5), d, nil, scale)
 	path := filepath.Join(t.TempDir(), "ck.safetensors")
 	if err := tr.Save(path, nil); err != nil {
 		t.Fatal(err)
 	}
-	d2 := benchData(4, 1, 100, rng)
+	d2 := dataset.Synthetic(4, 1, 100, rng)
 	tr2, _ := NewTrainer(smallConfig(5), d2, nil, scale)
 	if _, err := tr2.Resume(path); err == nil {
 		t.Fatal("checkpoint for obs 3 loaded into obs 4 learner")
@@ -179,7 +179,7 @@ func TestCheckpointRejectsWrongShape(t *testing.T) {
 
 func TestTrainerRejectsBadInput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	d := benchData(3, 1, 100, rng)
+	d := dataset.Synthetic(3, 1, 100, rng)
 	scale := sac.ActionScale{Low: []float32{-1}, High: []float32{1}}
 	bad := smallConfig(5)
 	bad.Gamma = 1.5

@@ -55,7 +55,7 @@ func criticLoss(l *Learner, B int, alphaPrime float64) float64 {
 // independently written loss above.
 func TestCriticGradientMatchesFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
-	d := benchData(4, 2, 200, rng)
+	d := dataset.Synthetic(4, 2, 200, rng)
 	cfg := DefaultConfig()
 	cfg.Net.Hidden = []int{16, 16}
 	cfg.Batch = 8

@@ -115,3 +115,30 @@ func (nm *Normalizer) Validate(obsDim int) error {
 	}
 	return nil
 }
+
+// Synthetic returns n transitions of random data for benchmarks and smoke
+// tests: observations and next observations ~ N(0, 1) (obsDim each),
+// actions ~ U(−1, 1) (actDim), rewards ~ N(0, 1), no terminals or timeouts.
+// It carries no dynamics: nothing trained on it means anything.
+func Synthetic(obsDim, actDim, n int, rng *rand.Rand) *Dataset {
+	d := &Dataset{
+		ObsDim: obsDim, ActDim: actDim,
+		Observations:     make([]float32, 0, n*obsDim),
+		NextObservations: make([]float32, 0, n*obsDim),
+		Actions:          make([]float32, 0, n*actDim),
+		Rewards:          make([]float32, 0, n),
+		Terminals:        make([]float32, n),
+		Timeouts:         make([]float32, n),
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < obsDim; j++ {
+			d.Observations = append(d.Observations, float32(rng.NormFloat64()))
+			d.NextObservations = append(d.NextObservations, float32(rng.NormFloat64()))
+		}
+		for j := 0; j < actDim; j++ {
+			d.Actions = append(d.Actions, float32(2*rng.Float64()-1))
+		}
+		d.Rewards = append(d.Rewards, float32(rng.NormFloat64()))
+	}
+	return d
+}

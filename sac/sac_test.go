@@ -9,30 +9,6 @@ import (
 	_ "github.com/koopq/koopq/env/classic"
 )
 
-// meanReturn runs n deterministic episodes of p on e.
-func meanReturn(t *testing.T, e env.Env, p *Policy, n int, seed uint64) float64 {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 7))
-	act := make([]float64, p.ActDim)
-	var total float64
-	for ep := 0; ep < n; ep++ {
-		obs := e.Reset(rng)
-		for {
-			p.Act(obs, act)
-			next, r, term, trunc, err := e.Step(act)
-			if err != nil {
-				t.Fatal(err)
-			}
-			total += r
-			obs = next
-			if term || trunc {
-				break
-			}
-		}
-	}
-	return total / float64(n)
-}
-
 // SAC on Pendulum-v1 must reach a mean return far above a random policy's.
 // A uniform-random policy scores about −1200 (measured: −1150 to −1300 over
 // seeds); a learned swing-up policy scores above −400 (typically −150). The
@@ -59,7 +35,10 @@ func TestSACLearnsPendulum(t *testing.T) {
 		t.Fatal(err)
 	}
 	scale, _ := Scale(e)
-	ret := meanReturn(t, e, NewPolicy(ag.Actor, nil, scale), 10, 99)
+	ret, err := deterministicReturn("pendulum", NewPolicy(ag.Actor, nil, scale), 10, rand.New(rand.NewPCG(99, 7)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("SAC pendulum mean return after 8000 steps: %.1f", ret)
 	if ret < -600 {
 		t.Fatalf("SAC mean return %.1f, want > −600 (random ≈ −1200)", ret)
