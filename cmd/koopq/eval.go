@@ -11,6 +11,7 @@ import (
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/sac"
 )
 
 func init() {
@@ -46,6 +47,22 @@ func init() {
 					return &eval.RandomPolicy{Space: sp, Rng: rand.New(rand.NewPCG(seed^0x7a4d, k))}
 				}
 				workers = 1 // one stream per worker: keep the draw order fixed
+			} else if policy == "untrained" {
+				if envName == "" {
+					return fmt.Errorf("--env is required with --policy untrained")
+				}
+				e, err := env.Make(envName)
+				if err != nil {
+					return err
+				}
+				scale, err := sac.Scale(e)
+				if err != nil {
+					return err
+				}
+				obsDim := e.ObservationSpace().Dim()
+				actor := sac.NewActor(sac.DefaultNetConfig(), obsDim, len(scale.Low), rand.New(rand.NewPCG(seed, 0x5eed)))
+				p := sac.NewPolicy(actor, nil, scale)
+				newPolicy = func() eval.Policy { return p.Clone() }
 			} else {
 				p, pe, err := run.LoadPolicy(policy)
 				if err != nil {
@@ -78,7 +95,7 @@ func init() {
 	}
 	f := cmd.Flags()
 	f.StringVar(&envName, "env", "", "environment (default: the one recorded in the policy file)")
-	f.StringVar(&policy, "policy", "random", "policy file (policy.safetensors from 'koopq train') or 'random'")
+	f.StringVar(&policy, "policy", "random", "policy file (policy.safetensors from 'koopq train'), 'random' (uniform actions) or 'untrained' (a freshly initialized 2×256 actor, seeded by --seed)")
 	f.IntVar(&episodes, "episodes", 10, "episodes")
 	f.Uint64Var(&seed, "seed", 0, "seed of the episodes' initial states")
 	f.IntVar(&workers, "workers", 2, "parallel episode workers")
