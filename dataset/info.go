@@ -65,6 +65,13 @@ type Info struct {
 	Lengths          Stats `json:"lengths"`           // episode lengths in steps
 	Rewards          Stats `json:"rewards"`           // per-step rewards of the stored rows
 
+	// NormalizedReturns is Returns on the D4RL normalized scale
+	// 100·(R − R_random)/(R_expert − R_random) for ScoreEnv. The dataset
+	// package knows no reference returns; callers that do (koopq dataset
+	// info, through eval.ReferenceFor) fill both fields. nil: unknown env.
+	NormalizedReturns *Stats `json:"normalized_returns,omitempty"`
+	ScoreEnv          string `json:"score_env,omitempty"`
+
 	Meta map[string]string `json:"meta"`
 	Keys []Key             `json:"keys"`
 }
@@ -244,6 +251,9 @@ func (in *Info) WriteText(w io.Writer) error {
 		p("%-12s mean %.4g  std %.4g  min %.4g  max %.4g\n", name, s.Mean, s.Std, s.Min, s.Max)
 	}
 	st("returns", in.Returns)
+	if ns := in.NormalizedReturns; ns != nil {
+		p("%-12s mean %.4g  std %.4g  min %.4g  max %.4g  (normalized score, %s references)\n", "normalized", ns.Mean, ns.Std, ns.Min, ns.Max, in.ScoreEnv)
+	}
 	st("lengths", in.Lengths)
 	st("rewards", in.Rewards)
 	if len(in.Meta) > 0 {

@@ -74,3 +74,19 @@ func TestMeanStdAndScoreJSON(t *testing.T) {
 		t.Fatalf("round trip %+v %v", back, err)
 	}
 }
+
+func TestReferenceFor(t *testing.T) {
+	for id, want := range map[string]string{
+		"hopper": "hopper", "hopper-medium-v2": "hopper", "Hopper-v3": "hopper",
+		"mujoco/halfcheetah/medium-v0": "halfcheetah", "walker2d_medium_replay": "walker2d",
+		"pendulum-medium": "pendulum", "cartpole": "", "": "", "humanoid-medium-v2": "",
+	} {
+		name, ref, ok := ReferenceFor(id)
+		if name != want || ok != (want != "") {
+			t.Errorf("ReferenceFor(%q) = %q, %v; want %q", id, name, ok, want)
+		}
+		if ok && ref != References[want] {
+			t.Errorf("ReferenceFor(%q) returned %+v, want %+v", id, ref, References[want])
+		}
+	}
+}

@@ -3,6 +3,7 @@ package eval
 import (
 	"encoding/json"
 	"math"
+	"strings"
 )
 
 // Reference holds the returns that define a normalized score of 0 (Random)
@@ -29,6 +30,21 @@ var References = map[string]Reference{
 	// --episodes 100 --seed 0`: a uniform-random policy, and SAC (2×256,
 	// defaults) after 30k env steps, 100 deterministic episodes each.
 	"pendulum": {Random: -1242.33, Expert: -155.42, Source: "koopq references, 100 episodes: uniform random / SAC 30k steps"},
+}
+
+// ReferenceFor resolves the environment part of a dataset or env id to
+// its reference returns: "hopper", "hopper-medium-v2", "Hopper-v3",
+// "mujoco/hopper/medium-v0" and "halfcheetah_medium_replay" all give
+// "hopper"'s (or "halfcheetah"'s) entry. It returns the matched name, and
+// false when no known environment matches.
+func ReferenceFor(id string) (string, Reference, bool) {
+	id = strings.ToLower(id)
+	for _, part := range strings.FieldsFunc(id, func(r rune) bool { return r == '/' || r == '-' || r == '_' || r == ' ' }) {
+		if r, ok := References[part]; ok {
+			return part, r, true
+		}
+	}
+	return "", Reference{}, false
 }
 
 // Score is a float64 that encodes NaN (no reference returns for the env) as

@@ -49,6 +49,10 @@ func SaveSafetensors(path string, ps []*Param, meta map[string]string) error {
 		return fmt.Errorf("safetensors %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
+		tmp.Close()
+		return fmt.Errorf("safetensors %s: %w", path, err)
+	}
 	buf := make([]byte, 8, 8+len(hb))
 	binary.LittleEndian.PutUint64(buf, uint64(len(hb)))
 	buf = append(buf, hb...)

@@ -28,7 +28,7 @@ func PlotDemoCurves(r *DemoResult, path string) error {
 		p.X.Label.Text = "CQL gradient steps"
 		p.Y.Label.Text = "normalized score"
 		p.Add(plotter.NewGrid())
-		for mi, c := range r.Cells {
+		for _, c := range r.Cells {
 			if c.Dataset != name || len(c.Curves) == 0 {
 				continue
 			}
@@ -54,13 +54,13 @@ func PlotDemoCurves(r *DemoResult, path string) error {
 			if err != nil {
 				return err
 			}
-			l.Color = palette[mi%len(palette)]
+			l.Color = palette[methodIndex(r.Config.Methods, c.Method)%len(palette)]
 			l.Width = vg.Points(1.5)
 			p.Add(l)
 			p.Legend.Add(methodLabel(c.Method), l)
 		}
-		p.Legend.Top = false
-		p.Legend.Left = false
+		p.Legend.Top = true
+		p.Legend.Left = true
 		plots[0] = append(plots[0], p)
 	}
 	img := vgimg.New(w*vg.Length(len(plots[0])), h)
@@ -75,4 +75,14 @@ func PlotDemoCurves(r *DemoResult, path string) error {
 		return err
 	}
 	return WriteFileAtomic(path, buf.Bytes())
+}
+
+// methodIndex is m's position in methods (its colour in every panel).
+func methodIndex(methods []string, m string) int {
+	for i, x := range methods {
+		if x == m {
+			return i
+		}
+	}
+	return len(methods)
 }

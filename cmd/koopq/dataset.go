@@ -3,17 +3,32 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/eval"
 )
+
+// referenceNames lists the environments with normalized-score references.
+func referenceNames() []string {
+	names := make([]string, 0, len(eval.References))
+	for n := range eval.References {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
 
 func init() {
 	var opts dataset.ReadOptions
 	var asJSON bool
+	var envName string
 	datasetCmd := &cobra.Command{
 		Use:   "dataset",
 		Short: "Inspect offline datasets (D4RL and Minari HDF5)",
@@ -33,6 +48,20 @@ directory.`,
 			if err != nil {
 				return err
 			}
+			id := envName
+			for _, k := range []string{"env", "env_name", "env_id", "dataset_id", "dataset"} {
+				if id == "" {
+					id = in.Meta[k]
+				}
+			}
+			if name, ref, ok := eval.ReferenceFor(id); ok && in.Returns.Count > 0 {
+				r := in.Returns
+				in.NormalizedReturns = &dataset.Stats{Count: r.Count, Mean: ref.Normalize(r.Mean),
+					Std: 100 * r.Std / math.Abs(ref.Expert-ref.Random), Min: ref.Normalize(r.Min), Max: ref.Normalize(r.Max)}
+				in.ScoreEnv = name
+			} else if envName != "" {
+				return fmt.Errorf("--env %q: no reference returns for it (known: %s)", envName, strings.Join(referenceNames(), ", "))
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -51,6 +80,7 @@ directory.`,
 	fl.BoolVar(&opts.UseNextObservations, "use-next-observations", false, "take s' from the stored next_observations instead of observations[i+1]")
 	fl.IntVar(&opts.MaxEpisodeSteps, "max-episode-steps", 0, "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)")
 	fl.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	fl.StringVar(&envName, "env", "", "environment whose reference returns give the normalized score (default: from the file's metadata)")
 	datasetCmd.AddCommand(infoCmd)
 	rootCmd.AddCommand(datasetCmd)
 }

@@ -36,12 +36,15 @@ It prints a table of normalized scores and writes results.json, table.md, curves
 			}
 			var cur *bar
 			var curStage string
+			var curTotal int
 			res, err := run.Demo(cmd.Context(), cfg, out, os.Stdout, func(stage string, done, total int, msg string) {
-				if stage != curStage {
+				// A run reports phases (precompute, training) under one
+				// stage name with different totals: each gets its own bar.
+				if stage != curStage || total != curTotal {
 					if cur != nil {
 						cur.finish()
 					}
-					cur, curStage = newBar(total, stage), stage
+					cur, curStage, curTotal = newBar(total, stage), stage, total
 				}
 				cur.set(done, msg)
 			})
