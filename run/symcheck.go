@@ -163,6 +163,10 @@ type SymcheckResult struct {
 	Data        string         `json:"data,omitempty"`
 	Transitions int            `json:"transitions"` // dataset size
 	Samples     int            `json:"samples"`     // n actually used
+	// Terminals counts terminal transitions left out of the sample: under
+	// d4rl's qlearning_dataset conversion their s' is observations[i+1],
+	// the next episode's first state, not a successor of s_t.
+	Terminals int `json:"terminals_excluded"`
 	ObsDim      int            `json:"obs_dim"`
 	ActDim      int            `json:"act_dim"`
 	Latent      int            `json:"latent"`
@@ -300,9 +304,22 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 		return nil, fmt.Errorf("symcheck: env %s has observations %d / actions %d, dataset %d / %d", cfg.Env, od, ad, data.ObsDim, data.ActDim)
 	}
 
+	// Terminal transitions are left out (see SymcheckResult.Terminals).
+	cands := make([]int, 0, data.Len())
+	for i, t := range data.Terminals {
+		if t == 0 {
+			cands = append(cands, i)
+		}
+	}
+	if len(cands) == 0 {
+		return nil, fmt.Errorf("symcheck: every transition in the dataset is terminal")
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5c))
-	n := min(cfg.N, data.Len())
-	idx := rng.Perm(data.Len())[:n]
+	n := min(cfg.N, len(cands))
+	idx := rng.Perm(len(cands))[:n]
+	for i, k := range idx {
+		idx[i] = cands[k]
+	}
 	sort.Ints(idx)
 	S, M, N := m.S(), m.M(), m.N()
 	w := &symWork{m: m, n: n, S: S, N: N, residual: cfg.Residual, dims: append(append([]int(nil), pos...), vel...)}
@@ -317,7 +334,7 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 	w.g = append([]float32(nil), m.Encode(&enc, w.s, 2*n)...)
 	w.recon = append([]float32(nil), m.Decode(&w.dec, w.g, 2*n)...)
 
-	res := &SymcheckResult{Config: cfg, Provenance: CurrentProvenance(), Transitions: data.Len(), Samples: n,
+	res := &SymcheckResult{Config: cfg, Provenance: CurrentProvenance(), Transitions: data.Len(), Samples: n, Terminals: data.Len() - len(cands),
 		ObsDim: S, ActDim: M, Latent: N, EpsStd: cfg.ShiftSigma * augment.KFCppEpsUnit, PosDims: pos, VelDims: vel,
 		MatchRelErr: map[string]float64{}}
 

@@ -31,8 +31,8 @@ func SymcheckTable(r *SymcheckResult) string {
 	if r.Config.Residual {
 		dec = "residual decoding s̃ = s + D(g̃) − D(g)"
 	}
-	fmt.Fprintf(&b, "symcheck %s: %d of %d transitions (seed %d), model S=%d m=%d N=%d, ε std %.3g (shift sigma %g), %s\n",
-		r.Config.Env, r.Samples, r.Transitions, r.Config.Seed, r.ObsDim, r.ActDim, r.Latent, r.EpsStd, r.Config.ShiftSigma, dec)
+	fmt.Fprintf(&b, "symcheck %s: %d of %d transitions (%d terminal ones excluded; seed %d), model S=%d m=%d N=%d, ε std %.3g (shift sigma %g), %s\n",
+		r.Config.Env, r.Samples, r.Transitions, r.Terminals, r.Config.Seed, r.ObsDim, r.ActDim, r.Latent, r.EpsStd, r.Config.ShiftSigma, dec)
 	fmt.Fprintf(&b, "positions = obs%v, velocities = obs%v; norms are Euclidean; KFC++ fallbacks %d, max eigenbasis cond %.3g\n",
 		dimRange(r.PosDims), dimRange(r.VelDims), r.Fallbacks, r.MaxCond)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

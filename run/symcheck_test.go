@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/classic"
 	"github.com/koopq/koopq/koopman"
 )
@@ -191,4 +192,76 @@ func TestSymcheckErrors(t *testing.T) {
 	if _, err := Symcheck(context.Background(), m, &bad, cfg, nil); err == nil {
 		t.Error("dataset/model mismatch accepted")
 	}
+}
+
+// hopperTransitions rolls the real Hopper with uniform random actions.
+func hopperTransitions(t *testing.T, n int, seed uint64) *dataset.Dataset {
+	t.Helper()
+	e, err := env.Make("hopper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 5))
+	S, A := e.ObservationSpace().Dim(), e.ActionSpace().Dim()
+	d := &dataset.Dataset{ObsDim: S, ActDim: A}
+	obs := e.Reset(rng)
+	act := make([]float64, A)
+	for len(d.Rewards) < n {
+		for j := range act {
+			act[j] = 2*rng.Float64() - 1
+		}
+		next, r, term, trunc, err := e.Step(act)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range S {
+			d.Observations = append(d.Observations, float32(obs[j]))
+			d.NextObservations = append(d.NextObservations, float32(next[j]))
+		}
+		for _, a := range act {
+			d.Actions = append(d.Actions, float32(a))
+		}
+		d.Rewards = append(d.Rewards, float32(r))
+		d.Terminals = append(d.Terminals, map[bool]float32{true: 1, false: 0}[term])
+		d.Timeouts = append(d.Timeouts, 0)
+		obs = next
+		if term || trunc {
+			obs = e.Reset(rng)
+		}
+	}
+	return d
+}
+
+// The study runs on MuJoCo Hopper (state set from an observation, x = 0):
+// the simulator replays the logged transitions (median ΔE at float32
+// rounding; a few stiff contact steps may differ), every variant simulates
+// without failures, and the random shifts match the KFC++ mean ΔS.
+func TestSymcheckHopper(t *testing.T) {
+	d := hopperTransitions(t, 1200, 2)
+	m := tinyKoopman(t, d)
+	cfg := DefaultSymcheckConfig("hopper")
+	cfg.N, cfg.Seed = 300, 4
+	r, err := Symcheck(context.Background(), m, d, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := r.Variant("data").DeltaE.Median; e > 1e-5 {
+		t.Errorf("data: median ΔE %g, the simulator does not reproduce the dataset", e)
+	}
+	sym := r.Variant("kfc++")
+	if !(sym.DeltaS.Mean > 0) {
+		t.Fatalf("kfc++ mean ΔS %v", sym.DeltaS.Mean)
+	}
+	for _, v := range r.Variants {
+		if v.Failures != 0 || v.DeltaE.Count != r.Samples {
+			t.Errorf("%s: %d failures, %d values", v.Name, v.Failures, v.DeltaE.Count)
+		}
+		finiteStats(t, v.Name+" ΔE", v.DeltaE)
+	}
+	for _, name := range []string{"random-shared", "random-independent"} {
+		if rel := math.Abs(r.Variant(name).DeltaS.Mean-sym.DeltaS.Mean) / sym.DeltaS.Mean; !(rel <= 1e-6) {
+			t.Errorf("%s: mean ΔS off by %.2g relative to kfc++", name, rel)
+		}
+	}
+	t.Logf("\n%s", SymcheckTable(r))
 }
