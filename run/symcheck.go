@@ -166,13 +166,13 @@ type SymcheckResult struct {
 	// Terminals counts terminal transitions left out of the sample: under
 	// d4rl's qlearning_dataset conversion their s' is observations[i+1],
 	// the next episode's first state, not a successor of s_t.
-	Terminals int `json:"terminals_excluded"`
-	ObsDim      int            `json:"obs_dim"`
-	ActDim      int            `json:"act_dim"`
-	Latent      int            `json:"latent"`
-	EpsStd      float64        `json:"eps_std"` // ShiftSigma·3e-3
-	PosDims     []int          `json:"position_dims"`
-	VelDims     []int          `json:"velocity_dims"`
+	Terminals int     `json:"terminals_excluded"`
+	ObsDim    int     `json:"obs_dim"`
+	ActDim    int     `json:"act_dim"`
+	Latent    int     `json:"latent"`
+	EpsStd    float64 `json:"eps_std"` // ShiftSigma·3e-3
+	PosDims   []int   `json:"position_dims"`
+	VelDims   []int   `json:"velocity_dims"`
 	// Fallbacks counts transitions whose K(a_t) eigenbasis was rejected, so
 	// that KFC++ used the scalar fallback generator; MaxCond is the largest
 	// eigenbasis condition number seen (−1 when an inversion failed).

@@ -62,6 +62,6 @@ It prints a table of normalized scores and writes results.json, table.md, curves
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "output directory (default runs/demo-<time>)")
 	f.IntVar(&seeds, "seeds", 2, "CQL seeds per dataset and method")
-	f.IntVar(&steps, "steps", 4000, "CQL gradient steps per run")
+	f.IntVar(&steps, "steps", run.DefaultDemoConfig().Train.CQL.Steps, "CQL gradient steps per run")
 	rootCmd.AddCommand(cmd)
 }
