@@ -9,6 +9,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/internal/blas"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/nn"
 )
 
 // StepFLOPs is the FLOP count of one CQL update for the given config and
@@ -156,11 +157,11 @@ func BenchmarkCQLGEMMLimit(b *testing.B) {
 			b.ResetTimer()
 			for it := 0; it < b.N; it++ {
 				pass(as, 2*B, ab, false, false) // actor on s and s'
-				both(func(i int) {
+				nn.Both(func(i int) {
 					pass(qs, B, cb[i], false, false) // target
 					pass(qs, B, cb[i], false, false) // Q(s, a_π)
 				})
-				both(func(i int) {
+				nn.Both(func(i int) {
 					pass(qs, R, cb[i], true, true)  // big batch: forward, dW, dX (not layer 0)
 					pass(qs, B, cb[i], false, true) // ∂Q/∂a for the actor
 				})

@@ -3,7 +3,6 @@ package cql
 import (
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
@@ -137,16 +136,6 @@ func (l *Learner) prepare(B int) {
 	}
 }
 
-// both runs f(0) and f(1) concurrently: the twin critics are independent, so
-// each takes one core with a single-threaded BLAS.
-func both(f func(i int)) {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); f(1) }()
-	f(0)
-	wg.Wait()
-}
-
 // sampleRows draws n reparameterized actions per row of the policy output
 // out [B, 2A] into act [B·n, A] and logp [B·n] (row i·n+k is sample k of state i).
 func sampleRows(out []float32, B, A, n int, noise, act, logp []float32) {
@@ -229,7 +218,7 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 	bc := l.Steps < cfg.BCSteps
 
 	// Phase A: target Q(s̃', a') and Q(s, a_π) for the actor loss.
-	both(func(i int) {
+	nn.Both(func(i int) {
 		w.tq[i] = l.QT[i].Forward(&w.crit[i].tgt, w.saNext, B)
 		if !bc {
 			w.pq[i] = l.Q[i].Forward(&w.crit[i].pi, w.saPi, B)
@@ -258,7 +247,7 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 
 	// Phase B: each critic's Bellman + CQL loss, backward and Adam step.
 	logDensity := float32(float64(A) * math.Log(0.5)) // log of the uniform density on [−1,1]^A
-	both(func(i int) {
+	nn.Both(func(i int) {
 		c := &w.crit[i]
 		R := B * (1 + 3*N)
 		q := l.Q[i].Forward(&c.big, x, R)

@@ -294,7 +294,26 @@ func BenchmarkModelTrain(b *testing.B) {
 		tr.lossGrad(tc.Batch, true)
 		opt.Step()
 	}
-	b.ReportMetric(float64(b.N*tc.Batch)/b.Elapsed().Seconds(), "samples/s")
+	rate := float64(b.N*tc.Batch) / b.Elapsed().Seconds()
+	b.ReportMetric(rate, "samples/s")
+	b.ReportMetric(rate*trainFLOPsPerSample(cfg)/1e9, "GFLOP/s")
+}
+
+// trainFLOPsPerSample counts the multiply-adds (×2) of one training sample:
+// the forward path runs E, K(a) and D on s; the autoencoder runs E and D on
+// s̃ and s̃'; backward costs a weight gradient per layer and an input
+// gradient per layer except E's first.
+func trainFLOPsPerSample(c ModelConfig) float64 {
+	macs := func(sizes []int) (all, first float64) {
+		for i := 0; i+1 < len(sizes); i++ {
+			all += float64(sizes[i] * sizes[i+1])
+		}
+		return all, float64(sizes[0] * sizes[1])
+	}
+	e, e0 := macs(append(append([]int{c.ObsDim}, c.Hidden...), c.Latent))
+	d, _ := macs(append(append([]int{c.Latent}, c.Hidden...), c.ObsDim))
+	k := float64(c.Latent * c.Latent * (c.ActDim + 1))
+	return 2 * (3*(3*e-e0) + 3*(3*d) + 3*k)
 }
 
 var (

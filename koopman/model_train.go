@@ -115,10 +115,21 @@ type TrainResult struct {
 }
 
 // trainer holds one training run's workspaces.
+//
+// One loss evaluation runs on two goroutines (one core each, single-threaded
+// BLAS): goroutine 0 takes the forward path D(K(a)E(s)) on all rows plus the
+// autoencoder on the first quarter of x = [s̃; s̃'], goroutine 1 the
+// autoencoder on the other three quarters, through twin networks that share
+// the weights but accumulate their own gradients (added in afterwards, in a
+// fixed order, so results do not depend on scheduling). The two halves cost
+// about the same: 1 + ½ versus 1½ batch-sized passes through E and D.
 type trainer struct {
-	m   *Model
-	cfg TrainConfig
-	ws  [2]Workspace // 0: forward path, 1: autoencoder path
+	m          *Model
+	cfg        TrainConfig
+	ws         [2]Workspace // 0: forward path, 1: autoencoder rows of goroutine 0
+	ws2        nn.Cache     // autoencoder rows of goroutine 1 (encoder)
+	ws2d       nn.Cache     // (decoder)
+	enc2, dec2 *nn.MLP      // weight-sharing twins of m.Enc, m.Dec for goroutine 1
 	s, a, s2,
 	x, gp, dPred, dRec,
 	dGp, dG, dG2 []float32
@@ -139,33 +150,62 @@ func (t *trainer) prepare(rows int) {
 // accumulates the gradients of fwd + γ_ae·ae (callers zero them).
 func (t *trainer) lossGrad(rows int, grads bool) (fwd, ae float64) {
 	m := t.m
+	S, N := m.S(), m.N()
 	delta := float32(t.cfg.HuberDelta)
-	// Forward path: D(K(a) E(s)) vs s'.
-	g := m.Encode(&t.ws[0].Enc, t.s, rows)
-	m.Advance(&t.ws[0], g, t.a, rows, t.gp)
-	pred := m.Decode(&t.ws[0].Dec, t.gp, rows)
+	if t.enc2 == nil {
+		t.enc2, t.dec2 = m.Enc.ShareData(), m.Dec.ShareData()
+	}
 	var dp, dr []float32
 	if grads {
 		dp, dr = t.dPred, t.dRec
 	}
-	fwd = float64(nn.Huber(pred, t.s2, delta, dp, 1))
-	// Autoencoder path: D(E(x)) vs x.
-	if t.cfg.AEWeight > 0 {
-		gx := m.Encode(&t.ws[1].Enc, t.x, 2*rows)
-		rec := m.Decode(&t.ws[1].Dec, gx, 2*rows)
-		ae = float64(nn.Huber(rec, t.x, delta, dr, float32(t.cfg.AEWeight)))
+	// Autoencoder rows [0, k) go with the forward path, [k, 2·rows) to the
+	// other goroutine. Each part's Huber mean is rescaled by its share of
+	// the 2·rows·S elements so that the sum is the full mean.
+	k := rows / 2
+	total := float64(2 * rows * S)
+	var aeParts [2]float64
+	aePart := func(i int, enc, dec *nn.MLP, ec, dc *nn.Cache, lo, hi int) {
+		if hi <= lo || t.cfg.AEWeight <= 0 {
+			return
+		}
+		x := t.x[lo*S : hi*S]
+		share := float64((hi-lo)*S) / total
+		gx := enc.Forward(ec, x, hi-lo)
+		rec := dec.Forward(dc, gx, hi-lo)
+		var g []float32
+		if grads {
+			g = dr[lo*S : hi*S]
+		}
+		aeParts[i] = float64(nn.Huber(rec, x, delta, g, float32(t.cfg.AEWeight*share))) * share
+		if grads {
+			dg := t.dG2[lo*N : hi*N]
+			dec.Backward(dc, g, dg, true)
+			enc.Backward(ec, dg, nil, true)
+		}
 	}
-	if !grads {
-		return fwd, ae
+	nn.Both(func(i int) {
+		if i == 1 {
+			aePart(1, t.enc2, t.dec2, &t.ws2, &t.ws2d, k, 2*rows)
+			return
+		}
+		// Forward path: D(K(a) E(s)) vs s'.
+		g := m.Encode(&t.ws[0].Enc, t.s, rows)
+		m.Advance(&t.ws[0], g, t.a, rows, t.gp)
+		pred := m.Decode(&t.ws[0].Dec, t.gp, rows)
+		fwd = float64(nn.Huber(pred, t.s2, delta, dp, 1))
+		if grads {
+			m.Dec.Backward(&t.ws[0].Dec, t.dPred, t.dGp, true)
+			m.AdvanceBackward(&t.ws[0], t.dGp, t.dG, true)
+			m.Enc.Backward(&t.ws[0].Enc, t.dG, nil, true)
+		}
+		aePart(0, m.Enc, m.Dec, &t.ws[1].Enc, &t.ws[1].Dec, 0, k)
+	})
+	if grads {
+		nn.AddGrads(m.Enc.Params(), t.enc2.Params())
+		nn.AddGrads(m.Dec.Params(), t.dec2.Params())
 	}
-	m.Dec.Backward(&t.ws[0].Dec, t.dPred, t.dGp, true)
-	m.AdvanceBackward(&t.ws[0], t.dGp, t.dG, true)
-	m.Enc.Backward(&t.ws[0].Enc, t.dG, nil, true)
-	if t.cfg.AEWeight > 0 {
-		m.Dec.Backward(&t.ws[1].Dec, t.dRec, t.dG2, true)
-		m.Enc.Backward(&t.ws[1].Enc, t.dG2, nil, true)
-	}
-	return fwd, ae
+	return fwd, aeParts[0] + aeParts[1]
 }
 
 // gather copies rows idx of the transition arrays into the workspace and

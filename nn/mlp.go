@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 )
 
 // MLP is a stack of Linear layers with Hidden applied after every layer but
@@ -127,3 +128,51 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 
 // Output returns the output of the last Forward made with c.
 func (c *Cache) Output() []float32 { return c.outs[len(c.outs)-1] }
+
+// ShareData returns an MLP with the same architecture whose parameters share
+// m's Data slices but have their own zeroed Grad buffers. Two goroutines can
+// then back-propagate different rows through m and the twin at the same
+// time without racing on gradients; the caller adds the twin's gradients
+// into m's (AddGrads) afterwards.
+func (m *MLP) ShareData() *MLP {
+	twin := &MLP{Sizes: append([]int(nil), m.Sizes...), Hidden: m.Hidden, Output: m.Output}
+	share := func(p *Param) *Param {
+		if p == nil {
+			return nil
+		}
+		return &Param{Name: p.Name, Shape: p.Shape, Data: p.Data, Grad: make([]float32, len(p.Grad))}
+	}
+	for _, l := range m.Layers {
+		twin.Layers = append(twin.Layers, &Linear{In: l.In, Out: l.Out, W: share(l.W), B: share(l.B)})
+	}
+	return twin
+}
+
+// AddGrads adds src's gradients into dst's and zeroes src's (parameters
+// matched by position; both lists must come from the same architecture).
+func AddGrads(dst, src []*Param) {
+	if len(dst) != len(src) {
+		panic(fmt.Sprintf("nn: AddGrads: %d vs %d parameters", len(dst), len(src)))
+	}
+	for i, d := range dst {
+		s := src[i]
+		if len(d.Grad) != len(s.Grad) {
+			panic(fmt.Sprintf("nn: AddGrads: %s has %d gradients, %s %d", d.Name, len(d.Grad), s.Name, len(s.Grad)))
+		}
+		for j, g := range s.Grad {
+			d.Grad[j] += g
+			s.Grad[j] = 0
+		}
+	}
+}
+
+// Both runs f(0) and f(1) concurrently (f(0) on the calling goroutine) and
+// returns when both are done: the two-core split used for twin critics and
+// for the Koopman loss's two halves.
+func Both(f func(i int)) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); f(1) }()
+	f(0)
+	wg.Wait()
+}
