@@ -281,9 +281,9 @@ func TestAdversarialStep(t *testing.T) {
 // policy scores ≈ −1200 (std ≈ 300) and CQL(none) on the same data ≈ −300 to
 // −500 at this budget; with 30 episodes the standard error of a mean is
 // ≈ 55 (random) to 75 (learned), so the bar sits 4.5 standard errors above
-// random. Measured here: kfc++ −520, vae-noise −556, s4rl-adv −613,
-// kfc++-prediction −615, fwd-prediction −561, kfc++-contact −418, kfc −790
-// (kfc is the weakest; its generator has one direction per transition).
+// random. Measured (go test ./augment/ -run LearnPendulum -v, 2026-11-23):
+// kfc++ −496, kfc −637, s4rl-adv −618, kfc++-contact −458, vae-noise −530,
+// kfc++-prediction −522, fwd-prediction −578 (std 270-410 over episodes).
 func TestAugmentersLearnPendulum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("learning test")
