@@ -7,6 +7,7 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/gradcheck"
 	"github.com/koopq/koopq/nn"
 )
 
@@ -79,19 +80,8 @@ func TestCriticGradientMatchesFiniteDifferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	nn.CopyParams(l.Q[0].Params(), before) // undo Adam; Grad still holds ∂L/∂θ at θ0
-	const h = 1e-3
 	for _, p := range l.Q[0].Params() {
-		for _, j := range rng.Perm(len(p.Data))[:min(12, len(p.Data))] {
-			old := p.Data[j]
-			p.Data[j] = old + h
-			lp := criticLoss(l, cfg.Batch, 0.7)
-			p.Data[j] = old - h
-			lm := criticLoss(l, cfg.Batch, 0.7)
-			p.Data[j] = old
-			num := (lp - lm) / (2 * h)
-			if ana := float64(p.Grad[j]); math.Abs(num-ana) > 2e-2*math.Max(0.1, math.Abs(num)) {
-				t.Errorf("%s[%d]: Step's gradient %.5g, finite difference %.5g", p.Name, j, ana, num)
-			}
-		}
+		gradcheck.Check(t, "Step's gradient of "+p.Name, p.Data, p.Grad, func() float64 { return criticLoss(l, cfg.Batch, 0.7) }, rng,
+			gradcheck.Options{Probes: 12, Floor: 0.1})
 	}
 }

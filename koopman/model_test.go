@@ -10,31 +10,15 @@ import (
 
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/classic"
+	"github.com/koopq/koopq/internal/gradcheck"
 	"github.com/koopq/koopq/nn"
 )
 
 // checkGradF compares analytic gradients with central finite differences of
-// loss (the pattern of nn/gradcheck_test.go), probing up to 30 entries.
+// loss, probing up to 30 entries.
 func checkGradF(t *testing.T, name string, x, analytic []float32, loss func() float64, rng *rand.Rand) {
 	t.Helper()
-	const h = 1e-3
-	idx := rng.Perm(len(x))
-	if len(idx) > 30 {
-		idx = idx[:30]
-	}
-	for _, i := range idx {
-		old := x[i]
-		x[i] = old + h
-		lp := loss()
-		x[i] = old - h
-		lm := loss()
-		x[i] = old
-		num := (lp - lm) / (2 * h)
-		ana := float64(analytic[i])
-		if math.Abs(num-ana) > 2e-2*math.Max(1e-2, math.Abs(num))+2e-4 {
-			t.Errorf("%s[%d]: analytic %.6g, finite difference %.6g", name, i, ana, num)
-		}
-	}
+	gradcheck.Check(t, name, x, analytic, loss, rng, gradcheck.Options{Floor: 1e-2, AbsTol: 2e-4})
 }
 
 // The whole-model gradient (E, K0, K_i, D through both loss terms) matches

@@ -4,42 +4,15 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/koopq/koopq/internal/gradcheck"
 )
 
 // checkGrad compares analytic gradients with central finite differences of
-// loss with respect to the entries of x. It probes up to maxProbe entries.
+// loss with respect to the entries of x (40 probes, ReLU kinks skipped).
 func checkGrad(t *testing.T, name string, x []float32, analytic []float32, loss func() float64, rng *rand.Rand) {
 	t.Helper()
-	const h = 1e-3
-	idx := rng.Perm(len(x))
-	if len(idx) > 40 {
-		idx = idx[:40]
-	}
-	l0 := loss()
-	kinks := 0
-	for _, i := range idx {
-		old := x[i]
-		x[i] = old + h
-		lp := loss()
-		x[i] = old - h
-		lm := loss()
-		x[i] = old
-		// A probe that straddles a ReLU kink has one-sided slopes that
-		// disagree; such probes are skipped (and counted) rather than compared.
-		fwd, bwd := (lp-l0)/h, (l0-lm)/h
-		if math.Abs(fwd-bwd) > 5e-2*math.Max(1, math.Abs(fwd)) {
-			kinks++
-			continue
-		}
-		num := (lp - lm) / (2 * h)
-		ana := float64(analytic[i])
-		if math.Abs(num-ana) > 2e-2*math.Max(1, math.Abs(num)) {
-			t.Errorf("%s[%d]: analytic %.6g, finite difference %.6g", name, i, ana, num)
-		}
-	}
-	if kinks*4 > len(idx) {
-		t.Errorf("%s: %d of %d probes straddled a kink; the check is not informative", name, kinks, len(idx))
-	}
+	gradcheck.Check(t, name, x, analytic, loss, rng, gradcheck.Options{Probes: 40, SkipKinks: true})
 }
 
 func randVec(rng *rand.Rand, n int, scale float64) []float32 {
