@@ -33,6 +33,9 @@ type Result struct {
 	// reference returns (NaN otherwise); NormalizedStd is the same scaling of Std.
 	Normalized    Score `json:"normalized_score"`
 	NormalizedStd Score `json:"normalized_std"`
+	// SuccessRate is the fraction of episodes with return ≥ 1 in
+	// goal-reaching envs (Reference.GoalReaching); NaN (null) otherwise.
+	SuccessRate Score `json:"success_rate"`
 }
 
 // Evaluate runs episodes episodes of the policy made by newPolicy in fresh
@@ -77,10 +80,19 @@ func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, w
 	for _, r := range res.Returns {
 		res.Min, res.Max = math.Min(res.Min, r), math.Max(res.Max, r)
 	}
-	res.Normalized, res.NormalizedStd = Score(math.NaN()), Score(math.NaN())
-	if ref, ok := References[name]; ok {
+	res.Normalized, res.NormalizedStd, res.SuccessRate = Score(math.NaN()), Score(math.NaN()), Score(math.NaN())
+	if _, ref, ok := ReferenceFor(name); ok {
 		res.Normalized = Score(ref.Normalize(res.Mean))
 		res.NormalizedStd = Score(100 * res.Std / (ref.Expert - ref.Random))
+		if ref.GoalReaching {
+			n := 0
+			for _, r := range res.Returns {
+				if r >= 1 {
+					n++
+				}
+			}
+			res.SuccessRate = Score(float64(n) / float64(episodes))
+		}
 	}
 	return res, nil
 }

@@ -90,3 +90,63 @@ func TestReferenceFor(t *testing.T) {
 		}
 	}
 }
+
+// coinGoalEnv is a goal-reaching test env named like an AntMaze env: an
+// episode whose reset draws u < 0.5 reaches the goal on its first step
+// (reward 1, terminated); the others time out after 3 steps with return 0.
+type coinGoalEnv struct {
+	lucky bool
+	steps int
+}
+
+func (e *coinGoalEnv) Name() string { return "antmaze-coin-v0" }
+func (e *coinGoalEnv) ObservationSpace() env.Space {
+	return env.Space{Low: []float64{0}, High: []float64{1}}
+}
+func (e *coinGoalEnv) ActionSpace() env.Space {
+	return env.Space{Low: []float64{-1}, High: []float64{1}}
+}
+func (e *coinGoalEnv) MaxEpisodeSteps() int           { return 3 }
+func (e *coinGoalEnv) State() []float64               { return nil }
+func (e *coinGoalEnv) SetState(state []float64) error { return nil }
+func (e *coinGoalEnv) Reset(rng *rand.Rand) []float64 {
+	e.lucky, e.steps = rng.Float64() < 0.5, 0
+	return []float64{0}
+}
+func (e *coinGoalEnv) Step(action []float64) ([]float64, float64, bool, bool, error) {
+	e.steps++
+	if e.lucky {
+		return []float64{1}, 1, true, false, nil
+	}
+	return []float64{0}, 0, false, e.steps >= 3, nil
+}
+
+// Goal-reaching envs (AntMaze names) report the success rate and D4RL's
+// normalization 100·return; other envs report no success rate.
+func TestSuccessRate(t *testing.T) {
+	env.Register("antmaze-coin-v0", func() (env.Env, error) { return &coinGoalEnv{}, nil })
+	const episodes, seed = 41, 9
+	res, err := Evaluate("antmaze-coin-v0", func() Policy { return constPolicy{0} }, episodes, seed, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lucky := 0
+	for k := range episodes {
+		if rand.New(rand.NewPCG(seed, uint64(k))).Float64() < 0.5 {
+			lucky++
+		}
+	}
+	if want := float64(lucky) / episodes; float64(res.SuccessRate) != want || lucky == 0 || lucky == episodes {
+		t.Fatalf("success rate %v, want %v", res.SuccessRate, want)
+	}
+	if math.Abs(float64(res.Normalized)-100*res.Mean) > 1e-12 {
+		t.Fatalf("normalized %v, want 100 × mean return %v", res.Normalized, res.Mean)
+	}
+	if name, _, _ := ReferenceFor("antmaze-medium-diverse-v2"); name != "antmaze" {
+		t.Fatalf("ReferenceFor(antmaze-medium-diverse-v2) = %q", name)
+	}
+	p, err := Evaluate("pendulum", func() Policy { return constPolicy{0} }, 2, 0, 1)
+	if err != nil || !math.IsNaN(float64(p.SuccessRate)) {
+		t.Fatalf("pendulum success rate %v (err %v), want NaN", p.SuccessRate, err)
+	}
+}

@@ -11,6 +11,10 @@ import (
 type Reference struct {
 	Random, Expert float64
 	Source         string // how the numbers were obtained
+	// GoalReaching marks sparse goal-reaching envs (AntMaze): an episode
+	// succeeds when its return is at least 1, and evaluations report the
+	// success rate.
+	GoalReaching bool
 }
 
 // Normalize maps a return to 100·(R − Random)/(Expert − Random).
@@ -26,6 +30,9 @@ var References = map[string]Reference{
 	"halfcheetah": {Random: -280.178953, Expert: 12135.0, Source: "D4RL v2 infos.py"},
 	"walker2d":    {Random: 1.629008, Expert: 4592.3, Source: "D4RL v2 infos.py"},
 	"ant":         {Random: -325.6, Expert: 3879.7, Source: "D4RL v2 infos.py"},
+	// AntMaze: D4RL registers ref_min_score 0 and ref_max_score 1 for every
+	// antmaze-*-v2 env, so the normalized score is 100 × the success rate.
+	"antmaze": {Random: 0, Expert: 1, Source: "D4RL v2 antmaze ref_min_score/ref_max_score", GoalReaching: true},
 	// Measured with `koopq references --env pendulum --sac-steps 30000
 	// --episodes 100 --seed 0`: a uniform-random policy, and SAC (2×256,
 	// defaults) after 30k env steps, 100 deterministic episodes each.

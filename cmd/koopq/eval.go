@@ -80,8 +80,12 @@ func init() {
 			fmt.Printf("%s, policy %s, %d episodes (seed %d): return %.2f ± %.2f (min %.2f, max %.2f)\n",
 				envName, policy, episodes, seed, res.Mean, res.Std, res.Min, res.Max)
 			if !math.IsNaN(float64(res.Normalized)) {
-				ref := eval.References[envName]
+				_, ref, _ := eval.ReferenceFor(envName)
 				fmt.Printf("normalized score %.2f ± %.2f (random %.4g, expert %.4g: %s)\n", res.Normalized, res.NormalizedStd, ref.Random, ref.Expert, ref.Source)
+			}
+			if !math.IsNaN(float64(res.SuccessRate)) {
+				fmt.Printf("success rate %.1f%% (%d of %d episodes reached the goal)\n", 100*res.SuccessRate,
+					int(math.Round(float64(res.SuccessRate)*float64(episodes))), episodes)
 			}
 			if jsonOut != "" {
 				return (&run.Dir{Path: "."}).WriteJSON(jsonOut, struct {

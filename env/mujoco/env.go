@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	for _, name := range Names() {
+	for _, name := range append(Names(), AntMazeNames()...) {
 		env.Register(name, func() (env.Env, error) { return New(name, Options{}) })
 	}
 }
@@ -21,8 +21,9 @@ func init() {
 // Env is one MuJoCo locomotion environment. It implements env.Env.
 //
 // State layout (see State): qpos [nq] | qvel [nv] | qacc_warmstart [nv] |
-// act [na] | time | x | elapsed steps, where x is the progress coordinate of
-// the last step (qpos[0], or the Ant torso's xpos x as last computed by MuJoCo).
+// act [na] | goal x, y (AntMaze only) | time | x | elapsed steps, where x is
+// the progress coordinate of the last step (qpos[0], or the Ant torso's xpos
+// x as last computed by MuJoCo).
 type Env struct {
 	task  *task
 	robot Robot
@@ -38,6 +39,7 @@ type Env struct {
 	obsDim   int
 	steps    int
 	x        float64 // progress coordinate after the last step/reset
+	goal     [2]float64 // AntMaze: the episode's goal x, y (metres)
 	stale    error   // non-nil: Reset or SetState required
 	actBuf   []float64
 	obsSpace env.Space
@@ -47,7 +49,8 @@ type Env struct {
 var _ env.Env = (*Env)(nil)
 
 // New builds the environment registered as name ("hopper", "walker2d",
-// "halfcheetah" or "ant") with the given options. Call Reset before Step.
+// "halfcheetah", "ant" or an AntMaze name, see Mazes) with the given
+// options. Call Reset before Step.
 func New(name string, opt Options) (*Env, error) {
 	t, ok := tasks[name]
 	if !ok {
@@ -99,15 +102,41 @@ func (e *Env) Close() {
 // Name returns the registry name.
 func (e *Env) Name() string { return e.task.name }
 
-// ObservationSpace is unbounded: 11 (hopper), 17 (walker2d, halfcheetah) or
-// 111 (ant) dimensions.
+// ObservationSpace is unbounded: 11 (hopper), 17 (walker2d, halfcheetah),
+// 111 (ant) or 29 (AntMaze: qpos[0:15] then qvel[0:14], x-y included and
+// the goal left out, as in D4RL's antmaze datasets) dimensions.
 func (e *Env) ObservationSpace() env.Space { return e.obsSpace }
 
 // ActionSpace is [-1, 1]^nu (nu = 3, 6, 6, 8).
 func (e *Env) ActionSpace() env.Space { return e.actSpace }
 
-// MaxEpisodeSteps is 1000.
-func (e *Env) MaxEpisodeSteps() int { return MaxEpisodeSteps }
+// MaxEpisodeSteps is 1000 (700 for the AntMaze U-maze).
+func (e *Env) MaxEpisodeSteps() int { return e.task.maxSteps() }
+
+// Maze returns the AntMaze layout, or nil for the locomotion envs.
+func (e *Env) Maze() *Maze { return e.task.maze }
+
+// Goal returns the episode's goal x, y in metres (AntMaze; zero otherwise).
+func (e *Env) Goal() (x, y float64) { return e.goal[0], e.goal[1] }
+
+// SetGoal replaces the episode's goal (AntMaze), as D4RL's set_target does
+// for data collection with other goals than the evaluation one.
+func (e *Env) SetGoal(x, y float64) error {
+	if e.task.maze == nil {
+		return fmt.Errorf("env/mujoco %s: SetGoal needs an AntMaze env", e.task.name)
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) {
+		return fmt.Errorf("env/mujoco %s: goal (%v, %v) is not finite", e.task.name, x, y)
+	}
+	e.goal = [2]float64{x, y}
+	return nil
+}
+
+// goalReached reports whether the torso's x-y (qpos[0:2]) is within
+// GoalRadius of the goal.
+func (e *Env) goalReached() bool {
+	return math.Hypot(e.qpos[0]-e.goal[0], e.qpos[1]-e.goal[1]) <= GoalRadius
+}
 
 // Robot returns the parameter table the model was generated from.
 func (e *Env) Robot() Robot { return e.robot }
@@ -155,9 +184,14 @@ func (e *Env) observe() []float64 {
 }
 
 // Reset draws qpos = qpos0 + noise and qvel = noise from rng (Gym's
-// reset_model), runs mj_forward and returns the first observation.
+// reset_model), runs mj_forward and returns the first observation. An
+// AntMaze env first draws the episode's goal (Maze.SampleGoal), as D4RL's
+// v2 envs do at every reset.
 func (e *Env) Reset(rng *rand.Rand) []float64 {
 	t := e.task
+	if t.maze != nil {
+		e.goal[0], e.goal[1] = t.maze.SampleGoal(rng)
+	}
 	e.data.Reset()
 	for i := range e.qpos {
 		e.qpos[i] = e.qpos0[i] + (-t.qposNoise + 2*t.qposNoise*rng.Float64())
@@ -189,7 +223,9 @@ func (e *Env) forward() error {
 
 // Step clips action to [-1, 1], applies it for FrameSkip MuJoCo steps and
 // returns Gym's observation, reward and termination. truncated is true once
-// ElapsedSteps reaches 1000 (it can be true together with terminated).
+// ElapsedSteps reaches MaxEpisodeSteps (it can be true together with
+// terminated). AntMaze: reward 1 and terminated when the goal is reached,
+// else reward 0 (D4RL's sparse eval envs).
 // An error is returned for an action of the wrong length or with NaNs, and
 // for a simulator failure (wrapping ErrBadState when MuJoCo met a NaN or
 // huge state, which it would silently reset); after a simulator failure the
@@ -221,24 +257,39 @@ func (e *Env) Step(action []float64) (obs []float64, reward float64, terminated,
 	}
 	e.x = e.progressX()
 	e.steps++
-	reward = e.task.reward(xBefore, e.x, e.dt, e.actBuf, e.cfrc)
+	if e.task.maze != nil {
+		if terminated = e.goalReached(); terminated {
+			reward = 1
+		}
+	} else {
+		reward = e.task.reward(xBefore, e.x, e.dt, e.actBuf, e.cfrc)
+	}
 	if e.task.isHealthy != nil {
 		terminated = !e.task.isHealthy(e.qpos, e.qvel)
 	}
-	truncated = e.steps >= MaxEpisodeSteps
+	truncated = e.steps >= e.task.maxSteps()
 	return e.observe(), reward, terminated, truncated, nil
 }
 
-func (e *Env) stateLen() int { return len(e.qpos) + 2*len(e.qvel) + len(e.act) + 3 }
+func (e *Env) goalLen() int {
+	if e.task.maze != nil {
+		return 2
+	}
+	return 0
+}
 
-// State returns qpos | qvel | qacc_warmstart | act | time | x | elapsed
-// steps: everything needed to continue the episode bitwise identically.
+func (e *Env) stateLen() int { return len(e.qpos) + 2*len(e.qvel) + len(e.act) + e.goalLen() + 3 }
+
+// State returns qpos | qvel | qacc_warmstart | act | goal (AntMaze) | time |
+// x | elapsed steps: everything needed to continue the episode bitwise
+// identically.
 func (e *Env) State() []float64 {
 	s := make([]float64, 0, e.stateLen())
 	s = append(s, e.qpos...)
 	s = append(s, e.qvel...)
 	s = append(s, e.warm...)
 	s = append(s, e.act...)
+	s = append(s, e.goal[:e.goalLen()]...)
 	return append(s, e.data.Time(), e.x, float64(e.steps))
 }
 
@@ -266,7 +317,9 @@ func (e *Env) SetState(state []float64) error {
 	copy(e.qpos, qpos)
 	copy(e.qvel, qvel)
 	copy(e.act, act)
-	e.data.SetTime(state[nq+2*nv+na])
+	ng := e.goalLen()
+	copy(e.goal[:ng], state[nq+2*nv+na:])
+	e.data.SetTime(state[nq+2*nv+na+ng])
 	if err := e.forward(); err != nil {
 		e.stale = err
 		return err

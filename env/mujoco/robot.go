@@ -31,6 +31,8 @@ type Robot struct {
 	NStack int
 	// Floor is the ground plane, a child of the world body.
 	Floor Geom
+	// Obstacles are further static geoms of the world body (AntMaze walls).
+	Obstacles []Geom
 	// Torso is the root body of the robot, a child of the world body.
 	Torso Body
 	// Actuators are motors, in actuator (ctrl) order.
@@ -146,6 +148,9 @@ func (r Robot) MJCF(opt ModelOptions) string {
 	}
 	b.WriteString("  <worldbody>\n")
 	writeGeom(&b, r.Floor, "    ")
+	for _, g := range r.Obstacles {
+		writeGeom(&b, g, "    ")
+	}
 	writeBody(&b, r.Torso, "    ", r.Degrees, !opt.ExactCapsuleInertia)
 	b.WriteString("  </worldbody>\n  <actuator>\n")
 	for _, a := range r.Actuators {

@@ -238,6 +238,37 @@ func Ant() Robot {
 	}
 }
 
+// AntMazeRobot returns D4RL's AntMaze model (d4rl/locomotion/assets/ant.xml
+// plus maze_env.py's walls): the Ant's bodies, joints and masses, with
+//   - timestep 0.02 (Gym's Ant: 0.01) and frame skip 5, so one env step is 0.1 s;
+//   - geom solref (0.02, 1) and solimp (0.8, 0.8, 0.01) on every geom, the
+//     floor and walls included (Gym's Ant leaves MuJoCo's defaults);
+//   - motors with control range ±1 and gear 30. D4RL's XML has gear 1 and
+//     ctrlrange ±30 and its NormalizedBoxEnv maps actions in [−1, 1] onto
+//     that range, so the joint torque is 30·a in both (Gym's Ant: 150·a);
+//   - one box per wall cell of m (Maze.Walls).
+func AntMazeRobot(m *Maze) Robot {
+	r := Ant()
+	r.Name = "antmaze-" + m.Name
+	r.Timestep = 0.02
+	var setSolver func(b *Body)
+	setSolver = func(b *Body) {
+		for i := range b.Geoms {
+			b.Geoms[i].SolRef, b.Geoms[i].SolImp = []float64{0.02, 1}, []float64{0.8, 0.8, 0.01}
+		}
+		for i := range b.Children {
+			setSolver(&b.Children[i])
+		}
+	}
+	setSolver(&r.Torso)
+	r.Floor.SolRef, r.Floor.SolImp = []float64{0.02, 1}, []float64{0.8, 0.8, 0.01}
+	for i := range r.Actuators {
+		r.Actuators[i].Gear = 30
+	}
+	r.Obstacles = m.Walls()
+	return r
+}
+
 // RobotByName returns the parameter table registered under an environment
 // name: "hopper", "walker2d", "halfcheetah" or "ant".
 func RobotByName(name string) (Robot, error) {
@@ -251,5 +282,8 @@ func RobotByName(name string) (Robot, error) {
 	case "ant":
 		return Ant(), nil
 	}
-	return Robot{}, fmt.Errorf("mujoco: unknown robot %q (known: hopper, walker2d, halfcheetah, ant)", name)
+	if m, ok := Mazes[name]; ok {
+		return AntMazeRobot(m), nil
+	}
+	return Robot{}, fmt.Errorf("mujoco: unknown robot %q (known: %v)", name, Names())
 }

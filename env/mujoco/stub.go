@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	for _, name := range Names() {
+	for _, name := range append(Names(), AntMazeNames()...) {
 		env.Register(name, func() (env.Env, error) { return nil, ErrNoMuJoCo })
 	}
 }
@@ -40,6 +40,15 @@ func (e *Env) MaxEpisodeSteps() int { return MaxEpisodeSteps }
 
 // Robot returns the zero Robot in this build.
 func (e *Env) Robot() Robot { return Robot{} }
+
+// Maze returns nil in this build.
+func (e *Env) Maze() *Maze { return nil }
+
+// Goal returns zeros in this build.
+func (e *Env) Goal() (x, y float64) { return 0, 0 }
+
+// SetGoal returns ErrNoMuJoCo.
+func (e *Env) SetGoal(x, y float64) error { return ErrNoMuJoCo }
 
 // Dt returns 0 in this build.
 func (e *Env) Dt() float64 { return 0 }

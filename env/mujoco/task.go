@@ -1,6 +1,9 @@
 package mujoco
 
-import "math"
+import (
+	"math"
+	"sort"
+)
 
 // MaxEpisodeSteps is the Gym/D4RL time limit of every environment here.
 const MaxEpisodeSteps = 1000
@@ -20,6 +23,23 @@ type task struct {
 	qposNoise float64 // qpos += U(-qposNoise, qposNoise)
 	qvelNoise float64 // qvel += U(-qvelNoise, qvelNoise), or qvelNoise·N(0,1) when qvelNormal
 	qvelNorm  bool
+	// maze, when set, makes this an AntMaze task (D4RL's goal_reaching_env
+	// with eval=True and sparse reward): reward 1 and termination once the
+	// torso's x-y is within GoalRadius of the episode's goal; no forward,
+	// control, contact or healthy terms.
+	maze *Maze
+}
+
+// GoalRadius is the distance (metres) from the goal within which an AntMaze
+// step earns reward 1 and ends the episode (D4RL: 0.5).
+const GoalRadius = 0.5
+
+// maxSteps is the time limit: 1000, or the maze's (700 for the U-maze).
+func (t *task) maxSteps() int {
+	if t.maze != nil {
+		return t.maze.MaxEpisodeSteps
+	}
+	return MaxEpisodeSteps
 }
 
 func (t *task) obsDim(nq, nv, nbody int) int {
@@ -86,7 +106,7 @@ func antHealthy(qpos, qvel []float64) bool {
 	return 0.2 <= qpos[2] && qpos[2] <= 1.0
 }
 
-var tasks = map[string]*task{
+var tasks = withMazes(map[string]*task{
 	"hopper": {name: "hopper", robot: Hopper, skipPos: 1, clipVel: 10, ctrlCost: 1e-3, healthy: 1,
 		isHealthy: hopperHealthy, qposNoise: 5e-3, qvelNoise: 5e-3},
 	"walker2d": {name: "walker2d", robot: Walker2d, skipPos: 1, clipVel: 10, ctrlCost: 1e-3, healthy: 1,
@@ -95,7 +115,33 @@ var tasks = map[string]*task{
 		qposNoise: 0.1, qvelNoise: 0.1, qvelNorm: true},
 	"ant": {name: "ant", robot: Ant, skipPos: 2, cfrcObs: true, ctrlCost: 0.5, healthy: 1, contact: 5e-4,
 		xBody: "torso", isHealthy: antHealthy, qposNoise: 0.1, qvelNoise: 0.1, qvelNorm: true},
+})
+
+// withMazes adds one AntMaze task per entry of Mazes to ts. Reset noise is
+// the Ant's (qpos + U(−0.1, 0.1), qvel = 0.1·N(0, 1)), as D4RL's AntEnv.
+func withMazes(ts map[string]*task) map[string]*task {
+	for name, m := range Mazes {
+		ts[name] = &task{name: name, robot: func() Robot { return AntMazeRobot(m) }, maze: m,
+			qposNoise: 0.1, qvelNoise: 0.1, qvelNorm: true}
+	}
+	return ts
 }
 
-// Names lists the environment names this package registers.
-func Names() []string { return []string{"ant", "halfcheetah", "hopper", "walker2d"} }
+// Names lists the locomotion environments this package registers: ant,
+// halfcheetah, hopper, walker2d. AntMazeNames lists the others.
+func Names() []string { return taskNames(false) }
+
+// AntMazeNames lists the AntMaze environment names this package registers
+// (the keys of Mazes), sorted.
+func AntMazeNames() []string { return taskNames(true) }
+
+func taskNames(maze bool) []string {
+	var out []string
+	for n, t := range tasks {
+		if (t.maze != nil) == maze {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

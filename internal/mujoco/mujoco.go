@@ -327,6 +327,16 @@ func (m *Model) DofArmature() []float64 { return ccopy(m.ptr.dof_armature, m.NV(
 // GeomFriction returns a copy of geom_friction, [ngeom*3].
 func (m *Model) GeomFriction() []float64 { return ccopy(m.ptr.geom_friction, 3*m.NGeom()) }
 
+// GeomPos returns a copy of geom_pos (position in the parent body's frame;
+// the world frame for world-body geoms), [ngeom*3].
+func (m *Model) GeomPos() []float64 { return ccopy(m.ptr.geom_pos, 3*m.NGeom()) }
+
+// GeomSize returns a copy of geom_size, [ngeom*3].
+func (m *Model) GeomSize() []float64 { return ccopy(m.ptr.geom_size, 3*m.NGeom()) }
+
+// GeomSolImp returns a copy of geom_solimp (MuJoCo 2.2: 5 numbers per geom), [ngeom*5].
+func (m *Model) GeomSolImp() []float64 { return ccopy(m.ptr.geom_solimp, 5*m.NGeom()) }
+
 // ActuatorGear returns the first gear component of each actuator, [nu].
 func (m *Model) ActuatorGear() []float64 {
 	g := cview(m.ptr.actuator_gear, 6*m.NU())
