@@ -38,9 +38,9 @@ type Env struct {
 	torso    int // body id for the progress x (-1: use qpos[0])
 	obsDim   int
 	steps    int
-	x        float64 // progress coordinate after the last step/reset
+	x        float64    // progress coordinate after the last step/reset
 	goal     [2]float64 // AntMaze: the episode's goal x, y (metres)
-	stale    error   // non-nil: Reset or SetState required
+	stale    error      // non-nil: Reset or SetState required
 	actBuf   []float64
 	obsSpace env.Space
 	actSpace env.Space
