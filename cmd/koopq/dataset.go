@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/run"
 )
 
 // referenceNames lists the environments with normalized-score references.
@@ -28,7 +30,7 @@ func referenceNames() []string {
 func init() {
 	var opts dataset.ReadOptions
 	var asJSON bool
-	var envName string
+	var envName, coveragePNG string
 	datasetCmd := &cobra.Command{
 		Use:   "dataset",
 		Short: "Inspect offline datasets (D4RL and Minari HDF5)",
@@ -40,7 +42,9 @@ func init() {
 conversion (d4rl.qlearning_dataset conventions unless flags say otherwise),
 episodes, return statistics, terminal/timeout counts, metadata and every key.
 FILE is a D4RL-layout .hdf5 file, a Minari main_data.hdf5, or a Minari dataset
-directory.`,
+directory. For AntMaze data (--env antmaze-… or the file's metadata) it also
+reports the maze cells the ant visited, the episodes that reach the goal, and
+with --coverage a PNG of the visited x-y positions over the maze walls.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
@@ -62,13 +66,42 @@ directory.`,
 			} else if envName != "" {
 				return fmt.Errorf("--env %q: no reference returns for it (known: %s)", envName, strings.Join(referenceNames(), ", "))
 			}
+			maze := mujoco.Mazes[strings.ToLower(id)]
+			if coveragePNG != "" && maze == nil {
+				return fmt.Errorf("--coverage needs an AntMaze dataset (--env one of %s, or the file's metadata)", strings.Join(mujoco.AntMazeNames(), ", "))
+			}
+			var cov *run.MazeCoverage
+			if maze != nil {
+				d, err := dataset.ReadD4RL(args[0], opts)
+				if err != nil {
+					return err
+				}
+				if cov, err = run.AntMazeCoverage(d, maze); err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+				if coveragePNG != "" {
+					if err := run.PlotAntMazeCoverage(coveragePNG, d, maze, id, 200000); err != nil {
+						return err
+					}
+				}
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(in)
+				return enc.Encode(struct {
+					*dataset.Info
+					AntMaze *run.MazeCoverage `json:"antmaze,omitempty"`
+				}{in, cov})
 			}
 			if err := in.WriteText(cmd.OutOrStdout()); err != nil {
 				return err
+			}
+			if cov != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "antmaze %s: %d of %d free cells visited (%.0f%%), %d observations outside free cells; %d of %d episodes reach the goal\n",
+					cov.Maze, cov.VisitedCells, cov.FreeCells, 100*cov.Fraction, cov.OutsideFree, cov.GoalEpisodes, cov.Episodes)
+				if coveragePNG != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "coverage plot %s\n", coveragePNG)
+				}
 			}
 			fmt.Fprintf(os.Stderr, "read in %.2fs\n", time.Since(start).Seconds())
 			return nil
@@ -80,6 +113,7 @@ directory.`,
 	fl.BoolVar(&opts.UseNextObservations, "use-next-observations", false, "take s' from the stored next_observations instead of observations[i+1]")
 	fl.IntVar(&opts.MaxEpisodeSteps, "max-episode-steps", 0, "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)")
 	fl.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	fl.StringVar(&coveragePNG, "coverage", "", "AntMaze data: write a PNG of the visited x-y positions over the maze to this file")
 	fl.StringVar(&envName, "env", "", "environment whose reference returns give the normalized score (default: from the file's metadata)")
 	datasetCmd.AddCommand(infoCmd)
 	rootCmd.AddCommand(datasetCmd)
