@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	for _, name := range append(Names(), AntMazeNames()...) {
+	for _, name := range append(append(Names(), AntMazeNames()...), AntGoalName) {
 		env.Register(name, func() (env.Env, error) { return New(name, Options{}) })
 	}
 }
@@ -122,8 +122,8 @@ func (e *Env) Goal() (x, y float64) { return e.goal[0], e.goal[1] }
 // SetGoal replaces the episode's goal (AntMaze), as D4RL's set_target does
 // for data collection with other goals than the evaluation one.
 func (e *Env) SetGoal(x, y float64) error {
-	if e.task.maze == nil {
-		return fmt.Errorf("env/mujoco %s: SetGoal needs an AntMaze env", e.task.name)
+	if !e.task.hasGoal() {
+		return fmt.Errorf("env/mujoco %s: SetGoal needs an AntMaze or %s env", e.task.name, AntGoalName)
 	}
 	if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) {
 		return fmt.Errorf("env/mujoco %s: goal (%v, %v) is not finite", e.task.name, x, y)
@@ -180,6 +180,9 @@ func (e *Env) observe() []float64 {
 			obs[n+i] = math.Max(-1, math.Min(1, v))
 		}
 	}
+	if e.task.goalDisk > 0 {
+		obs[n], obs[n+1] = e.goal[0]-e.qpos[0], e.goal[1]-e.qpos[1]
+	}
 	return obs
 }
 
@@ -189,8 +192,12 @@ func (e *Env) observe() []float64 {
 // v2 envs do at every reset.
 func (e *Env) Reset(rng *rand.Rand) []float64 {
 	t := e.task
-	if t.maze != nil {
+	switch {
+	case t.maze != nil:
 		e.goal[0], e.goal[1] = t.maze.SampleGoal(rng)
+	case t.goalDisk > 0: // D4RL's disk_goal_sampler
+		th, r := 2*math.Pi*rng.Float64(), t.goalDisk*rng.Float64()
+		e.goal[0], e.goal[1] = r*math.Cos(th), r*math.Sin(th)
 	}
 	e.data.Reset()
 	for i := range e.qpos {
@@ -261,6 +268,8 @@ func (e *Env) Step(action []float64) (obs []float64, reward float64, terminated,
 		if terminated = e.goalReached(); terminated {
 			reward = 1
 		}
+	} else if e.task.goalDisk > 0 {
+		reward = -math.Hypot(e.goal[0]-e.qpos[0], e.goal[1]-e.qpos[1])
 	} else {
 		reward = e.task.reward(xBefore, e.x, e.dt, e.actBuf, e.cfrc)
 	}
@@ -272,7 +281,7 @@ func (e *Env) Step(action []float64) (obs []float64, reward float64, terminated,
 }
 
 func (e *Env) goalLen() int {
-	if e.task.maze != nil {
+	if e.task.hasGoal() {
 		return 2
 	}
 	return 0

@@ -398,7 +398,7 @@ func sameBits(a, b []float64) bool {
 // state (in the same env after it moved on, and in a fresh env) gives
 // bit-identical observations, rewards, flags and states.
 func TestStateReplayBitwise(t *testing.T) {
-	for _, name := range append(Names(), "antmaze-umaze-v2") {
+	for _, name := range append(Names(), "antmaze-umaze-v2", AntGoalName) {
 		e := newEnv(t, name, Options{})
 		rng := rand.New(rand.NewPCG(11, 12))
 		e.Reset(rng)

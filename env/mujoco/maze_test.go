@@ -294,3 +294,50 @@ func abs(x int) int {
 	}
 	return x
 }
+
+// The goal-reaching ant (AntGoalName): 29-dim observations ending in
+// g − xy, goals uniform on the disk of radius 10 (mean radius 20/3 for the
+// uniform-radius sampler D4RL uses), reward −‖g − xy‖, termination when the
+// torso leaves [0.2, 1], a 500-step limit, and the AntMaze ant's dynamics.
+func TestAntGoal(t *testing.T) {
+	e := newEnv(t, AntGoalName, Options{})
+	if e.ObservationSpace().Dim() != 29 || e.ActionSpace().Dim() != 8 || e.MaxEpisodeSteps() != 500 || e.Dt() != 0.1 {
+		t.Fatalf("obs %d act %d limit %d dt %v", e.ObservationSpace().Dim(), e.ActionSpace().Dim(), e.MaxEpisodeSteps(), e.Dt())
+	}
+	rng := rand.New(rand.NewPCG(1, 3))
+	var sumR float64
+	const n = 3000
+	for range n {
+		e.Reset(rng)
+		gx, gy := e.Goal()
+		r := math.Hypot(gx, gy)
+		if r > 10 {
+			t.Fatalf("goal (%v, %v) outside the disk", gx, gy)
+		}
+		sumR += r
+	}
+	if m := sumR / n; math.Abs(m-5) > 0.3 {
+		t.Errorf("mean goal radius %v, want 5 (radius uniform on [0, 10])", m)
+	}
+	obs := e.Reset(rng)
+	gx, gy := e.Goal()
+	q := e.QPos()
+	if obs[27] != gx-q[0] || obs[28] != gy-q[1] || obs[0] != q[2] {
+		t.Errorf("observation tail %v, want g − xy = (%v, %v); head %v want qpos[2] %v", obs[27:], gx-q[0], gy-q[1], obs[0], q[2])
+	}
+	obs, r, term, _, err := e.Step(make([]float64, 8))
+	if err != nil || term {
+		t.Fatalf("step: err %v term %v", err, term)
+	}
+	if want := -math.Hypot(obs[27], obs[28]); math.Abs(r-want) > 1e-12 {
+		t.Errorf("reward %v, want −‖g − xy‖ = %v", r, want)
+	}
+	st := e.State()
+	st[2] = 1.6 // torso above 1.0: unhealthy (it falls only ~5 cm in one step)
+	if err := e.SetState(st); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, term, _, err := e.Step(make([]float64, 8)); err != nil || !term {
+		t.Errorf("torso at 1.6 m: terminated %v, err %v", term, err)
+	}
+}

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	for _, name := range append(Names(), AntMazeNames()...) {
+	for _, name := range append(append(Names(), AntMazeNames()...), AntGoalName) {
 		env.Register(name, func() (env.Env, error) { return nil, ErrNoMuJoCo })
 	}
 }

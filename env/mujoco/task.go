@@ -28,7 +28,27 @@ type task struct {
 	// torso's x-y is within GoalRadius of the episode's goal; no forward,
 	// control, contact or healthy terms.
 	maze *Maze
+	// goalDisk > 0 makes this the open-floor goal-reaching ant that steers
+	// AntMaze data collection: each episode draws a goal uniformly on a disk
+	// of this radius around the start, the observation ends with the goal's
+	// offset from the torso (g − xy), and the reward is −‖g − xy‖.
+	goalDisk float64
 }
+
+// AntGoalName is the registry name of the open-floor goal-reaching ant
+// (D4RL's GoalReachingAntEnv with the disk goal sampler of radius 10 and
+// dense reward): the task the low-level policy of AntMaze data collection
+// is trained on. Its robot is the AntMaze ant without walls; episodes last
+// AntGoalEpisodeSteps and end early when the ant is unhealthy (torso
+// height outside [0.2, 1]), which D4RL's env does not do but which spares
+// SAC from learning on upside-down ants.
+const AntGoalName = "antgoal"
+
+// AntGoalEpisodeSteps is the time limit of AntGoalName (50 s of 0.1 s steps).
+const AntGoalEpisodeSteps = 500
+
+// hasGoal reports whether the task carries a goal in its state.
+func (t *task) hasGoal() bool { return t.maze != nil || t.goalDisk > 0 }
 
 // GoalRadius is the distance (metres) from the goal within which an AntMaze
 // step earns reward 1 and ends the episode (D4RL: 0.5).
@@ -39,6 +59,9 @@ func (t *task) maxSteps() int {
 	if t.maze != nil {
 		return t.maze.MaxEpisodeSteps
 	}
+	if t.goalDisk > 0 {
+		return AntGoalEpisodeSteps
+	}
 	return MaxEpisodeSteps
 }
 
@@ -46,6 +69,9 @@ func (t *task) obsDim(nq, nv, nbody int) int {
 	d := nq - t.skipPos + nv
 	if t.cfrcObs {
 		d += 6 * nbody
+	}
+	if t.goalDisk > 0 {
+		d += 2
 	}
 	return d
 }
@@ -124,21 +150,25 @@ func withMazes(ts map[string]*task) map[string]*task {
 		ts[name] = &task{name: name, robot: func() Robot { return AntMazeRobot(m) }, maze: m,
 			qposNoise: 0.1, qvelNoise: 0.1, qvelNorm: true}
 	}
+	open := Maze{Name: "open"}
+	ts[AntGoalName] = &task{name: AntGoalName, robot: func() Robot { return AntMazeRobot(&open) }, skipPos: 2,
+		goalDisk: 10, isHealthy: antHealthy, qposNoise: 0.1, qvelNoise: 0.1, qvelNorm: true}
 	return ts
 }
 
 // Names lists the locomotion environments this package registers: ant,
-// halfcheetah, hopper, walker2d. AntMazeNames lists the others.
-func Names() []string { return taskNames(false) }
+// halfcheetah, hopper, walker2d. AntMazeNames lists the AntMaze envs, and
+// AntGoalName is the remaining one.
+func Names() []string { return taskNames(func(t *task) bool { return !t.hasGoal() }) }
 
 // AntMazeNames lists the AntMaze environment names this package registers
 // (the keys of Mazes), sorted.
-func AntMazeNames() []string { return taskNames(true) }
+func AntMazeNames() []string { return taskNames(func(t *task) bool { return t.maze != nil }) }
 
-func taskNames(maze bool) []string {
+func taskNames(keep func(*task) bool) []string {
 	var out []string
 	for n, t := range tasks {
-		if (t.maze != nil) == maze {
+		if keep(t) {
 			out = append(out, n)
 		}
 	}
