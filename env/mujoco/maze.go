@@ -25,20 +25,25 @@ type Maze struct {
 	// MaxEpisodeSteps is the time limit of the evaluation env (700 for the
 	// U-maze, 1000 for the others, as D4RL registers them).
 	MaxEpisodeSteps int
+	// PlayGoals are the hand-picked goal cells (row, col) of D4RL's data
+	// collection maps (maze_env.py U_MAZE, BIG_MAZE, HARDEST_MAZE: their G
+	// cells), which the -play datasets (and the U-maze dataset) command.
+	PlayGoals [][2]int
 }
 
 // D4RL's evaluation maps (maze_env.py U_MAZE_TEST, BIG_MAZE_TEST,
 // HARDEST_MAZE_TEST), which the antmaze-*-v2 environments use: 'r' marks
 // the start, 'g' the single evaluation goal.
 var (
-	UMaze = Maze{Name: "umaze", Scaling: 4, Height: 0.5, MaxEpisodeSteps: 700, Rows: []string{
+	UMaze = Maze{Name: "umaze", Scaling: 4, Height: 0.5, MaxEpisodeSteps: 700, PlayGoals: [][2]int{{3, 1}}, Rows: []string{
 		"11111",
 		"1r001",
 		"11101",
 		"1g001",
 		"11111",
 	}}
-	MediumMaze = Maze{Name: "medium", Scaling: 4, Height: 0.5, MaxEpisodeSteps: 1000, Rows: []string{
+	MediumMaze = Maze{Name: "medium", Scaling: 4, Height: 0.5, MaxEpisodeSteps: 1000,
+		PlayGoals: [][2]int{{2, 6}, {5, 1}, {6, 5}}, Rows: []string{
 		"11111111",
 		"1r011001",
 		"10010001",
@@ -48,7 +53,8 @@ var (
 		"100010g1",
 		"11111111",
 	}}
-	LargeMaze = Maze{Name: "large", Scaling: 4, Height: 0.5, MaxEpisodeSteps: 1000, Rows: []string{
+	LargeMaze = Maze{Name: "large", Scaling: 4, Height: 0.5, MaxEpisodeSteps: 1000,
+		PlayGoals: [][2]int{{1, 6}, {3, 5}, {3, 10}, {5, 2}, {7, 4}, {7, 6}, {7, 9}}, Rows: []string{
 		"111111111111",
 		"1r0001000001",
 		"101101010101",
@@ -151,11 +157,12 @@ func (m *Maze) GoalCell() (row, col int) {
 // (D4RL draws the two noise terms from numpy's global RNG; koopq from rng.)
 func (m *Maze) SampleGoal(rng *rand.Rand) (x, y float64) {
 	gr, gc := m.GoalCell()
-	return m.sampleNear(gr, gc, rng)
+	return m.SampleNear(gr, gc, rng)
 }
 
-// sampleNear returns the D4RL-noised point of cell (row, col).
-func (m *Maze) sampleNear(row, col int, rng *rand.Rand) (x, y float64) {
+// SampleNear returns a goal in cell (row, col) with D4RL's goal noise (see
+// SampleGoal).
+func (m *Maze) SampleNear(row, col int, rng *rand.Rand) (x, y float64) {
 	x, y = m.CellCenter(row, col)
 	x += rng.Float64() * m.Scaling * 0.25
 	y += rng.Float64() * m.Scaling * 0.25
@@ -215,6 +222,48 @@ func (m *Maze) Waypoint(x, y, gx, gy float64) (wx, wy float64, ok bool) {
 	}
 	wx, wy = m.CellCenter(n[0], n[1])
 	return wx, wy, true
+}
+
+// SampleStart draws a start position as D4RL's _get_reset_location does
+// for multi-start data collection: a uniformly chosen free cell that is not
+// a PlayGoals cell (D4RL's start map counts goal cells as walls), plus
+// U(0, 0.5)·Scaling/2 in each coordinate, each coordinate clipped below at 0.
+func (m *Maze) SampleStart(rng *rand.Rand) (x, y float64) {
+	var cells [][2]int
+	for i, r := range m.Rows {
+		for j := range len(r) {
+			if m.Free(i, j) && !m.isPlayGoal(i, j) {
+				cells = append(cells, [2]int{i, j})
+			}
+		}
+	}
+	c := cells[rng.IntN(len(cells))]
+	x, y = m.CellCenter(c[0], c[1])
+	x += rng.Float64() * 0.5 * 0.5 * m.Scaling
+	y += rng.Float64() * 0.5 * 0.5 * m.Scaling
+	return math.Max(x, 0), math.Max(y, 0)
+}
+
+func (m *Maze) isPlayGoal(row, col int) bool {
+	for _, g := range m.PlayGoals {
+		if g == [2]int{row, col} {
+			return true
+		}
+	}
+	return false
+}
+
+// FreeCells lists the free cells (row, col) in row-major order.
+func (m *Maze) FreeCells() [][2]int {
+	var out [][2]int
+	for i, r := range m.Rows {
+		for j := range len(r) {
+			if m.Free(i, j) {
+				out = append(out, [2]int{i, j})
+			}
+		}
+	}
+	return out
 }
 
 // Walls returns one box geom per wall cell as D4RL adds them to the world:

@@ -341,3 +341,60 @@ func TestAntGoal(t *testing.T) {
 		t.Errorf("torso at 1.6 m: terminated %v, err %v", term, err)
 	}
 }
+
+// D4RL's data-collection maps (maze_env.py U_MAZE, BIG_MAZE, HARDEST_MAZE;
+// R = −1, G = −2) have the walls of the evaluation maps, and their G cells
+// are Maze.PlayGoals.
+var d4rlCollectionMaps = map[string][][]int{
+	"umaze": d4rlMaps["umaze"],
+	"medium": {
+		{1, 1, 1, 1, 1, 1, 1, 1},
+		{1, -1, 0, 1, 1, 0, 0, 1},
+		{1, 0, 0, 1, 0, 0, -2, 1},
+		{1, 1, 0, 0, 0, 1, 1, 1},
+		{1, 0, 0, 1, 0, 0, 0, 1},
+		{1, -2, 1, 0, 0, 1, 0, 1},
+		{1, 0, 0, 0, 1, -2, 0, 1},
+		{1, 1, 1, 1, 1, 1, 1, 1},
+	},
+	"large": {
+		{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+		{1, -1, 0, 0, 0, 1, -2, 0, 0, 0, 0, 1},
+		{1, 0, 1, 1, 0, 1, 0, 1, 0, 1, 0, 1},
+		{1, 0, 0, 0, 0, -2, 0, 1, 0, 0, -2, 1},
+		{1, 0, 1, 1, 1, 1, 0, 1, 1, 1, 0, 1},
+		{1, 0, -2, 1, 0, 1, 0, 0, 0, 0, 0, 1},
+		{1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1},
+		{1, 0, 0, 1, -2, 0, -2, 1, 0, -2, 0, 1},
+		{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+	},
+}
+
+func TestMazePlayGoalsMatchD4RL(t *testing.T) {
+	for name, grid := range d4rlCollectionMaps {
+		m := mazeByName[name]
+		var goals [][2]int
+		for i, row := range grid {
+			for j, v := range row {
+				if (v == 1) != !m.Free(i, j) {
+					t.Errorf("%s (%d,%d): collection map wall %v, evaluation map free %v", name, i, j, v == 1, m.Free(i, j))
+				}
+				if v == -2 {
+					goals = append(goals, [2]int{i, j})
+				}
+			}
+		}
+		if fmt.Sprint(goals) != fmt.Sprint(m.PlayGoals) {
+			t.Errorf("%s: play goals %v, D4RL's G cells %v", name, m.PlayGoals, goals)
+		}
+		// Starts avoid the goal cells and walls.
+		rng := rand.New(rand.NewPCG(2, 2))
+		for range 500 {
+			x, y := m.SampleStart(rng)
+			r, c := m.CellAt(x, y)
+			if !m.Free(r, c) || m.isPlayGoal(r, c) {
+				t.Fatalf("%s: start (%v, %v) in cell (%d,%d)", name, x, y, r, c)
+			}
+		}
+	}
+}
