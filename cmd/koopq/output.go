@@ -114,6 +114,14 @@ func needPositiveFloat(flag string, v float64) error {
 	return nil
 }
 
+// needNonNegativeFloat checks float flags that must be finite and ≥ 0.
+func needNonNegativeFloat(flag string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return fmt.Errorf("--%s %v: must be a finite number ≥ 0", flag, v)
+	}
+	return nil
+}
+
 // needWidths checks a --hidden style list of layer widths.
 func needWidths(flag string, v []int) error {
 	if len(v) == 0 {
