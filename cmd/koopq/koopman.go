@@ -28,10 +28,7 @@ func readTransitions(path string, opts dataset.ReadOptions) (*dataset.Dataset, e
 }
 
 func init() {
-	kCmd := &cobra.Command{
-		Use:   "koopman",
-		Short: "Train and inspect the Koopman forward model (KFC Step 1 and 2)",
-	}
+	kCmd := groupCommand("koopman", "Train and inspect the Koopman forward model (KFC Step 1 and 2)")
 	var (
 		data, envName, out, modelPath, diagOut string
 		epochs, latent                         int
