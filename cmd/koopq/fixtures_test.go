@@ -38,6 +38,7 @@ type fixtureSet struct {
 	Loop      string // a symlink pointing at itself through a second link
 	Model     string // Koopman model for Data (S = 3, m = 1)
 	Model42   string // Koopman model for Data42 (S = 4, m = 2)
+	Minari    string // Minari dataset directory: 3 episodes of 50 steps, 3-dim observations, 1-dim actions
 	HugeIndex int    // the row of Huge's out-of-range reward
 }
 
@@ -167,6 +168,13 @@ func buildFixtures() error {
 		return err
 	}
 
+	// A Minari dataset directory (HDF5 backend): episode_<id> groups with
+	// T+1 observations and T actions, rewards, terminations, truncations.
+	f.Minari = p("minari-toy")
+	if err := writeMinari(f.Minari, rng); err != nil {
+		return err
+	}
+
 	// Untrained Koopman models: inspect and symcheck only need the shapes.
 	f.Model, f.Model42 = p("koopman-3-1.safetensors"), p("koopman-4-2.safetensors")
 	for _, c := range []struct {
@@ -185,4 +193,53 @@ func buildFixtures() error {
 	}
 	fix = f
 	return nil
+}
+
+// writeMinari writes a Minari-layout dataset directory with 3 episodes of
+// T = 50 steps: the first terminates, the others are truncated.
+func writeMinari(dir string, rng *rand.Rand) error {
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return err
+	}
+	h, err := hdf5.Create(filepath.Join(dir, "data", "main_data.hdf5"))
+	if err != nil {
+		return err
+	}
+	const T = 50
+	for ep := range 3 {
+		obs := make([]float32, (T+1)*3)
+		act := make([]float32, T)
+		rew := make([]float64, T)
+		for i := range obs {
+			obs[i] = float32(rng.NormFloat64())
+		}
+		for i := range act {
+			act[i] = float32(4*rng.Float64() - 2)
+			rew[i] = -rng.Float64()
+		}
+		term, trunc := make([]bool, T), make([]bool, T)
+		if ep == 0 {
+			term[T-1] = true
+		} else {
+			trunc[T-1] = true
+		}
+		g := "episode_" + string(rune('0'+ep)) + "/"
+		for _, err := range []error{
+			h.WriteFloat32(g+"observations", obs, []int{T + 1, 3}, nil),
+			h.WriteFloat32(g+"actions", act, []int{T, 1}, nil),
+			h.WriteFloat64(g+"rewards", rew, []int{T}, nil),
+			h.WriteBool(g+"terminations", term, []int{T}, nil),
+			h.WriteBool(g+"truncations", trunc, []int{T}, nil),
+		} {
+			if err != nil {
+				h.Close()
+				return err
+			}
+		}
+	}
+	if err := h.Close(); err != nil {
+		return err
+	}
+	meta := `{"dataset_id": "toy/pendulum/medium-v0", "total_episodes": 3, "total_steps": 150, "data_format": "hdf5"}` + "\n"
+	return os.WriteFile(filepath.Join(dir, "metadata.json"), []byte(meta), 0o644)
 }

@@ -268,3 +268,40 @@ func TestSymcheckTiny(t *testing.T) {
 		t.Errorf("symcheck --out own: %v", got)
 	}
 }
+
+// TestMinariDataset: a Minari dataset directory is read by dataset info,
+// koopman inspect and symcheck (README: "Minari datasets are read ...").
+func TestMinariDataset(t *testing.T) {
+	t.Parallel()
+	fx := fixtures(t)
+	dir := t.TempDir()
+	r := runCLI(t, dir, time.Minute, "dataset", "info", "--json", fx.Minari)
+	ok(t, r)
+	var in struct {
+		Format     string `json:"format"`
+		Rows       int    `json:"rows"`
+		ObsDim     int    `json:"obs_dim"`
+		Terminals  int    `json:"terminals"`
+		Timeouts   int    `json:"timeouts"`
+		Conversion struct {
+			Kept int `json:"kept"`
+		} `json:"conversion"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &in); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, r.Stdout)
+	}
+	if in.Format != "minari" || in.Rows != 150 || in.ObsDim != 3 || in.Terminals != 1 || in.Timeouts != 2 || in.Conversion.Kept != 150 {
+		t.Errorf("dataset info --json on Minari: %+v", in)
+	}
+	r = runCLI(t, dir, time.Minute, "koopman", "inspect", "--model", fx.Model, "--data", fx.Minari, "--n", "30")
+	ok(t, r)
+	if !strings.Contains(r.Stdout, "over 30 transitions") {
+		t.Errorf("koopman inspect on Minari:\n%s", r.Stdout)
+	}
+	r = runCLI(t, dir, 2*time.Minute, "symcheck", "--data", filepath.Join(fx.Minari, "data", "main_data.hdf5"), "--env", "pendulum",
+		"--model", fx.Model, "--n", "20", "--out", "sc")
+	ok(t, r)
+	if got := listTree(t, filepath.Join(dir, "sc")); !slices.Contains(got, "symcheck.json") {
+		t.Errorf("symcheck on Minari wrote %v", got)
+	}
+}
