@@ -28,6 +28,8 @@ func init() {
 		Short: "Evaluate a policy (a trained policy.safetensors or 'random') in a simulator",
 		Long: "eval runs deterministic episodes (tanh of the policy mean) and prints the mean ± std return and,\n" +
 			"where the environment has reference returns, the normalized score 100·(R − R_random)/(R_expert − R_random).\n" +
+			"A policy file is checked against the environment before any episode runs: the env it records, its\n" +
+			"observation and action sizes and its action bounds must match.\n" +
 			"Environments: " + strings.Join(env.Names(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
