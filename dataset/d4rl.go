@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -115,6 +116,18 @@ func wrapH5(path, key string, err error) error {
 	return errf(path, key, "%s", msg)
 }
 
+// readErr rewrites an error from reading key (rows of width values) so
+// that a finite value beyond float32's range names its row instead of
+// surfacing later as "NaN or Inf".
+func readErr(path, key string, width int, err error) error {
+	var re *hdf5.RangeError
+	if errors.As(err, &re) {
+		return errf(path, key, "row %d holds %g (stored as %s), out of float32 range (|x| ≤ 3.4e38): koopq reads data as float32",
+			re.Index/max(width, 1), re.Value, re.Stored)
+	}
+	return wrapH5(path, key, err)
+}
+
 // openH5 opens path read-only with errors that name the file.
 func openH5(path string) (*hdf5.File, error) {
 	if err := precheckH5(path); err != nil {
@@ -125,6 +138,10 @@ func openH5(path string) (*hdf5.File, error) {
 		msg := err.Error()
 		if strings.Contains(msg, "no HDF5 signature") {
 			return nil, fmt.Errorf("dataset %s: not an HDF5 file", path)
+		}
+		if strings.Contains(msg, "unable to lock file") {
+			return nil, fmt.Errorf("dataset %s: locked by another process (libhdf5 file locking: a program such as h5py has it open for writing); "+
+				"close it there, or set HDF5_USE_FILE_LOCKING=FALSE to read it anyway", path)
 		}
 		return nil, fmt.Errorf("dataset %s: cannot open as HDF5 (truncated or corrupted?): %s", path,
 			strings.TrimPrefix(strings.TrimPrefix(msg, "hdf5: open "+path), ": "))
@@ -188,7 +205,7 @@ func readMatrix(path string, f *hdf5.File, key string, rows int, vector ...bool)
 	}
 	x, shape, err := f.ReadFloat32(key)
 	if err != nil {
-		return nil, 0, 0, wrapH5(path, key, err)
+		return nil, 0, 0, readErr(path, key, in.Shape[1], err)
 	}
 	if len(x) != in.Shape[0]*in.Shape[1] || shapeLen(shape) != len(x) {
 		return nil, 0, 0, errf(path, key, "changed shape while reading")
@@ -232,7 +249,7 @@ func readVector(path string, f *hdf5.File, key string, rows int, flag bool) ([]f
 	case in.Type.Class == hdf5.ClassFloat || in.Type.Class == hdf5.ClassInteger:
 		out, _, err = f.ReadFloat32(key)
 		if err != nil {
-			return nil, wrapH5(path, key, err)
+			return nil, readErr(path, key, 1, err)
 		}
 		if flag {
 			for i, v := range out {

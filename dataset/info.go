@@ -168,7 +168,7 @@ func count1(x []float32) int {
 func detectFormat(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return "", fmt.Errorf("dataset %s: no such file or directory", path)
+		return "", statErr(path, err)
 	}
 	if st.IsDir() {
 		return "minari", nil

@@ -119,15 +119,22 @@ func runIsolated(name, path, h5 string, opts ReadOptions, decode func(io.Reader)
 	return err // the worker's own error, already naming the file
 }
 
+// statErr describes why path could not be stat'ed, naming the file once:
+// "no such file or directory", "too many levels of symbolic links" (a
+// symlink loop), "permission denied", ...
+func statErr(path string, err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		err = pe.Err
+	}
+	return fmt.Errorf("dataset %s: %v", path, err)
+}
+
 // precheckH5 does openH5's cheap checks without libhdf5, so that missing,
 // empty and non-HDF5 files are refused without starting a worker.
 func precheckH5(path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("dataset %s: no such file", path)
-		}
-		return fmt.Errorf("dataset %s: %v", path, err)
+		return statErr(path, err)
 	}
 	if st.IsDir() {
 		return fmt.Errorf("dataset %s: is a directory, want an HDF5 file", path)
@@ -192,7 +199,7 @@ func loadMinariIsolated(path string, opts ReadOptions) (*Dataset, Conversion, mi
 func inspectIsolated(path string, opts ReadOptions) (*Info, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: no such file or directory", path)
+		return nil, statErr(path, err)
 	}
 	h5 := path
 	if st.IsDir() {

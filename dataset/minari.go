@@ -19,7 +19,7 @@ import (
 func MinariFiles(path string) (h5, metaJSON string, err error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return "", "", fmt.Errorf("dataset %s: no such file or directory", path)
+		return "", "", statErr(path, err)
 	}
 	if st.IsDir() {
 		h5 = filepath.Join(path, "data", "main_data.hdf5")

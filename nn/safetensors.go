@@ -91,12 +91,18 @@ type Tensor struct {
 func LoadSafetensors(path string) (map[string]Tensor, map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		if pe, ok := err.(*os.PathError); ok {
+			err = pe.Err // "no such file or directory", "too many levels of symbolic links", ...
+		}
+		return nil, nil, fmt.Errorf("safetensors %s: %w", path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("safetensors %s: %w", path, err)
+	}
+	if st.IsDir() {
+		return nil, nil, fmt.Errorf("safetensors %s: is a directory, want a .safetensors file", path)
 	}
 	var lb [8]byte
 	if _, err := io.ReadFull(f, lb[:]); err != nil {

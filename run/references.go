@@ -17,19 +17,29 @@ type ReferenceMeasurement struct {
 	Random     eval.Result `json:"random"`
 	Expert     eval.Result `json:"expert"`
 	SACSteps   int         `json:"sac_steps"`
+	SACHidden  []int       `json:"sac_hidden"`
 	Seed       uint64      `json:"seed"`
 	Provenance Provenance  `json:"provenance"`
 }
 
 // MeasureReferences evaluates a uniform-random policy and a SAC expert
-// (trained for sacSteps env steps with sac.DefaultConfig) over episodes
-// deterministic episodes each.
-func MeasureReferences(ctx context.Context, name string, sacSteps, episodes int, seed uint64) (*ReferenceMeasurement, error) {
+// (trained for sacSteps env steps with sac.DefaultConfig and hidden layer
+// widths hidden, nil for the default 256,256) over episodes deterministic
+// episodes each.
+func MeasureReferences(ctx context.Context, name string, sacSteps, episodes int, hidden []int, seed uint64) (*ReferenceMeasurement, error) {
 	e, err := env.Make(name)
 	if err != nil {
 		return nil, err
 	}
-	m := &ReferenceMeasurement{Env: name, SACSteps: sacSteps, Seed: seed, Provenance: CurrentProvenance()}
+	cfg := sac.DefaultConfig(sacSteps)
+	cfg.Seed = seed
+	if hidden != nil {
+		cfg.Net.Hidden = hidden
+	}
+	if err := cfg.Net.Validate(); err != nil {
+		return nil, err
+	}
+	m := &ReferenceMeasurement{Env: name, SACSteps: sacSteps, SACHidden: cfg.Net.Hidden, Seed: seed, Provenance: CurrentProvenance()}
 	space := e.ActionSpace()
 	k := uint64(0)
 	m.Random, err = eval.Evaluate(name, func() eval.Policy {
@@ -39,8 +49,6 @@ func MeasureReferences(ctx context.Context, name string, sacSteps, episodes int,
 	if err != nil {
 		return nil, err
 	}
-	cfg := sac.DefaultConfig(sacSteps)
-	cfg.Seed = seed
 	ag, _, err := sac.Train(ctx, cfg, e, 0, nil)
 	if err != nil {
 		return nil, err

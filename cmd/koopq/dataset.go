@@ -31,10 +31,7 @@ func init() {
 	var opts dataset.ReadOptions
 	var asJSON bool
 	var envName, coveragePNG string
-	datasetCmd := &cobra.Command{
-		Use:   "dataset",
-		Short: "Inspect offline datasets (D4RL and Minari HDF5)",
-	}
+	datasetCmd := groupCommand("dataset", "Inspect offline datasets (D4RL and Minari HDF5)")
 	infoCmd := &cobra.Command{
 		Use:   "info FILE",
 		Short: "Summarize a D4RL-layout HDF5 file or a Minari dataset",

@@ -28,32 +28,43 @@ func init() {
 		Short: "Evaluate a policy (a trained policy.safetensors or 'random') in a simulator",
 		Long: "eval runs deterministic episodes (tanh of the policy mean) and prints the mean ± std return and,\n" +
 			"where the environment has reference returns, the normalized score 100·(R − R_random)/(R_expert − R_random).\n" +
+			"A policy file is checked against the environment before any episode runs: the env it records, its\n" +
+			"observation and action sizes and its action bounds must match.\n" +
 			"Environments: " + strings.Join(env.Names(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Everything is checked before the first episode: flags, the
+			// output file, the env, and that the policy fits the env.
+			if err := needPositive("episodes", episodes); err != nil {
+				return err
+			}
+			if err := needPositive("workers", workers); err != nil {
+				return err
+			}
+			if jsonOut != "" {
+				if err := needOutFile("json", jsonOut); err != nil {
+					return err
+				}
+			}
 			var newPolicy func() eval.Policy
-			if policy == "random" {
+			switch policy {
+			case "random", "untrained":
 				if envName == "" {
-					return fmt.Errorf("--env is required with --policy random")
+					return fmt.Errorf("--env is required with --policy %s", policy)
 				}
 				e, err := env.Make(envName)
 				if err != nil {
-					return err
+					return fmt.Errorf("--env: %w", err)
 				}
-				sp := e.ActionSpace()
-				var k uint64
-				newPolicy = func() eval.Policy {
-					k++
-					return &eval.RandomPolicy{Space: sp, Rng: rand.New(rand.NewPCG(seed^0x7a4d, k))}
-				}
-				workers = 1 // one stream per worker: keep the draw order fixed
-			} else if policy == "untrained" {
-				if envName == "" {
-					return fmt.Errorf("--env is required with --policy untrained")
-				}
-				e, err := env.Make(envName)
-				if err != nil {
-					return err
+				if policy == "random" {
+					sp := e.ActionSpace()
+					var k uint64
+					newPolicy = func() eval.Policy {
+						k++
+						return &eval.RandomPolicy{Space: sp, Rng: rand.New(rand.NewPCG(seed^0x7a4d, k))}
+					}
+					workers = 1 // one stream per worker: keep the draw order fixed
+					break
 				}
 				scale, err := sac.Scale(e)
 				if err != nil {
@@ -63,13 +74,23 @@ func init() {
 				actor := sac.NewActor(sac.DefaultNetConfig(), obsDim, len(scale.Low), rand.New(rand.NewPCG(seed, 0x5eed)))
 				p := sac.NewPolicy(actor, nil, scale)
 				newPolicy = func() eval.Policy { return p.Clone() }
-			} else {
-				p, pe, err := run.LoadPolicy(policy)
+			default:
+				p, recorded, err := run.LoadPolicy(policy)
 				if err != nil {
-					return err
+					return fmt.Errorf("--policy: %w", err)
 				}
 				if envName == "" {
-					envName = pe
+					if recorded == "" {
+						return fmt.Errorf("--env is required: policy %s records no environment", policy)
+					}
+					envName = recorded
+				}
+				e, err := env.Make(envName)
+				if err != nil {
+					return fmt.Errorf("--env: %w", err)
+				}
+				if err := run.CheckPolicyEnv(policy, p, recorded, envName, e); err != nil {
+					return err
 				}
 				newPolicy = func() eval.Policy { return p.Clone() }
 			}
@@ -88,7 +109,7 @@ func init() {
 					int(math.Round(float64(res.SuccessRate)*float64(episodes))), episodes)
 			}
 			if jsonOut != "" {
-				return (&run.Dir{Path: "."}).WriteJSON(jsonOut, struct {
+				return writeJSONFile(jsonOut, struct {
 					Result     eval.Result    `json:"result"`
 					Policy     string         `json:"policy"`
 					Provenance run.Provenance `json:"provenance"`

@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/nn"
 )
 
 // readTransitions reads a D4RL-layout HDF5 file or a Minari dataset
@@ -26,13 +28,11 @@ func readTransitions(path string, opts dataset.ReadOptions) (*dataset.Dataset, e
 }
 
 func init() {
-	kCmd := &cobra.Command{
-		Use:   "koopman",
-		Short: "Train and inspect the Koopman forward model (KFC Step 1 and 2)",
-	}
+	kCmd := groupCommand("koopman", "Train and inspect the Koopman forward model (KFC Step 1 and 2)")
 	var (
 		data, envName, out, modelPath, diagOut string
-		epochs, latent, hidden, layers         int
+		epochs, latent                         int
+		hidden                                 []int
 		batch, patience, nDiag                 int
 		seed                                   uint64
 		lr, aeWeight, noise, valFrac, epsStd   float64
@@ -55,8 +55,40 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 (authors' code; the paper gives no value), σ = 0.06 (paper and code).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if data == "" || out == "" {
-				return fmt.Errorf("--data and --out are required")
+			if data == "" {
+				return fmt.Errorf("--data is required")
+			}
+			if out == "" {
+				return fmt.Errorf("--out is required")
+			}
+			if err := needOutFile("out", out); err != nil {
+				return err
+			}
+			if err := needOutFile("out", out+".json"); err != nil {
+				return err
+			}
+			for _, c := range []error{
+				needPositive("epochs", epochs), needPositive("latent", latent), needWidths("hidden", hidden),
+				needPositive("batch", batch), needNonNegative("patience", patience), needNonNegative("diag-n", nDiag),
+				needPositiveFloat("lr", lr), needNonNegativeFloat("ae-weight", aeWeight), needNonNegativeFloat("noise", noise),
+				needPositiveFloat("eps-std", epsStd), needPositiveFloat("max-cond", maxCond), needReadOptions(ropts),
+			} {
+				if c != nil {
+					return c
+				}
+			}
+			if envName != "" {
+				if _, err := env.Make(envName); err != nil {
+					return fmt.Errorf("--env: %w", err)
+				}
+			}
+			if !(valFrac > 0 && valFrac < 1) {
+				return fmt.Errorf("--val-fraction %v: must be in (0, 1)", valFrac)
+			}
+			for flag, a := range map[string]string{"enc-act": encHidden, "enc-out-act": encOut, "dec-act": decHidden} {
+				if _, ok := nn.ParseActivation(a); !ok {
+					return fmt.Errorf("--%s %q: want tanh, relu or identity", flag, a)
+				}
 			}
 			d, err := readTransitions(data, ropts)
 			if err != nil {
@@ -64,10 +96,7 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 			}
 			mc := koopman.DefaultModelConfig(d.ObsDim, d.ActDim)
 			mc.Latent, mc.Seed = latent, seed
-			mc.Hidden = make([]int, layers)
-			for i := range mc.Hidden {
-				mc.Hidden[i] = hidden
-			}
+			mc.Hidden = hidden
 			mc.EncoderHidden, mc.EncoderOutput, mc.DecoderHidden = encHidden, encOut, decHidden
 			m, err := koopman.NewModel(mc)
 			if err != nil {
@@ -123,8 +152,7 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 	f.IntVar(&epochs, "epochs", 75, "maximum epochs (paper: 75; authors' code: up to 400)")
 	f.Uint64Var(&seed, "seed", 0, "seed for weights, split, shuffling and noise")
 	f.IntVar(&latent, "latent", 32, "Koopman latent dimension N")
-	f.IntVar(&hidden, "hidden", 512, "hidden width of encoder and decoder")
-	f.IntVar(&layers, "layers", 2, "hidden layers of encoder and decoder")
+	f.IntSliceVar(&hidden, "hidden", []int{512, 512}, "hidden layer widths of encoder and decoder, e.g. 512,512 (paper)")
 	f.IntVar(&batch, "batch", 256, "minibatch size")
 	f.Float64Var(&lr, "lr", 3e-4, "Adam learning rate")
 	f.Float64Var(&aeWeight, "ae-weight", 10, "γ_ae, weight of the autoencoder loss (authors' code: 10)")
@@ -134,7 +162,7 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 	f.StringVar(&encHidden, "enc-act", "tanh", "encoder hidden activation (tanh, relu, identity)")
 	f.StringVar(&encOut, "enc-out-act", "tanh", "encoder output activation")
 	f.StringVar(&decHidden, "dec-act", "tanh", "decoder hidden activation (its output is linear)")
-	f.IntVar(&nDiag, "diag-n", 1000, "transitions sampled for the final diagnostics")
+	f.IntVar(&nDiag, "diag-n", 1000, "transitions sampled for the final diagnostics (0: all)")
 	f.Float64Var(&epsStd, "eps-std", 3e-3, "KFC++ ε std for the shift diagnostics (authors: shift_sigma·3e-3)")
 	f.Float64Var(&maxCond, "max-cond", 1e4, "eigenbasis condition number above which the scalar fallback generator is used")
 	addReadFlags(trainCmd, &ropts)
@@ -144,12 +172,26 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 		Short: "Eigenvalues, commutator residuals, shift sizes and fallbacks of a trained model",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if modelPath == "" || data == "" {
-				return fmt.Errorf("--model and --data are required")
+			if modelPath == "" {
+				return fmt.Errorf("--model is required")
+			}
+			if data == "" {
+				return fmt.Errorf("--data is required")
+			}
+			for _, c := range []error{needNonNegative("n", nDiag), needPositiveFloat("eps-std", epsStd),
+				needPositiveFloat("max-cond", maxCond), needReadOptions(ropts)} {
+				if c != nil {
+					return c
+				}
+			}
+			if diagOut != "" {
+				if err := needOutFile("json", diagOut); err != nil {
+					return err
+				}
 			}
 			m, meta, err := koopman.LoadModel(modelPath)
 			if err != nil {
-				return err
+				return fmt.Errorf("--model: %w", err)
 			}
 			d, err := readTransitions(data, ropts)
 			if err != nil {
@@ -176,7 +218,7 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 		},
 	}
 	g := inspectCmd.Flags()
-	g.StringVar(&modelPath, "model", "", "model written by `koopq koopman train` (required)")
+	g.StringVar(&modelPath, "model", "", "model written by 'koopq koopman train' (required)")
 	g.StringVar(&data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
 	g.IntVar(&nDiag, "n", 1000, "transitions to sample (0: all)")
 	g.Uint64Var(&seed, "seed", 0, "seed for the sample and the ε draws")
@@ -194,6 +236,12 @@ func addReadFlags(c *cobra.Command, o *dataset.ReadOptions) {
 	f.BoolVar(&o.DropInvalid, "drop-invalid", false, "drop transitions with NaN/Inf instead of failing")
 	f.BoolVar(&o.TerminateOnEnd, "terminate-on-end", false, "keep time-limit steps (d4rl's terminate_on_end)")
 	f.BoolVar(&o.UseNextObservations, "use-next-observations", false, "take s' from the stored next_observations")
+	f.IntVar(&o.MaxEpisodeSteps, "max-episode-steps", 0, "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)")
+}
+
+// needReadOptions checks the dataset reading flags.
+func needReadOptions(o dataset.ReadOptions) error {
+	return needNonNegative("max-episode-steps", o.MaxEpisodeSteps)
 }
 
 func nnParams(m *koopman.Model) int {
@@ -224,16 +272,4 @@ func printDiagnostics(w io.Writer, d *koopman.ModelDiagnostics, cfg koopman.Diag
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -7,6 +7,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,5 +26,28 @@ func main() {
 	if err := rootCmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "koopq:", err)
 		os.Exit(1)
+	}
+}
+
+// groupCommand makes a command that only holds subcommands: without
+// arguments it prints its help; an unknown subcommand is an error (cobra
+// would otherwise print the help and exit 0).
+func groupCommand(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			var names []string
+			for _, c := range cmd.Commands() {
+				if c.IsAvailableCommand() {
+					names = append(names, c.Name())
+				}
+			}
+			return fmt.Errorf("unknown %s command %q (want %s)", cmd.Name(), args[0], strings.Join(names, ", "))
+		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/run"
 )
@@ -16,7 +17,8 @@ func init() {
 	var (
 		modelPath, data, envName, out string
 		cfg                           = run.DefaultSymcheckConfig("")
-		epochs, latent, hidden        int
+		epochs, latent                int
+		hidden                        []int
 		ropts                         dataset.ReadOptions
 	)
 	cmd := &cobra.Command{
@@ -46,9 +48,27 @@ Without --model a small Koopman model is trained on the dataset first
 (--train-epochs, --train-hidden, --train-latent) and saved as
 koopman.safetensors in --out.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if data == "" {
 				return fmt.Errorf("--data is required")
+			}
+			for _, c := range []error{needPositive("n", cfg.N), needPositiveFloat("shift-sigma", cfg.ShiftSigma),
+				needPositiveFloat("max-cond", cfg.Symmetry.MaxCond), needPositive("train-epochs", epochs),
+				needPositive("train-latent", latent), needWidths("train-hidden", hidden), needReadOptions(ropts)} {
+				if c != nil {
+					return c
+				}
+			}
+			if out != "" {
+				if err := needOutDir("out", out); err != nil {
+					return err
+				}
+			}
+			var m *koopman.Model
+			if modelPath != "" {
+				if m, _, err = koopman.LoadModel(modelPath); err != nil {
+					return fmt.Errorf("--model: %w", err)
+				}
 			}
 			d, err := readTransitions(data, ropts)
 			if err != nil {
@@ -61,30 +81,46 @@ koopman.safetensors in --out.`,
 				}
 			}
 			cfg.Env = envName
+			e, err := env.Make(envName)
+			if err != nil {
+				return fmt.Errorf("--env: %w", err)
+			}
 			if _, _, err := run.SymcheckDims(envName, d.ObsDim); err != nil {
 				return err
 			}
+			if ad := e.ActionSpace().Dim(); ad != d.ActDim {
+				return fmt.Errorf("--env %s takes %d-dimensional actions, dataset %s has %d", envName, ad, data, d.ActDim)
+			}
+			if m != nil && (m.S() != d.ObsDim || m.M() != d.ActDim) {
+				return fmt.Errorf("--model %s is for states %d / actions %d, dataset %s has %d / %d", modelPath, m.S(), m.M(), data, d.ObsDim, d.ActDim)
+			}
 			if out == "" {
 				out = "symcheck-" + envName
+				if err := needOutDir("out", out); err != nil {
+					return err
+				}
+			}
+			if _, statErr := os.Stat(out); os.IsNotExist(statErr) {
+				// Made here: a failure below removes it again.
+				defer func() {
+					if err != nil {
+						os.RemoveAll(out)
+					}
+				}()
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
-				return fmt.Errorf("output directory: %w", err)
+				return fmt.Errorf("--out: %w", err)
 			}
 			dir := &run.Dir{Path: out}
 			w := cmd.OutOrStdout()
-			var m *koopman.Model
 			modelDesc := modelPath
-			if modelPath != "" {
-				if m, _, err = koopman.LoadModel(modelPath); err != nil {
-					return err
-				}
-			} else {
+			if m == nil {
 				tc := koopman.DefaultTrainConfig()
 				tc.MaxEpochs, tc.Seed = epochs, cfg.Seed
-				fmt.Fprintf(w, "no --model given: training a small Koopman model (hidden %d×2, N=%d, ≤%d epochs) on %d transitions first\n",
+				fmt.Fprintf(w, "no --model given: training a small Koopman model (hidden %v, N=%d, ≤%d epochs) on %d transitions first\n",
 					hidden, latent, epochs, d.Len())
 				b := newBar(epochs, "koopman")
-				m, err = run.TrainKoopman(cmd.Context(), d, tc, []int{hidden, hidden}, latent, func(done, _ int, msg string) { b.set(done, msg) })
+				m, err = run.TrainKoopman(cmd.Context(), d, tc, hidden, latent, func(done, _ int, msg string) { b.set(done, msg) })
 				b.finish()
 				if err != nil {
 					return err
@@ -122,7 +158,7 @@ koopman.safetensors in --out.`,
 	f.BoolVar(&cfg.Residual, "residual", false, "decode shifts as s + D(g̃) − D(g) (the augmenter's --residual) instead of D(g̃)")
 	f.Float64Var(&cfg.Symmetry.MaxCond, "max-cond", cfg.Symmetry.MaxCond, "eigenbasis condition number above which the scalar fallback generator is used")
 	f.IntVar(&epochs, "train-epochs", 30, "without --model: maximum Koopman training epochs")
-	f.IntVar(&hidden, "train-hidden", 256, "without --model: hidden width of encoder and decoder (2 layers)")
+	f.IntSliceVar(&hidden, "train-hidden", []int{256, 256}, "without --model: hidden layer widths of encoder and decoder, e.g. 256,256")
 	f.IntVar(&latent, "train-latent", 32, "without --model: latent dimension N")
 	addReadFlags(cmd, &ropts)
 	rootCmd.AddCommand(cmd)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -14,10 +12,7 @@ import (
 )
 
 func init() {
-	symCmd := &cobra.Command{
-		Use:   "symmetries",
-		Short: "Derive Koopman symmetry generators for worked examples",
-	}
+	symCmd := groupCommand("symmetries", "Derive Koopman symmetry generators for worked examples")
 	var (
 		seed            uint64
 		episodes, steps int
@@ -40,6 +35,17 @@ The paper labels its matrices "a = 0" and "a = 1" (Gym actions); they are
 shown next to physical a = −1 and a = +1 respectively.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, c := range []error{needPositive("episodes", episodes), needPositive("steps", steps),
+				needNonNegativeFloat("truncate", truncate), needPositiveFloat("eps", eps)} {
+				if c != nil {
+					return c
+				}
+			}
+			if out != "" {
+				if err := needOutFile("out", out); err != nil {
+					return err
+				}
+			}
 			cfg := koopman.DefaultCartPoleDataConfig()
 			cfg.Seed, cfg.Episodes, cfg.Steps = seed, episodes, steps
 			return runCartPoleSymmetries(cmd.OutOrStdout(), cfg, truncate, eps, out)
@@ -134,12 +140,8 @@ func runCartPoleSymmetries(w io.Writer, cfg koopman.CartPoleDataConfig, truncate
 	fmt.Fprintf(w, "  same, ẋ/θ/θ̇ only                 symmetry %.4e   random %.4e\n", rep.MeanErrSymRest, rep.MeanErrRandRest)
 	fmt.Fprintf(w, "  linear-model bound on ΔE_sym      mean %.4e, max excess %.2e (≤ 0: every shifted transition within the model error)\n", rep.MeanErrBound, rep.MaxExcess)
 	if out != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
+		if err := writeJSONFile(out, res); err != nil {
 			return err
-		}
-		if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", out, err)
 		}
 		fmt.Fprintf(w, "wrote %s\n", out)
 	}

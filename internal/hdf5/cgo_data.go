@@ -390,7 +390,44 @@ func (g *Group) ReadFloat32(name string) ([]float32, []int, error) {
 		}
 		return unsafe.Pointer(&buf[0])
 	})
-	return buf, shape, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := g.checkFloat32Range(o, buf); err != nil {
+		return nil, nil, err
+	}
+	return buf, shape, nil
+}
+
+// checkFloat32Range finds values that libhdf5's float64 → float32
+// conversion turned into ±Inf although they were finite (|x| > 3.4e38), so
+// that they are reported as out of range rather than later as "NaN or Inf".
+// It costs nothing unless buf holds an infinity.
+func (g *Group) checkFloat32Range(o object, buf []float32) error {
+	hasInf := false
+	for _, v := range buf {
+		if math.IsInf(float64(v), 0) {
+			hasInf = true
+			break
+		}
+	}
+	if !hasInf {
+		return nil
+	}
+	t, _, err := g.meta(o)
+	if err != nil || t.Class != ClassFloat || t.Size <= 4 {
+		return err
+	}
+	wide, _, err := g.readF64(o)
+	if err != nil {
+		return err
+	}
+	for i, v := range wide {
+		if i < len(buf) && !math.IsInf(v, 0) && math.IsInf(float64(buf[i]), 0) {
+			return &RangeError{Name: o.name, Index: i, Value: v, Stored: t.String(), Want: "float32"}
+		}
+	}
+	return nil
 }
 
 // ReadFloat64 reads a numeric dataset (any integer or float type, converted)

@@ -25,6 +25,21 @@ import (
 	"sync"
 )
 
+// RangeError reports a stored value that does not fit the type it is read
+// as: a finite float64 beyond ±3.4028235e38 read as float32 would otherwise
+// silently become ±Inf.
+type RangeError struct {
+	Name   string  // the dataset, as "file: /key"
+	Index  int     // flat (row-major) index of the first such value
+	Value  float64 // the stored value
+	Stored string  // stored type, e.g. "float64"
+	Want   string  // type read as, e.g. "float32"
+}
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("hdf5: %s: value %g at index %d is out of %s range (stored as %s)", e.Name, e.Value, e.Index, e.Want, e.Stored)
+}
+
 // mu serializes every call into libhdf5.
 var mu sync.Mutex
 

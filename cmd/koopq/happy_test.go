@@ -1,0 +1,307 @@
+package main
+
+// Every verb's happy path at tiny scale (demo and collect excepted: they
+// cannot be made small from the command line). Each checks the numbers it
+// can check and the exact set of files written.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readJSON decodes path into v, failing the test on error.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// expectFiles checks that dir holds exactly want (relative paths).
+func expectFiles(t *testing.T, dir string, want ...string) {
+	t.Helper()
+	slices.Sort(want)
+	if got := listTree(t, dir); !slices.Equal(got, want) {
+		t.Errorf("files in %s: got %v, want %v", dir, got, want)
+	}
+}
+
+func ok(t *testing.T, r cliResult) {
+	t.Helper()
+	if r.Code != 0 {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+func TestDatasetInfo(t *testing.T) {
+	t.Parallel()
+	fx := fixtures(t)
+	dir := t.TempDir()
+	r := runCLI(t, dir, time.Minute, "dataset", "info", fx.Data)
+	ok(t, r)
+	for _, w := range []string{"pendulum", "400"} {
+		if !strings.Contains(r.Stdout, w) {
+			t.Errorf("dataset info output lacks %q:\n%s", w, r.Stdout)
+		}
+	}
+	r = runCLI(t, dir, time.Minute, "dataset", "info", "--json", fx.Data)
+	ok(t, r)
+	var in struct {
+		Format     string `json:"format"`
+		Rows       int    `json:"rows"`
+		ObsDim     int    `json:"obs_dim"`
+		ActDim     int    `json:"act_dim"`
+		Timeouts   int    `json:"timeouts"`
+		Conversion struct {
+			Kept            int `json:"kept"`
+			DroppedTimeouts int `json:"dropped_timeouts"`
+		} `json:"conversion"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &in); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, r.Stdout)
+	}
+	// 400 rows in 4 episodes of 100 whose last step is a time-limit step:
+	// d4rl drops those 4 (the last one is also the file's last row).
+	if in.Format != "d4rl" || in.Rows != 400 || in.ObsDim != 3 || in.ActDim != 1 || in.Timeouts != 4 ||
+		in.Conversion.Kept != 396 || in.Conversion.DroppedTimeouts != 3 {
+		t.Errorf("dataset info --json: %+v", in)
+	}
+	expectFiles(t, dir)
+}
+
+// TestEvalJSONAbsolutePath is issue item 7: --json with an absolute path
+// used to fail after the whole evaluation.
+func TestEvalJSONAbsolutePath(t *testing.T) {
+	t.Parallel()
+	fx := fixtures(t)
+	dir, outDir := t.TempDir(), t.TempDir()
+	out := filepath.Join(outDir, "eval.json")
+	r := runCLI(t, dir, time.Minute, "eval", "--policy", fx.PendulumPolicy, "--episodes", "3", "--seed", "4", "--json", out)
+	ok(t, r)
+	var got struct {
+		Result struct {
+			Env      string    `json:"env"`
+			Episodes int       `json:"episodes"`
+			Seed     uint64    `json:"seed"`
+			Mean     float64   `json:"mean_return"`
+			Returns  []float64 `json:"returns"`
+			Lengths  []int     `json:"lengths"`
+		} `json:"result"`
+		Policy     string `json:"policy"`
+		Provenance struct {
+			GoVersion string `json:"go_version"`
+		} `json:"provenance"`
+	}
+	readJSON(t, out, &got)
+	res := got.Result
+	if res.Env != "pendulum" || res.Episodes != 3 || res.Seed != 4 || len(res.Returns) != 3 || got.Policy != fx.PendulumPolicy ||
+		!strings.HasPrefix(got.Provenance.GoVersion, "go") {
+		t.Errorf("eval.json: %+v", got)
+	}
+	var sum float64
+	for i, ret := range res.Returns {
+		sum += ret
+		if res.Lengths[i] != 200 || ret > 0 || ret < -200*16.3 { // Pendulum: 200 steps, reward in [−16.27, 0]
+			t.Errorf("episode %d: return %v, length %d", i, ret, res.Lengths[i])
+		}
+	}
+	if d := sum/3 - res.Mean; d > 1e-9 || d < -1e-9 {
+		t.Errorf("mean %v, returns %v", res.Mean, res.Returns)
+	}
+	expectFiles(t, dir)
+	expectFiles(t, outDir, "eval.json")
+
+	// A relative --json lands in the working directory; the numbers do not
+	// depend on the worker count.
+	r = runCLI(t, dir, time.Minute, "eval", "--policy", fx.PendulumPolicy, "--episodes", "3", "--seed", "4", "--workers", "1", "--json", "rel.json")
+	ok(t, r)
+	var rel struct {
+		Result struct {
+			Returns []float64 `json:"returns"`
+		} `json:"result"`
+	}
+	readJSON(t, filepath.Join(dir, "rel.json"), &rel)
+	if !slices.Equal(rel.Result.Returns, res.Returns) {
+		t.Errorf("1 worker: returns %v, 2 workers: %v", rel.Result.Returns, res.Returns)
+	}
+	expectFiles(t, dir, "rel.json")
+}
+
+func TestEvalRandomAndUntrained(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, p := range []string{"random", "untrained"} {
+		r := runCLI(t, dir, time.Minute, "eval", "--policy", p, "--env", "mountaincar-continuous", "--episodes", "1")
+		ok(t, r)
+		if !strings.Contains(r.Stdout, "mountaincar-continuous, policy "+p+", 1 episodes") {
+			t.Errorf("eval --policy %s: %s", p, r.Stdout)
+		}
+	}
+	expectFiles(t, dir)
+}
+
+func TestReferencesTiny(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "refs.json") // absolute, as in item 7
+	// 300 SAC steps are all warm-up (random actions): seconds, not minutes.
+	r := runCLI(t, dir, 2*time.Minute, "references", "--env", "pendulum", "--sac-steps", "300", "--episodes", "2", "--hidden", "8,8", "--json", out)
+	ok(t, r)
+	var m struct {
+		Env       string `json:"env"`
+		SACSteps  int    `json:"sac_steps"`
+		SACHidden []int  `json:"sac_hidden"`
+		Random    struct {
+			Episodes int `json:"episodes"`
+		} `json:"random"`
+		Expert struct {
+			Episodes int `json:"episodes"`
+		} `json:"expert"`
+	}
+	readJSON(t, out, &m)
+	if m.Env != "pendulum" || m.SACSteps != 300 || !slices.Equal(m.SACHidden, []int{8, 8}) || m.Random.Episodes != 2 || m.Expert.Episodes != 2 {
+		t.Errorf("refs.json: %+v", m)
+	}
+	expectFiles(t, dir)
+}
+
+func TestKoopmanTrainAndInspect(t *testing.T) {
+	t.Parallel()
+	fx := fixtures(t)
+	dir := t.TempDir()
+	r := runCLI(t, dir, 2*time.Minute, "koopman", "train", "--data", fx.Data, "--env", "pendulum", "--out", "m.safetensors",
+		"--epochs", "2", "--hidden", "16,8", "--latent", "4", "--batch", "64", "--diag-n", "50")
+	ok(t, r)
+	if !strings.Contains(r.Stdout, "hidden [16 8]") || !strings.Contains(r.Stdout, "epoch   2/2") {
+		t.Errorf("koopman train output:\n%s", r.Stdout)
+	}
+	var sum struct {
+		Transitions int `json:"transitions"`
+		ModelConfig struct {
+			ObsDim int   `json:"obs_dim"`
+			ActDim int   `json:"act_dim"`
+			Latent int   `json:"latent"`
+			Hidden []int `json:"hidden"`
+		} `json:"model_config"`
+	}
+	readJSON(t, filepath.Join(dir, "m.safetensors.json"), &sum)
+	mc := sum.ModelConfig
+	if sum.Transitions != 396 || mc.ObsDim != 3 || mc.ActDim != 1 || mc.Latent != 4 || !slices.Equal(mc.Hidden, []int{16, 8}) {
+		t.Errorf("m.safetensors.json: %+v", sum)
+	}
+	expectFiles(t, dir, "m.safetensors", "m.safetensors.json")
+
+	out := filepath.Join(t.TempDir(), "diag.json")
+	r = runCLI(t, dir, time.Minute, "koopman", "inspect", "--model", "m.safetensors", "--data", fx.Data, "--n", "40", "--json", out)
+	ok(t, r)
+	if !strings.Contains(r.Stdout, "S=3 m=1 N=4 hidden [16 8]") {
+		t.Errorf("koopman inspect output:\n%s", r.Stdout)
+	}
+	var diag struct {
+		Samples int `json:"samples"`
+	}
+	readJSON(t, out, &diag)
+	if diag.Samples != 40 {
+		t.Errorf("diag.json samples %d, want 40", diag.Samples)
+	}
+	expectFiles(t, dir, "m.safetensors", "m.safetensors.json")
+}
+
+func TestSymmetriesCartPoleTiny(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := runCLI(t, dir, time.Minute, "symmetries", "cartpole", "--episodes", "4", "--steps", "100", "--out", "cart.json")
+	ok(t, r)
+	var res struct {
+		Config struct {
+			Episodes, Steps int
+		} `json:"config"`
+		Sigma0    [2][]float64 `json:"sigma0"`
+		CommResid [2]float64   `json:"commutator_residual"`
+	}
+	readJSON(t, filepath.Join(dir, "cart.json"), &res)
+	if res.Config.Episodes != 4 || res.Config.Steps != 100 {
+		t.Errorf("cart.json config %+v, want 4 episodes × 100 steps", res.Config)
+	}
+	for a := range 2 {
+		// The generator is normalized to σ0[0,0] = −1 and commutes with K to round-off.
+		if len(res.Sigma0[a]) != 16 || res.Sigma0[a][0] != -1 || !(res.CommResid[a] < 1e-10) {
+			t.Errorf("action %d: σ0 %v, commutator residual %v", a, res.Sigma0[a], res.CommResid[a])
+		}
+	}
+	expectFiles(t, dir, "cart.json")
+}
+
+func TestSymcheckTiny(t *testing.T) {
+	t.Parallel()
+	fx := fixtures(t)
+	dir := t.TempDir()
+	r := runCLI(t, dir, 2*time.Minute, "symcheck", "--data", fx.Data, "--model", fx.Model, "--n", "20")
+	ok(t, r)
+	// The env comes from the dataset's metadata, the output directory from the env.
+	expectFiles(t, dir, "symcheck-pendulum", "symcheck-pendulum/samples.csv", "symcheck-pendulum/summary.txt",
+		"symcheck-pendulum/symcheck.json", "symcheck-pendulum/symcheck.png")
+	var res map[string]any
+	readJSON(t, filepath.Join(dir, "symcheck-pendulum", "symcheck.json"), &res)
+	if len(res) == 0 {
+		t.Errorf("symcheck.json is empty")
+	}
+
+	// Without --model a small model is trained first (--train-hidden is a width list).
+	r = runCLI(t, dir, 2*time.Minute, "symcheck", "--data", fx.Data, "--n", "20", "--out", "own",
+		"--train-epochs", "1", "--train-hidden", "8,8", "--train-latent", "4")
+	ok(t, r)
+	if !strings.Contains(r.Stdout, "hidden [8 8]") {
+		t.Errorf("symcheck output:\n%s", r.Stdout)
+	}
+	got := listTree(t, filepath.Join(dir, "own"))
+	if !slices.Contains(got, "koopman.safetensors") || !slices.Contains(got, "symcheck.json") {
+		t.Errorf("symcheck --out own: %v", got)
+	}
+}
+
+// TestMinariDataset: a Minari dataset directory is read by dataset info,
+// koopman inspect and symcheck (README: "Minari datasets are read ...").
+func TestMinariDataset(t *testing.T) {
+	t.Parallel()
+	fx := fixtures(t)
+	dir := t.TempDir()
+	r := runCLI(t, dir, time.Minute, "dataset", "info", "--json", fx.Minari)
+	ok(t, r)
+	var in struct {
+		Format     string `json:"format"`
+		Rows       int    `json:"rows"`
+		ObsDim     int    `json:"obs_dim"`
+		Terminals  int    `json:"terminals"`
+		Timeouts   int    `json:"timeouts"`
+		Conversion struct {
+			Kept int `json:"kept"`
+		} `json:"conversion"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &in); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, r.Stdout)
+	}
+	if in.Format != "minari" || in.Rows != 150 || in.ObsDim != 3 || in.Terminals != 1 || in.Timeouts != 2 || in.Conversion.Kept != 150 {
+		t.Errorf("dataset info --json on Minari: %+v", in)
+	}
+	r = runCLI(t, dir, time.Minute, "koopman", "inspect", "--model", fx.Model, "--data", fx.Minari, "--n", "30")
+	ok(t, r)
+	if !strings.Contains(r.Stdout, "over 30 transitions") {
+		t.Errorf("koopman inspect on Minari:\n%s", r.Stdout)
+	}
+	r = runCLI(t, dir, 2*time.Minute, "symcheck", "--data", filepath.Join(fx.Minari, "data", "main_data.hdf5"), "--env", "pendulum",
+		"--model", fx.Model, "--n", "20", "--out", "sc")
+	ok(t, r)
+	if got := listTree(t, filepath.Join(dir, "sc")); !slices.Contains(got, "symcheck.json") {
+		t.Errorf("symcheck on Minari wrote %v", got)
+	}
+}

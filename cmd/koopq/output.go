@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/koopq/koopq/run"
+)
+
+// needOutFile checks, before any work is done, that the file named by
+// --flag can be written: its directory exists and takes new files, and path
+// itself is not a directory. Absolute and relative paths are both taken as
+// given (relative to the working directory). Nothing is left behind.
+func needOutFile(flag, path string) error {
+	if path == "" {
+		return fmt.Errorf("--%s: empty file name", flag)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--%s %s: is a directory, want a file name", flag, path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("--%s %s: directory %s: %w", flag, path, dir, unwrapPathErr(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("--%s %s: %s is not a directory", flag, path, dir)
+	}
+	probe, err := os.CreateTemp(dir, ".koopq-probe-*")
+	if err != nil {
+		return fmt.Errorf("--%s %s: cannot create files in %s: %w", flag, path, dir, unwrapPathErr(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// needOutDir checks that the directory named by --flag either exists as a
+// directory or can be created (its nearest existing ancestor is a
+// directory). It creates nothing.
+func needOutDir(flag, path string) error {
+	if path == "" {
+		return fmt.Errorf("--%s: empty directory name", flag)
+	}
+	p := filepath.Clean(path)
+	for {
+		st, err := os.Stat(p)
+		if err == nil {
+			if !st.IsDir() {
+				if p == filepath.Clean(path) {
+					return fmt.Errorf("--%s %s: exists and is not a directory", flag, path)
+				}
+				return fmt.Errorf("--%s %s: %s is not a directory", flag, path, p)
+			}
+			return nil
+		}
+		if !os.IsNotExist(err) {
+			return fmt.Errorf("--%s %s: %w", flag, path, unwrapPathErr(err))
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return nil
+		}
+		p = parent
+	}
+}
+
+// unwrapPathErr drops the *os.PathError wrapper (whose message repeats the
+// path) and keeps the cause, e.g. "no such file or directory".
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// writeJSONFile writes v as indented JSON to path (absolute or relative to
+// the working directory), atomically.
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := run.WriteFileAtomic(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// needPositive checks count flags that must be ≥ 1.
+func needPositive(flag string, v int) error {
+	if v < 1 {
+		return fmt.Errorf("--%s %d: must be at least 1", flag, v)
+	}
+	return nil
+}
+
+// needNonNegative checks count flags that may be 0.
+func needNonNegative(flag string, v int) error {
+	if v < 0 {
+		return fmt.Errorf("--%s %d: must not be negative", flag, v)
+	}
+	return nil
+}
+
+// needPositiveFloat checks float flags that must be finite and > 0.
+func needPositiveFloat(flag string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return fmt.Errorf("--%s %v: must be a finite number > 0", flag, v)
+	}
+	return nil
+}
+
+// needNonNegativeFloat checks float flags that must be finite and ≥ 0.
+func needNonNegativeFloat(flag string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return fmt.Errorf("--%s %v: must be a finite number ≥ 0", flag, v)
+	}
+	return nil
+}
+
+// needWidths checks a --hidden style list of layer widths.
+func needWidths(flag string, v []int) error {
+	if len(v) == 0 {
+		return fmt.Errorf("--%s: give at least one layer width, e.g. --%s 64,64", flag, flag)
+	}
+	for _, w := range v {
+		if w < 1 {
+			return fmt.Errorf("--%s %v: layer widths must be at least 1", flag, intsString(v))
+		}
+	}
+	return nil
+}
+
+func intsString(v []int) string {
+	s := ""
+	for i, w := range v {
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprint(w)
+	}
+	return s
+}

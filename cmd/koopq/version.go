@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/koopq/koopq/run"
+)
+
+// versionText is what `koopq --version` prints: the code (module version,
+// git commit, whether the tree was modified), the Go toolchain and the
+// GEMM backend with its kernel. It is computed only when asked for: in a
+// source build without VCS stamps it asks git.
+func versionText() string {
+	p := run.CurrentProvenance()
+	var b strings.Builder
+	fmt.Fprintf(&b, "koopq %s\n", p.Version)
+	commit := p.Commit
+	if p.Dirty {
+		commit += " (modified tree)"
+	}
+	fmt.Fprintf(&b, "commit: %s\n", commit)
+	fmt.Fprintf(&b, "go:     %s %s/%s\n", p.GoVersion, p.OS, p.Arch)
+	fmt.Fprintf(&b, "blas:   %s, kernel %s\n", p.BLAS, p.BLASKernel)
+	return b.String()
+}
+
+func init() {
+	// Cobra adds --version when Version is non-empty; the template calls
+	// versionText lazily, so ordinary commands never pay for it.
+	rootCmd.Version = "koopq"
+	cobra.AddTemplateFunc("koopqVersion", versionText)
+	rootCmd.SetVersionTemplate("{{koopqVersion}}")
+}
