@@ -27,6 +27,19 @@ type Learner struct {
 	scalar [2]scalarAdam // α and α'
 
 	ws workspace
+
+	// noiseHook, when set (tests only), may overwrite the noise Step has
+	// just drawn, so an independent reference can replay the same update.
+	noiseHook func(*stepNoise)
+}
+
+// stepNoise is every random draw of one Step after the augmenter's, drawn
+// in this order from the Step's rng.
+type stepNoise struct {
+	pi   []float32 // [B, A] ξ of ã ~ π(·|s), the actor-loss sample
+	next []float32 // [B, A] ξ of a' ~ π(·|s'), the target sample
+	ood  []float32 // [2BN, A] ξ of the logsumexp samples: row i·N+k is sample k of π(·|s_i), then B·N rows of π(·|s'_i)
+	unif []float32 // [BN, A] uniform actions on [−1, 1] for the logsumexp, row i·N+k for state i
 }
 
 // critic workspaces, one per twin so both run concurrently.
@@ -48,9 +61,10 @@ type workspace struct {
 	act                        []float32 // [B, A] data actions (in [−1,1])
 	xBig                       []float32 // [B(1+3N), S+A]
 	saNext, saPi               []float32 // [B, S+A]
-	noisePi, actPi, logpPi     []float32 // actor-loss sample
-	noiseNx, actNx, logpNx     []float32 // target sample at s'
-	noiseOOD, actOOD, logpOOD  []float32 // [2BN, A], [2BN]: π(s) then π(s') samples
+	noise                      stepNoise
+	actPi, logpPi              []float32 // actor-loss sample
+	actNx, logpNx              []float32 // target sample at s'
+	actOOD, logpOOD            []float32 // [2BN, A], [2BN]: π(s) then π(s') samples
 	y                          []float32 // [B]
 	tq                         [2][]float32
 	pq                         [2][]float32
@@ -124,9 +138,11 @@ func (l *Learner) prepare(B int) {
 	R := B * (1 + 3*N)
 	w.xBig = grow(w.xBig, R*(S+A))
 	w.saNext, w.saPi = grow(w.saNext, B*(S+A)), grow(w.saPi, B*(S+A))
-	w.noisePi, w.actPi, w.logpPi = grow(w.noisePi, B*A), grow(w.actPi, B*A), grow(w.logpPi, B)
-	w.noiseNx, w.actNx, w.logpNx = grow(w.noiseNx, B*A), grow(w.actNx, B*A), grow(w.logpNx, B)
-	w.noiseOOD, w.actOOD, w.logpOOD = grow(w.noiseOOD, 2*B*N*A), grow(w.actOOD, 2*B*N*A), grow(w.logpOOD, 2*B*N)
+	n := &w.noise
+	n.pi, n.next, n.ood, n.unif = grow(n.pi, B*A), grow(n.next, B*A), grow(n.ood, 2*B*N*A), grow(n.unif, B*N*A)
+	w.actPi, w.logpPi = grow(w.actPi, B*A), grow(w.logpPi, B)
+	w.actNx, w.logpNx = grow(w.actNx, B*A), grow(w.logpNx, B)
+	w.actOOD, w.logpOOD = grow(w.actOOD, 2*B*N*A), grow(w.logpOOD, 2*B*N)
 	w.y = grow(w.y, B)
 	w.dAct, w.dOut, w.dOut2, w.logpBC = grow(w.dAct, B*A), grow(w.dOut, B*2*A), grow(w.dOut2, B*2*A), grow(w.logpBC, B)
 	for i := range w.crit {
@@ -176,15 +192,22 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 
 	// Policy samples, all at clean states: π(s) for the actor loss and the
 	// logsumexp, π(s') for the target and the logsumexp.
+	nz := &w.noise
+	sac.FillNormal(rng, nz.pi)
+	sac.FillNormal(rng, nz.next)
+	sac.FillNormal(rng, nz.ood)
+	for j := range nz.unif {
+		nz.unif[j] = float32(2*rng.Float64() - 1)
+	}
+	if l.noiseHook != nil {
+		l.noiseHook(nz)
+	}
 	outS := l.Actor.Forward(&w.cS, w.obs, B)
 	outN := l.Actor.Forward(&w.cN, w.next, B)
-	sac.FillNormal(rng, w.noisePi)
-	nn.TanhGaussianSample(outS, B, A, w.noisePi, w.actPi, w.logpPi)
-	sac.FillNormal(rng, w.noiseNx)
-	nn.TanhGaussianSample(outN, B, A, w.noiseNx, w.actNx, w.logpNx)
-	sac.FillNormal(rng, w.noiseOOD)
-	sampleRows(outS, B, A, N, w.noiseOOD[:B*N*A], w.actOOD[:B*N*A], w.logpOOD[:B*N])
-	sampleRows(outN, B, A, N, w.noiseOOD[B*N*A:], w.actOOD[B*N*A:], w.logpOOD[B*N:])
+	nn.TanhGaussianSample(outS, B, A, nz.pi, w.actPi, w.logpPi)
+	nn.TanhGaussianSample(outN, B, A, nz.next, w.actNx, w.logpNx)
+	sampleRows(outS, B, A, N, nz.ood[:B*N*A], w.actOOD[:B*N*A], w.logpOOD[:B*N])
+	sampleRows(outN, B, A, N, nz.ood[B*N*A:], w.actOOD[B*N*A:], w.logpOOD[B*N:])
 
 	// Critic input: [s̃_t, a_t] for B rows, then [s_t, ·] for N uniform,
 	// N π(s) and N π(s') actions per state.
@@ -196,9 +219,7 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 		for k := 0; k < N; k++ {
 			row := x[off+(i*N+k)*W : off+(i*N+k+1)*W]
 			copy(row[:S], w.obs[i*S:(i+1)*S])
-			for j := 0; j < A; j++ {
-				row[S+j] = float32(2*rng.Float64() - 1)
-			}
+			copy(row[S:], nz.unif[(i*N+k)*A:(i*N+k+1)*A])
 		}
 	}
 	for src := 0; src < 2; src++ {
@@ -317,7 +338,7 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 			bcl += float64(w.logpBC[i])
 		}
 		actorLoss = alpha*lpMean - bcl/float64(B)
-		nn.TanhGaussianSampleBackward(outS, B, A, w.noisePi, w.actPi, nil, dLogp, w.dOut)
+		nn.TanhGaussianSampleBackward(outS, B, A, nz.pi, w.actPi, nil, dLogp, w.dOut)
 		for i := range w.logpBC {
 			w.logpBC[i] = -1 / float32(B)
 		}
@@ -331,7 +352,7 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 				w.dAct[i*A+j] = w.crit[0].dX[i*W+S+j] + w.crit[1].dX[i*W+S+j]
 			}
 		}
-		nn.TanhGaussianSampleBackward(outS, B, A, w.noisePi, w.actPi, w.dAct, dLogp, w.dOut)
+		nn.TanhGaussianSampleBackward(outS, B, A, nz.pi, w.actPi, w.dAct, dLogp, w.dOut)
 	}
 	nn.ZeroGrad(l.Actor.Params())
 	l.Actor.Backward(&w.cS, w.dOut, nil, true)
