@@ -576,7 +576,7 @@ func newRefFixture(t *testing.T, rc refCase, steps int) *refFixture {
 			next[j] += b.NextObs[j]
 		}
 		f.aug.obs, f.aug.next = append(f.aug.obs, obs), append(f.aug.next, next)
-		f.noise = append(f.noise, refNoise{pi: gauss(B*A, 1), next: gauss(B*A, 1), ood: gauss(2*B*N*A, 1), unif: uni(B*N*A)})
+		f.noise = append(f.noise, refNoise{pi: gauss(B*A, 1), next: gauss(B*A, 1), ood: gauss(2*B*N*A, 1), unif: uni(B * N * A)})
 	}
 	l.noiseHook = func(n *stepNoise) {
 		fn := f.noise[f.nextNoise]
