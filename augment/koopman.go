@@ -419,6 +419,9 @@ func (k *Koopman) shiftKFC(B int) {
 			continue
 		}
 		j := k.idx[i]
+		if k.cache.fb[j] {
+			k.stats.Fallbacks++
+		}
 		e := float32(k.eps[i])
 		gg := k.cache.extra[j*2*N : (j+1)*2*N]
 		for c := 0; c < N; c++ {

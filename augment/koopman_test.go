@@ -349,3 +349,81 @@ func fmtStats(s augment.KoopmanStats) string {
 	return fmt.Sprintf("koopman batches %d/%d, fallbacks %d, contact rows %d, mean ‖s̃−s‖ %.3g",
 		s.KoopmanBatches, s.Batches, s.Fallbacks, s.ContactRows, s.MeanShiftL2)
 }
+
+// A latent size N ≥ 128 has conjugate-pair indices beyond int8: the cached
+// KFC++ path must still pair-average ε like the per-batch Shifter path
+// (regression: the cache stored partners as int8, so pairs past column 127
+// lost their averaging and σ(ε) stopped commuting with K(a)).
+func TestCachedPathLargeLatent(t *testing.T) {
+	const S, A, N = 3, 1, 130
+	rng := rand.New(rand.NewPCG(6, 6))
+	d := dataset.Synthetic(S, A, 4, rng)
+	mc := koopman.DefaultModelConfig(S, A)
+	mc.Hidden, mc.Latent, mc.Seed = []int{16}, N, 5
+	m, err := koopman.NewModel(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := batchOf(d, []int{0, 1, 2, 3})
+	run := func(cache int64) ([]float32, []float32, augment.KoopmanStats) {
+		o := opts(d, m)
+		o.KoopmanProb, o.ShiftSigma, o.CacheBytes, o.Workers = 1, 30, cache, 1
+		a, err := augment.NewKoopman("kfc++", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, next := make([]float32, len(b.Obs)), make([]float32, len(b.Obs))
+		if err := a.Augment(b, obs, next, rand.New(rand.NewPCG(9, 9)), nil); err != nil {
+			t.Fatal(err)
+		}
+		return obs, next, a.Stats()
+	}
+	fo, fn, fast := run(augment.GiB)
+	so, sn, slow := run(0)
+	if fast.CachedRows != 4 || slow.SlowRows != 4 || fast.Fallbacks != 0 || slow.Fallbacks != 0 {
+		t.Fatalf("paths not exercised as intended: cached %+v, per-batch %+v", fast, slow)
+	}
+	shift := maxDiff(fo, m.Reconstruct(b.Obs, 4))
+	e := math.Max(maxDiff(fo, so), maxDiff(fn, sn))
+	t.Logf("N = %d: shift %.3g, cached vs Shifter %.3g", N, shift, e)
+	if !(shift > 1e-4) {
+		t.Fatalf("shift %.3g too small to test", shift)
+	}
+	if e > 1e-5+1e-3*shift {
+		t.Errorf("N = %d: cached and Shifter paths differ by %.3g (shift %.3g)", N, e, shift)
+	}
+}
+
+// Fallback rows are counted the same on the cached and the per-batch paths,
+// for KFC as for KFC++ (regression: cached KFC rows were never counted).
+func TestFallbacksCountedOnBothPaths(t *testing.T) {
+	const S, A = 3, 1
+	rng := rand.New(rand.NewPCG(6, 7))
+	d := dataset.Synthetic(S, A, 6, rng)
+	mc := koopman.DefaultModelConfig(S, A)
+	mc.Hidden, mc.Latent, mc.Seed = []int{16}, 6, 5
+	m, err := koopman.NewModel(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := batchOf(d, []int{0, 1, 2, 3, 4, 5})
+	for _, name := range []string{"kfc", "kfc++"} {
+		for _, cache := range []int64{augment.GiB, 0} {
+			o := opts(d, m)
+			o.KoopmanProb, o.CacheBytes = 1, cache
+			o.Symmetry.MaxCond = 1 + 1e-12 // every real eigenbasis is worse conditioned: all rows fall back
+			a, err := augment.NewKoopman(name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs, next := make([]float32, len(b.Obs)), make([]float32, len(b.Obs))
+			if err := a.Augment(b, obs, next, rand.New(rand.NewPCG(9, 9)), nil); err != nil {
+				t.Fatal(err)
+			}
+			st := a.Stats()
+			if st.Fallbacks != b.B || st.CachedRows+st.SlowRows != b.B {
+				t.Errorf("%s, cache %d bytes: %d fallbacks in %d model rows (%+v), want every row", name, cache, st.Fallbacks, b.B, st)
+			}
+		}
+	}
+}
