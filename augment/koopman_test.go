@@ -143,7 +143,7 @@ func TestCachedPathMatchesShifter(t *testing.T) {
 		idx[i] = rng.IntN(d.Len())
 	}
 	b := batchOf(d, idx)
-	for _, name := range []string{"kfc++", "kfc", "kfc++-prediction"} {
+	for _, name := range []string{"kfc++", "kfc", "kfc++-prediction", "kfc++-latent-prediction"} {
 		run := func(cache int64) ([]float32, []float32, *augment.Koopman) {
 			o := opts(d, m)
 			o.KoopmanProb, o.ShiftSigma, o.CacheBytes = 1, 30, cache // large ε so the shift is visible
@@ -190,7 +190,7 @@ func TestAugmentersDeterministic(t *testing.T) {
 			g[i] = s[i] - 0.5
 		}
 	}
-	for _, name := range []string{"kfc", "kfc++", "kfc++-contact", "vae-noise", "kfc++-prediction", "fwd-prediction", "s4rl-adv", "gaussian"} {
+	for _, name := range []string{"kfc", "kfc++", "kfc++-contact", "vae-noise", "kfc++-prediction", "kfc++-latent-prediction", "fwd-prediction", "s4rl-adv", "gaussian"} {
 		o := opts(d, m)
 		o.KoopmanProb = 1
 		out := func(seed uint64) []float32 {
@@ -297,7 +297,7 @@ func TestAugmentersLearnPendulum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"kfc++", "kfc", "s4rl-adv", "kfc++-contact", "vae-noise", "kfc++-prediction", "fwd-prediction"}
+	names := []string{"kfc++", "kfc", "s4rl-adv", "kfc++-contact", "vae-noise", "kfc++-prediction", "kfc++-latent-prediction", "fwd-prediction"}
 	if s := os.Getenv("KOOPQ_AUGMENT_E2E"); s != "" {
 		names = strings.Split(s, ",")
 	}
@@ -312,7 +312,7 @@ func TestAugmentersLearnPendulum(t *testing.T) {
 			// (measured −1331 and −1162). With gauge-corrected (residual)
 			// decoding only the model's *difference* enters. The paper also
 			// finds the prediction variants behind KFC/KFC++.
-			o.Residual = name == "kfc++-prediction" || name == "fwd-prediction"
+			o.Residual = name == "kfc++-prediction" || name == "kfc++-latent-prediction" || name == "fwd-prediction"
 			a, err := augment.New(name, o)
 			if err != nil {
 				t.Fatal(err)
@@ -424,6 +424,51 @@ func TestFallbacksCountedOnBothPaths(t *testing.T) {
 			if st.Fallbacks != b.B || st.CachedRows+st.SlowRows != b.B {
 				t.Errorf("%s, cache %d bytes: %d fallbacks in %d model rows (%+v), want every row", name, cache, st.Fallbacks, b.B, st)
 			}
+		}
+	}
+}
+
+// kfc++-prediction is the paper's s̃_{t+1} = D(K(a_t)E(s̃_t)) with s̃_t the
+// kfc++ shift (with Residual: s_{t+1} + D(K(a)E(s̃_t)) − D(K(a)E(s_t)));
+// kfc++-latent-prediction advances the shifted latent instead,
+// D(K(a_t)(1+σ)E(s_t)). All three share s̃_t for the same draws.
+func TestPredictionAblations(t *testing.T) {
+	d, m := fixture(t)
+	idx := []int{3, 50, 77, 300, 901, 2000, 4321, 9000}
+	b := batchOf(d, idx)
+	B := len(idx)
+	for _, residual := range []bool{false, true} {
+		run := func(name string) ([]float32, []float32) {
+			o := opts(d, m)
+			o.KoopmanProb, o.ShiftSigma, o.Residual = 1, 30, residual
+			a, err := augment.New(name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs, next := make([]float32, len(b.Obs)), make([]float32, len(b.Obs))
+			if err := a.Augment(b, obs, next, rand.New(rand.NewPCG(5, 1)), nil); err != nil {
+				t.Fatal(err)
+			}
+			return obs, next
+		}
+		ko, _ := run("kfc++")
+		po, pn := run("kfc++-prediction")
+		lo, ln := run("kfc++-latent-prediction")
+		if maxDiff(ko, po) != 0 || maxDiff(ko, lo) != 0 {
+			t.Fatalf("residual %v: s̃_t differs from kfc++'s: %.3g, %.3g", residual, maxDiff(ko, po), maxDiff(ko, lo))
+		}
+		want := m.Predict(po, b.Act, B)
+		if residual {
+			ref := m.Predict(b.Obs, b.Act, B)
+			for j := range want {
+				want[j] = b.NextObs[j] + want[j] - ref[j]
+			}
+		}
+		if e := maxDiff(pn, want); e > 1e-5 {
+			t.Errorf("residual %v: kfc++-prediction s̃_{t+1} differs from D(K(a)E(s̃_t)) by %.3g", residual, e)
+		}
+		if e := maxDiff(ln, pn); !(e > 1e-4) {
+			t.Errorf("residual %v: kfc++-latent-prediction equals kfc++-prediction (max diff %.3g)", residual, e)
 		}
 	}
 }

@@ -97,6 +97,13 @@ func NewLearner(cfg Config, obsDim, actDim int, norm *dataset.Normalizer, rng *r
 	}
 	l := &Learner{Cfg: cfg, ObsDim: obsDim, ActDim: actDim, Norm: norm, LogAlpha: math.Log(cfg.Alpha)}
 	l.Actor = sac.NewActor(cfg.Net, obsDim, actDim, rng)
+	if cfg.ActorInit == "torch" {
+		torchActorInit(l.Actor, rng)
+	}
+	out := l.Actor.Layers[len(l.Actor.Layers)-1].B.Data // [μ (A), log σ (A)]
+	for j := actDim; j < 2*actDim; j++ {
+		out[j] += float32(cfg.LogStdOffset)
+	}
 	for i := range l.Q {
 		name := []string{"q1", "q2"}[i]
 		l.Q[i] = sac.NewCritic(name, cfg.Net, obsDim, actDim, rng)
@@ -106,6 +113,27 @@ func NewLearner(cfg Config, obsDim, actDim int, norm *dataset.Normalizer, rng *r
 	}
 	l.optA = nn.NewAdam(l.Actor.Params(), cfg.LRActor)
 	return l
+}
+
+// torchActorInit gives the actor CORL's initialization: PyTorch's nn.Linear
+// default on the hidden layers (weights and biases uniform on ±1/√fan_in,
+// kaiming_uniform with a = √5) and Xavier-uniform with gain 1e-2, zero bias
+// on the output layer.
+func torchActorInit(m *nn.MLP, rng *rand.Rand) {
+	last := len(m.Layers) - 1
+	for i, l := range m.Layers {
+		if i == last {
+			nn.XavierUniform(l.W.Data, l.In, l.Out, 1e-2, rng)
+			clear(l.B.Data)
+			continue
+		}
+		bound := 1 / math.Sqrt(float64(l.In))
+		for _, p := range [][]float32{l.W.Data, l.B.Data} {
+			for j := range p {
+				p[j] = float32(bound * (2*rng.Float64() - 1))
+			}
+		}
+	}
 }
 
 // Stats summarizes one update (means over the batch).
