@@ -283,7 +283,8 @@ func TestAdversarialStep(t *testing.T) {
 // ≈ 55 (random) to 75 (learned), so the bar sits 4.5 standard errors above
 // random. Measured (go test ./augment/ -run LearnPendulum -v, 2026-11-23):
 // kfc++ −496, kfc −637, s4rl-adv −618, kfc++-contact −458, vae-noise −530,
-// kfc++-prediction −522, fwd-prediction −578 (std 270-410 over episodes).
+// kfc++-latent-prediction −522, fwd-prediction −578, and kfc++-prediction
+// (the paper's re-encoding form) −436 (std 270-410 over episodes).
 func TestAugmentersLearnPendulum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("learning test")
