@@ -203,7 +203,7 @@ func sampleRows(out []float32, B, A, n int, noise, act, logp []float32) {
 //
 // The logsumexp reads them back per state in the authors' column order
 // [uniform | π(s') | π(s)] (torch.cat([q_rand, q_next_actions,
-// q_curr_actions]) in their CQL.py); lseCol names those columns.
+// q_curr_actions]) in their CQL.py); the lse* methods name those columns.
 type bigBatch struct{ B, N int }
 
 func (g bigBatch) rows() int              { return g.B * (1 + 3*g.N) }
