@@ -272,7 +272,8 @@ type refCQL struct {
 	steps         int
 	gActor        [][]float64 // gradients of the last update, for comparison
 	gQ            [2][][]float64
-	stats         Stats // the last update's summary, in Stats' definitions
+	stats         Stats  // the last update's summary, in Stats' definitions
+	targetMin     [2]int // rows of the last update whose target minimum came from Q̄_1, Q̄_2
 }
 
 func newRef(l *Learner) *refCQL {
@@ -327,10 +328,17 @@ func (r *refCQL) step(b *dataset.Batch, obsAug, nextAug []float32, n refNoise) {
 
 	// Bellman target with the target critics at s̃', a' ~ π(·|s').
 	y := make([]float64, B)
+	r.targetMin = [2]int{}
 	for i := 0; i < B; i++ {
 		nx := sampleTG(piN[i], f64(row(n.next, i, A)))
 		x := cat(sna[i], nx.a)
-		v := math.Min(r.qt[0].out(x)[0], r.qt[1].out(x)[0])
+		q0, q1 := r.qt[0].out(x)[0], r.qt[1].out(x)[0]
+		v := math.Min(q0, q1)
+		if q0 <= q1 {
+			r.targetMin[0]++
+		} else {
+			r.targetMin[1]++
+		}
 		if cfg.BackupEntropy {
 			v -= alpha * nx.logp
 		}
@@ -665,6 +673,9 @@ func TestStepMatchesReferenceUpdate(t *testing.T) {
 			l, r := f.l, f.ref
 			for st := 0; st < 3; st++ {
 				f.step(t, st)
+				if r.targetMin[0] == 0 || r.targetMin[1] == 0 {
+					t.Errorf("step %d: the twin target minimum came from one critic only (%v): min vs max is not exercised", st+1, r.targetMin)
+				}
 				if st != 0 && st != 2 {
 					continue
 				}
