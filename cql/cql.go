@@ -57,6 +57,7 @@ type criticWS struct {
 }
 
 type workspace struct {
+	B                          int       // batch size of the current Step
 	obsAug, nextAug, obs, next []float32 // [B, S]
 	act                        []float32 // [B, A] data actions (in [−1,1])
 	xBig                       []float32 // [B(1+3N), S+A]
@@ -160,6 +161,7 @@ func grow(b []float32, n int) []float32 {
 func (l *Learner) prepare(B int) {
 	S, A, N := l.ObsDim, l.ActDim, l.Cfg.NumActions
 	w := &l.ws
+	w.B = B
 	w.obsAug, w.nextAug = grow(w.obsAug, B*S), grow(w.nextAug, B*S)
 	w.obs, w.next = grow(w.obs, B*S), grow(w.next, B*S)
 	w.act = grow(w.act, B*A)
@@ -317,7 +319,7 @@ func (l *Learner) states(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand
 // output at s [B, 2A], kept in w.cS for the actor's backward pass.
 func (l *Learner) sample(rng *rand.Rand) []float32 {
 	w := &l.ws
-	B, A, N := len(w.y), l.ActDim, l.Cfg.NumActions
+	B, A, N := w.B, l.ActDim, l.Cfg.NumActions
 	nz := &w.noise
 	sac.FillNormal(rng, nz.pi)
 	sac.FillNormal(rng, nz.next)
@@ -342,7 +344,7 @@ func (l *Learner) sample(rng *rand.Rand) []float32 {
 func (l *Learner) fillCriticInputs() {
 	w := &l.ws
 	S, A := l.ObsDim, l.ActDim
-	B, N := len(w.y), l.Cfg.NumActions
+	B, N := w.B, l.Cfg.NumActions
 	g := bigBatch{B, N}
 	W := S + A
 	x := w.xBig
@@ -385,7 +387,7 @@ func (l *Learner) bellmanTarget(b *dataset.Batch, alpha float64) {
 // ∂loss/∂Q_k(s, ã) in w.crit[k].dp (−1/B where that twin is the minimum).
 func (l *Learner) policyLossQ(alpha float64) float64 {
 	w := &l.ws
-	B := len(w.y)
+	B := w.B
 	var loss float64
 	for i := 0; i < B; i++ {
 		q0, q1 := w.pq[0][i], w.pq[1][i]
@@ -418,7 +420,7 @@ func (l *Learner) policyQGradient(i int) {
 // the Adam step and Polyak-updates the target Q̄_i ← (1 − τ)Q̄_i + τQ_i.
 func (l *Learner) criticUpdate(i int, alphaPrime float64) {
 	w, cfg := &l.ws, &l.Cfg
-	B, N, A := len(w.y), cfg.NumActions, l.ActDim
+	B, N, A := w.B, cfg.NumActions, l.ActDim
 	g := bigBatch{B, N}
 	c := &w.crit[i]
 	q := l.Q[i].Forward(&c.big, w.xBig, g.rows())
@@ -476,7 +478,7 @@ func (l *Learner) criticUpdate(i int, alphaPrime float64) {
 func (l *Learner) actorUpdate(outS []float32, bc bool, alpha float64) (lpMean, bcLoss float64) {
 	w := &l.ws
 	S, A := l.ObsDim, l.ActDim
-	B, W := len(w.y), S+A
+	B, W := w.B, S+A
 	nz := &w.noise
 	for i := 0; i < B; i++ {
 		lpMean += float64(w.logpPi[i]) / float64(B)
