@@ -283,8 +283,10 @@ func TestAdversarialStep(t *testing.T) {
 // ≈ 55 (random) to 75 (learned), so the bar sits 4.5 standard errors above
 // random. Measured (go test ./augment/ -run LearnPendulum -v, 2026-11-23):
 // kfc++ −496, kfc −637, s4rl-adv −618, kfc++-contact −458, vae-noise −530,
-// kfc++-latent-prediction −522, fwd-prediction −578, and kfc++-prediction
-// (the paper's re-encoding form) −436 (std 270-410 over episodes).
+// kfc++-prediction (the paper's re-encoding form) −436, fwd-prediction −578
+// (std 270-410 over episodes). kfc++-latent-prediction, which is left out
+// to keep the test's time, measured −522 (KOOPQ_AUGMENT_E2E=
+// kfc++-latent-prediction selects it).
 func TestAugmentersLearnPendulum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("learning test")
@@ -298,7 +300,7 @@ func TestAugmentersLearnPendulum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"kfc++", "kfc", "s4rl-adv", "kfc++-contact", "vae-noise", "kfc++-prediction", "kfc++-latent-prediction", "fwd-prediction"}
+	names := []string{"kfc++", "kfc", "s4rl-adv", "kfc++-contact", "vae-noise", "kfc++-prediction", "fwd-prediction"}
 	if s := os.Getenv("KOOPQ_AUGMENT_E2E"); s != "" {
 		names = strings.Split(s, ",")
 	}
