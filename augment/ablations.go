@@ -2,7 +2,8 @@ package augment
 
 // Ablation helpers for the paper's appendix studies. The ablation
 // augmenters themselves (kfc++-contact, vae-noise, kfc++-prediction,
-// fwd-prediction) are modes of Koopman; see its doc comment.
+// kfc++-latent-prediction, fwd-prediction) are modes of Koopman; see its doc
+// comment.
 
 // IsContact reports whether a transition is a "contact" transition in the
 // paper's sense (appendix "Training on non contact events"): some velocity

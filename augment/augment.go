@@ -1,8 +1,9 @@
 // Package augment implements Step 3's state shifts: the transformations of
 // (s_t, s_{t+1}) that CQL trains its Bellman update on. Shipped here: none
 // (plain CQL), gaussian (S4RL-N), s4rl-adv (S4RL-Adv), the Koopman shifts
-// kfc and kfc++ and the paper's ablations kfc++-contact, vae-noise,
-// kfc++-prediction and fwd-prediction (koopman.go). NeedsKoopman tells which
+// kfc and kfc++, the paper's ablations kfc++-contact, vae-noise,
+// kfc++-prediction and fwd-prediction, and kfc++-latent-prediction, a
+// variant of kfc++-prediction (koopman.go). NeedsKoopman tells which
 // need a trained koopman.Model.
 //
 // Augmenters never import package cql: CQL hands them a QGradient callback

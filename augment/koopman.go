@@ -24,13 +24,15 @@ const (
 	modeKFC                        // kfc
 	modeContact                    // kfc++-contact
 	modeVAENoise                   // vae-noise
-	modePrediction                 // kfc++-prediction
+	modePrediction                 // kfc++-prediction (the paper's: re-encode s̃_t)
+	modeLatentPred                 // kfc++-latent-prediction (advance the shifted latent)
 	modeFwdPred                    // fwd-prediction
 )
 
 var koopNames = map[string]koopMode{
 	"kfc++": modeKFCpp, "kfc": modeKFC, "kfc++-contact": modeContact,
-	"vae-noise": modeVAENoise, "kfc++-prediction": modePrediction, "fwd-prediction": modeFwdPred,
+	"vae-noise": modeVAENoise, "kfc++-prediction": modePrediction, "kfc++-latent-prediction": modeLatentPred,
+	"fwd-prediction": modeFwdPred,
 }
 
 // NeedsKoopman reports whether the augmenter called name needs a trained
@@ -64,7 +66,7 @@ type KoopmanStats struct {
 
 // Koopman implements the Koopman-model augmenters: kfc++, kfc and the
 // paper's ablations kfc++-contact, vae-noise, kfc++-prediction and
-// fwd-prediction. Per batch, with probability p_K (Options.KoopmanProb) the
+// fwd-prediction, plus kfc++-latent-prediction. Per batch, with probability p_K (Options.KoopmanProb) the
 // whole batch takes the model branch, otherwise S4RL-N Gaussian noise
 // (Options.GaussianSigma) as in the authors' code.
 //
@@ -81,7 +83,11 @@ type KoopmanStats struct {
 //     change sign between s_t and s_{t+1} get S4RL-N noise, the others kfc++.
 //   - vae-noise: s̃ = D(g + δ), δ ~ N(0, LatentSigma²·I), the same δ for s_t
 //     and s_{t+1} (a random latent direction instead of a symmetry).
-//   - kfc++-prediction: s̃_t as kfc++, s̃_{t+1} = D(K(a_t)(1 + σ)g_t).
+//   - kfc++-prediction: s̃_t as kfc++, s̃_{t+1} = D(K(a_t)E(s̃_t)), the
+//     paper's formula: the decoded shifted state is encoded again.
+//   - kfc++-latent-prediction: s̃_t as kfc++, s̃_{t+1} = D(K(a_t)(1 + σ)g_t),
+//     advancing the shifted latent without the decode/encode round trip
+//     (equal to kfc++-prediction when E∘D is the identity on latents).
 //   - fwd-prediction: s̃_t = s_t + N(0, FwdSigma²), s̃_{t+1} = D(K(a_t)E(s̃_t)).
 //
 // With Options.Residual the decoded states are gauge-corrected,
@@ -348,7 +354,7 @@ func (k *Koopman) shiftBatch(b *dataset.Batch, obs, next []float32, rng *rand.Ra
 	default:
 		k.shiftKFCpp(B)
 	}
-	if k.mode == modePrediction {
+	if k.mode == modeLatentPred {
 		// s̃_{t+1} = D(K(a)(1+σ)g_t); its unshifted reference is K(a) g_t.
 		k.m.Advance(&k.ws, k.lat[:B*N], k.act[:B*k.m.M()], B, k.tmpA)
 		copy(k.lat[B*N:2*B*N], k.tmpA)
@@ -358,6 +364,9 @@ func (k *Koopman) shiftBatch(b *dataset.Batch, obs, next []float32, rng *rand.Ra
 	k.decodeInto(B, obs, next, 2*B)
 	if k.mode == modeContact {
 		k.applyContact(b, obs, next, rng)
+	}
+	if k.mode == modePrediction {
+		k.predictNext(b, obs, next) // replaces the decoded shifted s_{t+1}
 	}
 	return nil
 }
@@ -419,6 +428,9 @@ func (k *Koopman) shiftKFC(B int) {
 			continue
 		}
 		j := k.idx[i]
+		if k.cache.fb[j] {
+			k.stats.Fallbacks++
+		}
 		e := float32(k.eps[i])
 		gg := k.cache.extra[j*2*N : (j+1)*2*N]
 		for c := 0; c < N; c++ {
@@ -473,11 +485,19 @@ func (k *Koopman) shiftSlow(B int, kfc bool) int {
 	return st.Fallbacks
 }
 
-// fwdPrediction: s̃_t = s_t + N(0, FwdSigma²), s̃_{t+1} = D(K(a)E(s̃_t))
-// (with Residual: s_{t+1} + D(K(a)E(s̃_t)) − D(K(a)E(s_t))).
+// fwdPrediction: s̃_t = s_t + N(0, FwdSigma²), s̃_{t+1} = D(K(a)E(s̃_t)).
 func (k *Koopman) fwdPrediction(b *dataset.Batch, obs, next []float32, rng *rand.Rand) error {
+	AddNoise(obs[:b.B*b.ObsDim], b.Obs[:b.B*b.ObsDim], k.opts.FwdSigma, rng)
+	k.predictNext(b, obs, next)
+	k.stats.SlowRows += b.B
+	return nil
+}
+
+// predictNext writes the model's prediction from the augmented s̃_t in obs:
+// s̃_{t+1} = D(K(a)E(s̃_t)) (with Residual: s_{t+1} + D(K(a)E(s̃_t)) −
+// D(K(a)E(s_t))).
+func (k *Koopman) predictNext(b *dataset.Batch, obs, next []float32) {
 	B, S, N, M := b.B, k.m.S(), k.N, k.m.M()
-	AddNoise(obs[:B*S], b.Obs[:B*S], k.opts.FwdSigma, rng)
 	copy(k.x[:B*S], obs[:B*S])
 	rows := B
 	if k.opts.Residual {
@@ -497,8 +517,6 @@ func (k *Koopman) fwdPrediction(b *dataset.Batch, obs, next []float32, rng *rand
 			next[j] = b.NextObs[j] + out[j] - out[B*S+j]
 		}
 	}
-	k.stats.SlowRows += B
-	return nil
 }
 
 // applyContact replaces the rows of contact transitions (a velocity

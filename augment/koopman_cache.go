@@ -19,9 +19,9 @@ type PrecomputeInfo struct {
 	Cached      int `json:"cached"`      // rows 0..Cached−1 use the cache; later rows the per-batch path
 	// BytesPerTransition is the cache footprint of one cached transition:
 	// KFC++ family: real eigenbasis P (N² float32) + E(s_t), E(s_{t+1}),
-	// P⁻¹E(s_t), P⁻¹E(s_{t+1}) (4N float32) + conjugate-pair map (N bytes) +
+	// P⁻¹E(s_t), P⁻¹E(s_{t+1}) (4N float32) + conjugate-pair flags (N bytes) +
 	// fallback flag; 4 773 bytes for N = 32. KFC: E(s), E(s') and G E(s),
-	// G E(s') (4N float32, 512 bytes); vae-noise: 2N float32.
+	// G E(s') (4N float32) + fallback flag, 513 bytes; vae-noise: 2N float32.
 	BytesPerTransition int     `json:"bytes_per_transition"`
 	Bytes              int64   `json:"bytes"`     // total cache size
 	Seconds            float64 `json:"seconds"`   // wall time of the precompute
@@ -35,8 +35,8 @@ type cacheKind int
 const (
 	cacheNone  cacheKind = iota // nothing (fwd-prediction)
 	cacheG                      // E(s_t), E(s_{t+1})
-	cacheKFC                    // + G E(s_t), G E(s_{t+1})
-	cacheKFCpp                  // + P, P⁻¹E(s_t), P⁻¹E(s_{t+1}), pair map, fallback
+	cacheKFC                    // + G E(s_t), G E(s_{t+1}), fallback
+	cacheKFCpp                  // + P, P⁻¹E(s_t), P⁻¹E(s_{t+1}), pair flags, fallback
 )
 
 // latentCache holds precomputed per-transition quantities for rows
@@ -49,8 +49,11 @@ type latentCache struct {
 	g     []float32
 	extra []float32
 	p     []float32
-	pair  []int8 // [n*N] conjugate partner or −1
-	fb    []bool // [n] fallback generator
+	// pairNext[i*N+j]: columns j and j+1 of row i's P are a conjugate pair
+	// (koopman.RealBasis keeps partners adjacent). A flag rather than the
+	// partner's index, so any N fits in one byte per column.
+	pairNext []bool
+	fb       []bool // [n] K(a_i) used the scalar fallback generator (KFC and KFC++)
 }
 
 func bytesPerTransition(kind cacheKind, n int) int {
@@ -58,7 +61,7 @@ func bytesPerTransition(kind cacheKind, n int) int {
 	case cacheG:
 		return 2 * n * 4
 	case cacheKFC:
-		return 4 * n * 4
+		return 4*n*4 + 1
 	case cacheKFCpp:
 		return n*n*4 + 4*n*4 + n + 1
 	}
@@ -91,11 +94,11 @@ func precompute(m *koopman.Model, d *dataset.Dataset, kind cacheKind, budget int
 	c.g = make([]float32, n*2*N)
 	if kind >= cacheKFC {
 		c.extra = make([]float32, n*2*N)
+		c.fb = make([]bool, n)
 	}
 	if kind == cacheKFCpp {
 		c.p = make([]float32, n*N*N)
-		c.pair = make([]int8, n*N)
-		c.fb = make([]bool, n)
+		c.pairNext = make([]bool, n*N)
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -149,6 +152,7 @@ func precompute(m *koopman.Model, d *dataset.Dataset, kind cacheKind, budget int
 					if !dec.Decompose(rb, k) {
 						myFB++
 					}
+					c.fb[i] = rb.Fallback
 					if kind == cacheKFC {
 						G, _ := rb.KFCGenerator(gen)
 						for v := 0; v < 2; v++ {
@@ -164,15 +168,17 @@ func precompute(m *koopman.Model, d *dataset.Dataset, kind cacheKind, budget int
 						}
 						continue
 					}
-					c.fb[i] = rb.Fallback
 					if rb.Fallback {
 						continue
 					}
 					for j, v := range rb.P {
 						c.p[i*N*N+j] = float32(v)
 					}
-					for j, v := range rb.Pair {
-						c.pair[i*N+j] = int8(v)
+					for j, p := range rb.Pair {
+						if p > j && p != j+1 {
+							panic("augment: koopman.RealBasis returned non-adjacent conjugate partners")
+						}
+						c.pairNext[i*N+j] = p == j+1
 					}
 					for v := 0; v < 2; v++ {
 						gv := c.g[i*2*N+v*N : i*2*N+(v+1)*N]
@@ -228,11 +234,11 @@ func (c *latentCache) shiftKFCpp(dst []float32, i int, eps []float64, scratch []
 		}
 		return true
 	}
-	pair := c.pair[i*N : (i+1)*N]
+	pairNext := c.pairNext[i*N : (i+1)*N]
 	for j := 0; j < N; j++ {
-		if p := int(pair[j]); p > j {
-			mid := float32(0.5 * (eps[j] + eps[p]))
-			scratch[j], scratch[p] = mid, mid
+		if pairNext[j] {
+			mid := float32(0.5 * (eps[j] + eps[j+1]))
+			scratch[j], scratch[j+1] = mid, mid
 			j++
 			continue
 		}

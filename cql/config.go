@@ -12,12 +12,14 @@ package cql
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/koopq/koopq/sac"
 )
 
 // Config holds CQL's hyperparameters. Defaults are the KFC authors' code
-// (reference: kfc-authors-code.md §4), which the paper's CQL baseline follows.
+// (their main_kfc.py / KFC_prime.py defaults), which the paper's CQL baseline
+// follows; the comments give CORL's Gym-MuJoCo values where they differ.
 type Config struct {
 	Net           sac.NetConfig `json:"net"`              // critics and actor, 2×256 ReLU (CORL: 3×256)
 	Gamma         float64       `json:"gamma"`            // discount γ = 0.99
@@ -38,6 +40,29 @@ type Config struct {
 	Steps         int           `json:"steps"`            // gradient steps (paper: 1M)
 	Normalize     bool          `json:"normalize_states"` // standardize states with dataset mean/std (authors: off; CORL: on)
 	Seed          uint64        `json:"seed"`
+
+	// ActorInit is the actor's initialization: "" or "net" (the same as
+	// Net.Init, like every other network; authors: Xavier-uniform, zero
+	// bias) or "torch", CORL's TanhGaussianPolicy: hidden layers keep
+	// PyTorch's nn.Linear default (weights and biases U(±1/√fan_in)), the
+	// output layer is Xavier-uniform with gain 1e-2 and zero bias, also
+	// when the critics are orthogonal.
+	ActorInit string `json:"actor_init,omitempty"`
+	// LogStdOffset is CORL's log_std_offset: log σ = raw + offset (CORL
+	// −1, multiplier 1; authors 0), before the [−20, 2] clamp. It is
+	// applied by starting the log σ output biases at the offset, which is
+	// the same parameterization: the gradients are identical and Adam's
+	// update does not depend on where a parameter starts.
+	LogStdOffset float64 `json:"log_std_offset,omitempty"`
+	// NormalizeReward multiplies every reward by
+	// RewardEpisodeSteps/(max − min episode return) over the dataset's
+	// episodes, CORL's modify_reward for Gym-MuJoCo (its YAMLs enable it
+	// for hopper-medium only; the authors never scale rewards). An episode
+	// ends at a terminal, a timeout or RewardEpisodeSteps rows.
+	NormalizeReward bool `json:"normalize_reward,omitempty"`
+	// RewardEpisodeSteps is the time limit used by NormalizeReward (CORL:
+	// 1000, the Gym-MuJoCo limit); 0 means 1000.
+	RewardEpisodeSteps int `json:"reward_episode_steps,omitempty"`
 }
 
 // DefaultConfig is the KFC authors' CQL configuration ("paper").
@@ -47,9 +72,21 @@ func DefaultConfig() Config {
 		LagrangeThres: 10, Alpha: 0.2, BackupEntropy: true, BCSteps: 40000, Steps: 1000000}
 }
 
-// CORLConfig is CORL's Gym-MuJoCo CQL: 3×256 networks, orthogonal init,
-// policy lr 3e-5, automatic entropy, no Lagrange, no entropy backup, no BC
-// warm-up, state normalization.
+// CORLConfig is CORL's Gym-MuJoCo CQL (algorithms/offline/cql.py with its
+// configs/offline/cql/*/*_v2.yaml): 3×256 networks, orthogonal critics and
+// CORL's actor init ("torch"), log σ offset −1, policy lr 3e-5 (also α's),
+// automatic entropy from α = 1 toward −|A|, min-Q weight 10 without
+// Lagrange, no entropy backup, no BC warm-up, state normalization (std
+// floor 1e-3). Reward normalization is off as in 17 of CORL's 18 locomotion
+// YAMLs; set NormalizeReward for hopper-medium, as CORL's YAML does.
+//
+// What still differs from CORL's cql.py: CORL's second critic always has
+// 3 hidden layers (here both follow Net.Hidden: the same for Gym-MuJoCo);
+// CORL steps α before the networks and the actor before the critics, with
+// every loss computed first, so the update is the same; its AntMaze
+// settings (Lagrange with gap 0.8, max-target backup, clipped Q
+// differences, reward 10r − 5) are not modelled; evaluation cadence and
+// episode counts belong to the caller.
 func CORLConfig() Config {
 	c := DefaultConfig()
 	c.Net = sac.NetConfig{Hidden: []int{256, 256, 256}, Init: "orthogonal"}
@@ -60,6 +97,8 @@ func CORLConfig() Config {
 	c.BackupEntropy = false
 	c.BCSteps = 0
 	c.Normalize = true
+	c.ActorInit = "torch"
+	c.LogStdOffset = -1
 	return c
 }
 
@@ -85,6 +124,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("cql: alpha %v must be positive", c.Alpha)
 	case c.Steps < 0 || c.BCSteps < 0:
 		return fmt.Errorf("cql: steps must be non-negative")
+	case c.ActorInit != "" && c.ActorInit != "net" && c.ActorInit != "torch":
+		return fmt.Errorf("cql: actor_init %q: want net or torch", c.ActorInit)
+	case math.IsNaN(c.LogStdOffset) || math.IsInf(c.LogStdOffset, 0):
+		return fmt.Errorf("cql: log_std_offset %v must be finite", c.LogStdOffset)
+	case c.RewardEpisodeSteps < 0:
+		return fmt.Errorf("cql: reward_episode_steps %d must be non-negative", c.RewardEpisodeSteps)
 	}
 	return nil
 }

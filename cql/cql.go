@@ -27,6 +27,19 @@ type Learner struct {
 	scalar [2]scalarAdam // α and α'
 
 	ws workspace
+
+	// noiseHook, when set (tests only), may overwrite the noise Step has
+	// just drawn, so an independent reference can replay the same update.
+	noiseHook func(*stepNoise)
+}
+
+// stepNoise is every random draw of one Step after the augmenter's, drawn
+// in this order from the Step's rng.
+type stepNoise struct {
+	pi   []float32 // [B, A] ξ of ã ~ π(·|s), the actor-loss sample
+	next []float32 // [B, A] ξ of a' ~ π(·|s'), the target sample
+	ood  []float32 // [2BN, A] ξ of the logsumexp samples: row i·N+k is sample k of π(·|s_i), then B·N rows of π(·|s'_i)
+	unif []float32 // [BN, A] uniform actions on [−1, 1] for the logsumexp, row i·N+k for state i
 }
 
 // critic workspaces, one per twin so both run concurrently.
@@ -44,13 +57,15 @@ type criticWS struct {
 }
 
 type workspace struct {
+	B                          int       // batch size of the current Step
 	obsAug, nextAug, obs, next []float32 // [B, S]
 	act                        []float32 // [B, A] data actions (in [−1,1])
 	xBig                       []float32 // [B(1+3N), S+A]
 	saNext, saPi               []float32 // [B, S+A]
-	noisePi, actPi, logpPi     []float32 // actor-loss sample
-	noiseNx, actNx, logpNx     []float32 // target sample at s'
-	noiseOOD, actOOD, logpOOD  []float32 // [2BN, A], [2BN]: π(s) then π(s') samples
+	noise                      stepNoise
+	actPi, logpPi              []float32 // actor-loss sample
+	actNx, logpNx              []float32 // target sample at s'
+	actOOD, logpOOD            []float32 // [2BN, A], [2BN]: π(s) then π(s') samples
 	y                          []float32 // [B]
 	tq                         [2][]float32
 	pq                         [2][]float32
@@ -83,6 +98,13 @@ func NewLearner(cfg Config, obsDim, actDim int, norm *dataset.Normalizer, rng *r
 	}
 	l := &Learner{Cfg: cfg, ObsDim: obsDim, ActDim: actDim, Norm: norm, LogAlpha: math.Log(cfg.Alpha)}
 	l.Actor = sac.NewActor(cfg.Net, obsDim, actDim, rng)
+	if cfg.ActorInit == "torch" {
+		torchActorInit(l.Actor, rng)
+	}
+	out := l.Actor.Layers[len(l.Actor.Layers)-1].B.Data // [μ (A), log σ (A)]
+	for j := actDim; j < 2*actDim; j++ {
+		out[j] += float32(cfg.LogStdOffset)
+	}
 	for i := range l.Q {
 		name := []string{"q1", "q2"}[i]
 		l.Q[i] = sac.NewCritic(name, cfg.Net, obsDim, actDim, rng)
@@ -92,6 +114,27 @@ func NewLearner(cfg Config, obsDim, actDim int, norm *dataset.Normalizer, rng *r
 	}
 	l.optA = nn.NewAdam(l.Actor.Params(), cfg.LRActor)
 	return l
+}
+
+// torchActorInit gives the actor CORL's initialization: PyTorch's nn.Linear
+// default on the hidden layers (weights and biases uniform on ±1/√fan_in,
+// kaiming_uniform with a = √5) and Xavier-uniform with gain 1e-2, zero bias
+// on the output layer.
+func torchActorInit(m *nn.MLP, rng *rand.Rand) {
+	last := len(m.Layers) - 1
+	for i, l := range m.Layers {
+		if i == last {
+			nn.XavierUniform(l.W.Data, l.In, l.Out, 1e-2, rng)
+			clear(l.B.Data)
+			continue
+		}
+		bound := 1 / math.Sqrt(float64(l.In))
+		for _, p := range [][]float32{l.W.Data, l.B.Data} {
+			for j := range p {
+				p[j] = float32(bound * (2*rng.Float64() - 1))
+			}
+		}
+	}
 }
 
 // Stats summarizes one update (means over the batch).
@@ -118,16 +161,20 @@ func grow(b []float32, n int) []float32 {
 func (l *Learner) prepare(B int) {
 	S, A, N := l.ObsDim, l.ActDim, l.Cfg.NumActions
 	w := &l.ws
+	w.B = B
 	w.obsAug, w.nextAug = grow(w.obsAug, B*S), grow(w.nextAug, B*S)
 	w.obs, w.next = grow(w.obs, B*S), grow(w.next, B*S)
 	w.act = grow(w.act, B*A)
 	R := B * (1 + 3*N)
 	w.xBig = grow(w.xBig, R*(S+A))
 	w.saNext, w.saPi = grow(w.saNext, B*(S+A)), grow(w.saPi, B*(S+A))
-	w.noisePi, w.actPi, w.logpPi = grow(w.noisePi, B*A), grow(w.actPi, B*A), grow(w.logpPi, B)
-	w.noiseNx, w.actNx, w.logpNx = grow(w.noiseNx, B*A), grow(w.actNx, B*A), grow(w.logpNx, B)
-	w.noiseOOD, w.actOOD, w.logpOOD = grow(w.noiseOOD, 2*B*N*A), grow(w.actOOD, 2*B*N*A), grow(w.logpOOD, 2*B*N)
+	n := &w.noise
+	n.pi, n.next, n.ood, n.unif = grow(n.pi, B*A), grow(n.next, B*A), grow(n.ood, 2*B*N*A), grow(n.unif, B*N*A)
+	w.actPi, w.logpPi = grow(w.actPi, B*A), grow(w.logpPi, B)
+	w.actNx, w.logpNx = grow(w.actNx, B*A), grow(w.logpNx, B)
+	w.actOOD, w.logpOOD = grow(w.actOOD, 2*B*N*A), grow(w.logpOOD, 2*B*N)
 	w.y = grow(w.y, B)
+	w.dLogp = grow(w.dLogp, B)
 	w.dAct, w.dOut, w.dOut2, w.logpBC = grow(w.dAct, B*A), grow(w.dOut, B*2*A), grow(w.dOut2, B*2*A), grow(w.logpBC, B)
 	for i := range w.crit {
 		c := &w.crit[i]
@@ -148,19 +195,114 @@ func sampleRows(out []float32, B, A, n int, noise, act, logp []float32) {
 	}
 }
 
+// bigBatch names the row blocks of the critics' input xBig [B(1+3N), S+A],
+// which every critic evaluates in one forward pass:
+//
+//	rows [0, B)          data     [s̃_i, a_i]                  Bellman error and CQL push-up
+//	rows uniform(i, k)   uniform  [s_i, u_ik],  u ~ U[−1,1]^A   logsumexp samples,
+//	rows piS(i, k)       π(s)     [s_i, a_ik ~ π(·|s_i)]        N per state, all at
+//	rows piNext(i, k)    π(s')    [s_i, a_ik ~ π(·|s'_i)]       the clean s_i
+//
+// The logsumexp reads them back per state in the authors' column order
+// [uniform | π(s') | π(s)] (torch.cat([q_rand, q_next_actions,
+// q_curr_actions]) in their CQL.py); the lse* methods name those columns.
+type bigBatch struct{ B, N int }
+
+func (g bigBatch) rows() int              { return g.B * (1 + 3*g.N) }
+func (g bigBatch) uniform(i, k int) int   { return g.B + i*g.N + k }
+func (g bigBatch) piS(i, k int) int       { return g.B + g.B*g.N + i*g.N + k }
+func (g bigBatch) piNext(i, k int) int    { return g.B + 2*g.B*g.N + i*g.N + k }
+func (g bigBatch) lseUniform(k int) int   { return k }
+func (g bigBatch) lsePiNext(k int) int    { return g.N + k }
+func (g bigBatch) lsePiS(k int) int       { return 2*g.N + k }
+func (g bigBatch) lseCols() int           { return 3 * g.N }
+func (g bigBatch) oodPiS(i, k int) int    { return i*g.N + k }           // row of w.actOOD / w.logpOOD
+func (g bigBatch) oodPiNext(i, k int) int { return g.B*g.N + i*g.N + k } // row of w.actOOD / w.logpOOD
+
 // Step performs one CQL update on batch b, whose actions must already be in
-// [−1, 1]. aug supplies the shifted states (nil means none).
+// [−1, 1]. aug supplies the shifted states (nil means none). It reads top to
+// bottom like CORL's cql.py train(): states and samples, Bellman target,
+// policy loss with the current critics, critic losses and their steps,
+// policy step, α and α'. The losses it implements are written out as
+// formulas, and checked against this code, in reference_test.go (the whole
+// update, independently in float64) and grad_test.go (criticLoss: the
+// critic loss, by finite differences).
 func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) (Stats, error) {
-	B, S, A, N := b.B, l.ObsDim, l.ActDim, l.Cfg.NumActions
+	B, A := b.B, l.ActDim
 	l.prepare(B)
-	w := &l.ws
 	cfg := &l.Cfg
 	if aug == nil {
 		aug = augment.None{}
 	}
-	// Step 3: shifted states (raw units), then normalization of every network input.
-	if err := aug.Augment(b, w.obsAug, w.nextAug, rng, l.stateGradient); err != nil {
+	// Step 3 of the paper: shifted s̃, s̃' (raw units), clean s, s'; then
+	// the normalizer on every network input.
+	if err := l.states(b, aug, rng); err != nil {
 		return Stats{}, err
+	}
+	alpha := math.Exp(l.LogAlpha)
+	alphaPrime := 1.0
+	if cfg.Lagrange {
+		alphaPrime = math.Min(math.Max(math.Exp(l.LogAlphaPrime), 0), 1e6)
+	}
+	bc := l.Steps < cfg.BCSteps
+
+	// Policy samples, all at clean states, and the critic inputs.
+	outS := l.sample(rng)
+	l.fillCriticInputs()
+
+	// Target Q̄(s̃', a'), and Q(s, ã) for the policy loss (current critics).
+	w := &l.ws
+	nn.Both(func(i int) {
+		w.tq[i] = l.QT[i].Forward(&w.crit[i].tgt, w.saNext, B)
+		if !bc {
+			w.pq[i] = l.Q[i].Forward(&w.crit[i].pi, w.saPi, B)
+		}
+	})
+	l.bellmanTarget(b, alpha)
+	var actorLoss float64
+	if !bc {
+		actorLoss = l.policyLossQ(alpha)
+	}
+
+	// Each critic: ∂(−min Q(s, ã))/∂ã for the policy first, then its
+	// Bellman + CQL loss, backward, Adam step and Polyak target update.
+	nn.Both(func(i int) {
+		if !bc {
+			l.policyQGradient(i)
+		}
+		l.criticUpdate(i, alphaPrime)
+	})
+
+	// Policy step (BC warm-up or SAC), then α and α'.
+	lpMean, bcLoss := l.actorUpdate(outS, bc, alpha)
+	if bc {
+		actorLoss = bcLoss
+	}
+	if cfg.AutoEntropy {
+		// L_α = −log α·(log π(ã|s) − A): target entropy −|A|.
+		l.scalar[0].step(&l.LogAlpha, -(lpMean - float64(A)), cfg.LRActor)
+	}
+	if cfg.Lagrange {
+		// L_α' = −½ Σ_k α'(w·gap_k − τ); gradient with respect to log α'.
+		gsum := 0.0
+		for i := range w.crit {
+			gsum += cfg.MinQWeight*w.crit[i].gap - cfg.LagrangeThres
+		}
+		l.scalar[1].step(&l.LogAlphaPrime, -0.5*alphaPrime*gsum, cfg.LRAlphaPrime)
+	}
+	l.Steps++
+	c0, c1 := &w.crit[0], &w.crit[1]
+	return Stats{QLoss: (c0.mse + c1.mse) / 2, CQLGap: (c0.gap + c1.gap) / 2, AlphaPrime: alphaPrime, Alpha: alpha,
+		ActorLoss: actorLoss, QData: (c0.qData + c1.qData) / 2, QRandom: (c0.qRand + c1.qRand) / 2,
+		QPolicy: (c0.qPi + c1.qPi) / 2, LogPi: lpMean, BC: bc}, nil
+}
+
+// states fills w.obsAug, w.nextAug (the augmenter's s̃, s̃') and w.obs,
+// w.next, w.act (clean s, s', a) and normalizes the four state buffers.
+func (l *Learner) states(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) error {
+	w := &l.ws
+	if err := aug.Augment(b, w.obsAug, w.nextAug, rng, l.stateGradient); err != nil {
+		return err
 	}
 	copy(w.obs, b.Obs)
 	copy(w.next, b.NextObs)
@@ -168,144 +310,179 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 	for _, x := range [][]float32{w.obsAug, w.nextAug, w.obs, w.next} {
 		l.Norm.Apply(x)
 	}
-	alpha := math.Exp(l.LogAlpha)
-	alphaPrime := 1.0
-	if cfg.Lagrange {
-		alphaPrime = math.Min(math.Max(math.Exp(l.LogAlphaPrime), 0), 1e6)
-	}
+	return nil
+}
 
-	// Policy samples, all at clean states: π(s) for the actor loss and the
-	// logsumexp, π(s') for the target and the logsumexp.
+// sample draws the update's noise (stepNoise, in its order) and the policy
+// samples at the clean states: ã ~ π(·|s) for the policy loss, a' ~ π(·|s')
+// for the target, N of each for the logsumexp. It returns the actor's
+// output at s [B, 2A], kept in w.cS for the actor's backward pass.
+func (l *Learner) sample(rng *rand.Rand) []float32 {
+	w := &l.ws
+	B, A, N := w.B, l.ActDim, l.Cfg.NumActions
+	nz := &w.noise
+	sac.FillNormal(rng, nz.pi)
+	sac.FillNormal(rng, nz.next)
+	sac.FillNormal(rng, nz.ood)
+	for j := range nz.unif {
+		nz.unif[j] = float32(2*rng.Float64() - 1)
+	}
+	if l.noiseHook != nil {
+		l.noiseHook(nz)
+	}
 	outS := l.Actor.Forward(&w.cS, w.obs, B)
 	outN := l.Actor.Forward(&w.cN, w.next, B)
-	sac.FillNormal(rng, w.noisePi)
-	nn.TanhGaussianSample(outS, B, A, w.noisePi, w.actPi, w.logpPi)
-	sac.FillNormal(rng, w.noiseNx)
-	nn.TanhGaussianSample(outN, B, A, w.noiseNx, w.actNx, w.logpNx)
-	sac.FillNormal(rng, w.noiseOOD)
-	sampleRows(outS, B, A, N, w.noiseOOD[:B*N*A], w.actOOD[:B*N*A], w.logpOOD[:B*N])
-	sampleRows(outN, B, A, N, w.noiseOOD[B*N*A:], w.actOOD[B*N*A:], w.logpOOD[B*N:])
+	nn.TanhGaussianSample(outS, B, A, nz.pi, w.actPi, w.logpPi)
+	nn.TanhGaussianSample(outN, B, A, nz.next, w.actNx, w.logpNx)
+	sampleRows(outS, B, A, N, nz.ood[:B*N*A], w.actOOD[:B*N*A], w.logpOOD[:B*N])
+	sampleRows(outN, B, A, N, nz.ood[B*N*A:], w.actOOD[B*N*A:], w.logpOOD[B*N:])
+	return outS
+}
 
-	// Critic input: [s̃_t, a_t] for B rows, then [s_t, ·] for N uniform,
-	// N π(s) and N π(s') actions per state.
+// fillCriticInputs lays out xBig (see bigBatch), saNext = [s̃', a'] for the
+// target and saPi = [s, ã] for the policy loss.
+func (l *Learner) fillCriticInputs() {
+	w := &l.ws
+	S, A := l.ObsDim, l.ActDim
+	B, N := w.B, l.Cfg.NumActions
+	g := bigBatch{B, N}
 	W := S + A
 	x := w.xBig
 	sac.ConcatSA(w.obsAug, S, w.act, A, B, x)
-	off := B * W
 	for i := 0; i < B; i++ {
+		s := w.obs[i*S : (i+1)*S]
 		for k := 0; k < N; k++ {
-			row := x[off+(i*N+k)*W : off+(i*N+k+1)*W]
-			copy(row[:S], w.obs[i*S:(i+1)*S])
-			for j := 0; j < A; j++ {
-				row[S+j] = float32(2*rng.Float64() - 1)
-			}
-		}
-	}
-	for src := 0; src < 2; src++ {
-		base := off + (1+src)*B*N*W
-		acts := w.actOOD[src*B*N*A:]
-		for i := 0; i < B; i++ {
-			for k := 0; k < N; k++ {
-				r := i*N + k
-				row := x[base+r*W : base+(r+1)*W]
-				copy(row[:S], w.obs[i*S:(i+1)*S])
-				copy(row[S:], acts[r*A:(r+1)*A])
-			}
+			row := x[g.uniform(i, k)*W : (g.uniform(i, k)+1)*W]
+			copy(row[:S], s)
+			copy(row[S:], w.noise.unif[(i*N+k)*A:(i*N+k+1)*A])
+			row = x[g.piS(i, k)*W : (g.piS(i, k)+1)*W]
+			copy(row[:S], s)
+			copy(row[S:], w.actOOD[g.oodPiS(i, k)*A:(g.oodPiS(i, k)+1)*A])
+			row = x[g.piNext(i, k)*W : (g.piNext(i, k)+1)*W]
+			copy(row[:S], s)
+			copy(row[S:], w.actOOD[g.oodPiNext(i, k)*A:(g.oodPiNext(i, k)+1)*A])
 		}
 	}
 	sac.ConcatSA(w.nextAug, S, w.actNx, A, B, w.saNext)
 	sac.ConcatSA(w.obs, S, w.actPi, A, B, w.saPi)
-	bc := l.Steps < cfg.BCSteps
+}
 
-	// Phase A: target Q(s̃', a') and Q(s, a_π) for the actor loss.
-	nn.Both(func(i int) {
-		w.tq[i] = l.QT[i].Forward(&w.crit[i].tgt, w.saNext, B)
-		if !bc {
-			w.pq[i] = l.Q[i].Forward(&w.crit[i].pi, w.saPi, B)
-		}
-	})
-	g := float32(cfg.Gamma)
-	for i := 0; i < B; i++ {
+// bellmanTarget writes y = r + γ(1 − d)·(min_k Q̄_k(s̃', a') − α log π(a'|s'))
+// (the entropy term only with BackupEntropy) from the target critics'
+// outputs w.tq.
+func (l *Learner) bellmanTarget(b *dataset.Batch, alpha float64) {
+	w := &l.ws
+	g := float32(l.Cfg.Gamma)
+	for i := range w.y {
 		v := min(w.tq[0][i], w.tq[1][i])
-		if cfg.BackupEntropy {
+		if l.Cfg.BackupEntropy {
 			v -= float32(alpha) * w.logpNx[i]
 		}
 		w.y[i] = b.Rew[i] + g*(1-b.Done[i])*v
 	}
-	var actorLoss float64
-	if !bc {
-		for i := 0; i < B; i++ {
-			q0, q1 := w.pq[0][i], w.pq[1][i]
-			actorLoss += (alpha*float64(w.logpPi[i]) - float64(min(q0, q1))) / float64(B)
-			if q0 <= q1 {
-				w.crit[0].dp[i], w.crit[1].dp[i] = -1/float32(B), 0
-			} else {
-				w.crit[0].dp[i], w.crit[1].dp[i] = 0, -1/float32(B)
-			}
+}
+
+// policyLossQ returns SAC's policy loss mean(α log π(ã|s) − min_k Q_k(s, ã))
+// from the current critics' outputs w.pq and sets each twin's
+// ∂loss/∂Q_k(s, ã) in w.crit[k].dp (−1/B where that twin is the minimum).
+func (l *Learner) policyLossQ(alpha float64) float64 {
+	w := &l.ws
+	B := w.B
+	var loss float64
+	for i := 0; i < B; i++ {
+		q0, q1 := w.pq[0][i], w.pq[1][i]
+		loss += (alpha*float64(w.logpPi[i]) - float64(min(q0, q1))) / float64(B)
+		if q0 <= q1 {
+			w.crit[0].dp[i], w.crit[1].dp[i] = -1/float32(B), 0
+		} else {
+			w.crit[0].dp[i], w.crit[1].dp[i] = 0, -1/float32(B)
 		}
 	}
+	return loss
+}
 
-	// Phase B: each critic's Bellman + CQL loss, backward and Adam step.
-	logDensity := float32(float64(A) * math.Log(0.5)) // log of the uniform density on [−1,1]^A
-	nn.Both(func(i int) {
-		c := &w.crit[i]
-		R := B * (1 + 3*N)
-		q := l.Q[i].Forward(&c.big, x, R)
-		c.mse = float64(nn.MSE(q[:B], w.y, c.dy[:B], 1))
-		temp := float32(cfg.Temp)
-		var qr, qp float64
-		for s := 0; s < B; s++ {
-			cat := c.cat[s*3*N : (s+1)*3*N]
-			for k := 0; k < N; k++ {
-				qrand := q[B+s*N+k]
-				qcur := q[B+B*N+s*N+k]
-				qnext := q[B+2*B*N+s*N+k]
-				qr += float64(qrand)
-				qp += float64(qcur)
-				cat[k] = (qrand - logDensity) / temp
-				cat[N+k] = (qnext - w.logpOOD[B*N+s*N+k]) / temp
-				cat[2*N+k] = (qcur - w.logpOOD[s*N+k]) / temp
-			}
-		}
-		nn.LogSumExpRows(c.cat, B, 3*N, c.lse, c.soft)
-		var lse, qd float64
-		for s := 0; s < B; s++ {
-			lse += float64(c.lse[s]) * cfg.Temp
-			qd += float64(q[s])
-		}
-		lse /= float64(B)
-		qd /= float64(B)
-		c.gap = lse - qd
-		c.qData, c.qRand, c.qPi = qd, qr/float64(B*N), qp/float64(B*N)
-		// ∂/∂Q of α'·w·(mean LSE − mean Q_data): softmax weights on the
-		// sampled actions, −α'w/B on the data rows.
-		k := float32(alphaPrime * cfg.MinQWeight / float64(B))
-		for s := 0; s < B; s++ {
-			c.dy[s] -= k
-			soft := c.soft[s*3*N : (s+1)*3*N]
-			for j := 0; j < N; j++ {
-				c.dy[B+s*N+j] = k * soft[j]
-				c.dy[B+2*B*N+s*N+j] = k * soft[N+j]
-				c.dy[B+B*N+s*N+j] = k * soft[2*N+j]
-			}
-		}
-		nn.ZeroGrad(l.Q[i].Params())
-		l.Q[i].Backward(&c.big, c.dy, nil, true)
-		if !bc {
-			// ∂(−min Q)/∂a_π with the pre-update critic.
-			l.Q[i].Backward(&c.pi, c.dp, c.dX, false)
-		}
-		l.optQ[i].Step()
-		nn.Polyak(l.QT[i].Params(), l.Q[i].Params(), float32(cfg.Tau))
-	})
+// policyQGradient writes critic i's ∂(policy loss)/∂[s, ã] into
+// w.crit[i].dX. It must run before critic i's optimizer step: the policy
+// loss uses the critics as they were before this update (CORL computes the
+// policy loss before stepping the critics; the authors' code steps the
+// policy first).
+func (l *Learner) policyQGradient(i int) {
+	c := &l.ws.crit[i]
+	l.Q[i].Backward(&c.pi, c.dp, c.dX, false)
+}
 
-	// Actor: BC warm-up maximizes log π(a_data|s) − α log π(ã|s); afterwards
-	// SAC's α log π(ã|s) − min Q(s, ã).
-	var lpMean float64
+// criticUpdate computes critic i's loss
+//
+//	L = mean_s (Q(s̃,a) − y)² + α'·w·(mean_s T·LSE_j(c_sj / T) − mean_s Q(s̃,a)),
+//	c_s· = [Q(s,u) − log 2^−A | Q(s,a~π(s')) − log π | Q(s,a~π(s)) − log π]
+//
+// (the Lagrange threshold shifts it by a constant), back-propagates it, takes
+// the Adam step and Polyak-updates the target Q̄_i ← (1 − τ)Q̄_i + τQ_i.
+func (l *Learner) criticUpdate(i int, alphaPrime float64) {
+	w, cfg := &l.ws, &l.Cfg
+	B, N, A := w.B, cfg.NumActions, l.ActDim
+	g := bigBatch{B, N}
+	c := &w.crit[i]
+	q := l.Q[i].Forward(&c.big, w.xBig, g.rows())
+	c.mse = float64(nn.MSE(q[:B], w.y, c.dy[:B], 1))
+
+	// Logsumexp columns: Q minus the log density of the proposal.
+	logUniform := float32(float64(A) * math.Log(0.5)) // U[−1,1]^A
+	temp := float32(cfg.Temp)
+	var qr, qp float64
+	for s := 0; s < B; s++ {
+		cat := c.cat[s*g.lseCols() : (s+1)*g.lseCols()]
+		for k := 0; k < N; k++ {
+			qUniform, qPiS, qPiNext := q[g.uniform(s, k)], q[g.piS(s, k)], q[g.piNext(s, k)]
+			qr += float64(qUniform)
+			qp += float64(qPiS)
+			cat[g.lseUniform(k)] = (qUniform - logUniform) / temp
+			cat[g.lsePiNext(k)] = (qPiNext - w.logpOOD[g.oodPiNext(s, k)]) / temp
+			cat[g.lsePiS(k)] = (qPiS - w.logpOOD[g.oodPiS(s, k)]) / temp
+		}
+	}
+	nn.LogSumExpRows(c.cat, B, g.lseCols(), c.lse, c.soft)
+	var lse, qd float64
+	for s := 0; s < B; s++ {
+		lse += float64(c.lse[s]) * cfg.Temp
+		qd += float64(q[s])
+	}
+	lse /= float64(B)
+	qd /= float64(B)
+	c.gap = lse - qd
+	c.qData, c.qRand, c.qPi = qd, qr/float64(B*N), qp/float64(B*N)
+
+	// ∂/∂Q of α'·w·(mean LSE − mean Q_data): the softmax weight on each
+	// sampled row, −α'w/B on the data rows (added to the MSE's gradient).
+	k := float32(alphaPrime * cfg.MinQWeight / float64(B))
+	for s := 0; s < B; s++ {
+		c.dy[s] -= k
+		soft := c.soft[s*g.lseCols() : (s+1)*g.lseCols()]
+		for j := 0; j < N; j++ {
+			c.dy[g.uniform(s, j)] = k * soft[g.lseUniform(j)]
+			c.dy[g.piNext(s, j)] = k * soft[g.lsePiNext(j)]
+			c.dy[g.piS(s, j)] = k * soft[g.lsePiS(j)]
+		}
+	}
+	nn.ZeroGrad(l.Q[i].Params())
+	l.Q[i].Backward(&c.big, c.dy, nil, true)
+	l.optQ[i].Step()
+	nn.Polyak(l.QT[i].Params(), l.Q[i].Params(), float32(cfg.Tau))
+}
+
+// actorUpdate takes the policy's gradient step and returns mean log π(ã|s)
+// and, in the BC warm-up, the BC loss. BC warm-up (authors' code, first
+// BCSteps updates): mean(α log π(ã|s) − log π(a|s)); afterwards SAC's
+// mean(α log π(ã|s) − min_k Q_k(s, ã)), whose ∂/∂ã policyQGradient left in
+// w.crit[·].dX.
+func (l *Learner) actorUpdate(outS []float32, bc bool, alpha float64) (lpMean, bcLoss float64) {
+	w := &l.ws
+	S, A := l.ObsDim, l.ActDim
+	B, W := w.B, S+A
+	nz := &w.noise
 	for i := 0; i < B; i++ {
 		lpMean += float64(w.logpPi[i]) / float64(B)
 	}
-	w.dLogp = grow(w.dLogp, B)
 	dLogp := w.dLogp
 	for i := range dLogp {
 		dLogp[i] = float32(alpha) / float32(B)
@@ -316,8 +493,8 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 		for i := 0; i < B; i++ {
 			bcl += float64(w.logpBC[i])
 		}
-		actorLoss = alpha*lpMean - bcl/float64(B)
-		nn.TanhGaussianSampleBackward(outS, B, A, w.noisePi, w.actPi, nil, dLogp, w.dOut)
+		bcLoss = alpha*lpMean - bcl/float64(B)
+		nn.TanhGaussianSampleBackward(outS, B, A, nz.pi, w.actPi, nil, dLogp, w.dOut)
 		for i := range w.logpBC {
 			w.logpBC[i] = -1 / float32(B)
 		}
@@ -331,26 +508,10 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 				w.dAct[i*A+j] = w.crit[0].dX[i*W+S+j] + w.crit[1].dX[i*W+S+j]
 			}
 		}
-		nn.TanhGaussianSampleBackward(outS, B, A, w.noisePi, w.actPi, w.dAct, dLogp, w.dOut)
+		nn.TanhGaussianSampleBackward(outS, B, A, nz.pi, w.actPi, w.dAct, dLogp, w.dOut)
 	}
 	nn.ZeroGrad(l.Actor.Params())
 	l.Actor.Backward(&w.cS, w.dOut, nil, true)
 	l.optA.Step()
-
-	if cfg.AutoEntropy {
-		l.scalar[0].step(&l.LogAlpha, -(lpMean - float64(A)), cfg.LRActor)
-	}
-	if cfg.Lagrange {
-		// α' loss = −½ Σ_i α'(w·gap_i − τ); gradient with respect to log α'.
-		gsum := 0.0
-		for i := range w.crit {
-			gsum += cfg.MinQWeight*w.crit[i].gap - cfg.LagrangeThres
-		}
-		l.scalar[1].step(&l.LogAlphaPrime, -0.5*alphaPrime*gsum, cfg.LRAlphaPrime)
-	}
-	l.Steps++
-	c0, c1 := &w.crit[0], &w.crit[1]
-	return Stats{QLoss: (c0.mse + c1.mse) / 2, CQLGap: (c0.gap + c1.gap) / 2, AlphaPrime: alphaPrime, Alpha: alpha,
-		ActorLoss: actorLoss, QData: (c0.qData + c1.qData) / 2, QRandom: (c0.qRand + c1.qRand) / 2,
-		QPolicy: (c0.qPi + c1.qPi) / 2, LogPi: lpMean, BC: bc}, nil
+	return lpMean, bcLoss
 }

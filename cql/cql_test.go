@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -193,5 +195,113 @@ func TestTrainerRejectsBadInput(t *testing.T) {
 	d.Rewards[3] = 0
 	if _, err := NewTrainer(smallConfig(5), d, nil, sac.ActionScale{Low: []float32{-1, -1}, High: []float32{1, 1}}); err == nil {
 		t.Fatal("action scale of wrong dimension accepted")
+	}
+}
+
+// The corl preset initializes the actor as CORL's TanhGaussianPolicy
+// (PyTorch default hidden layers, Xavier gain 1e-2 output with zero bias,
+// log σ offset −1) and the critics orthogonally; the paper preset keeps
+// Xavier everywhere with zero biases.
+func TestPresetInitialization(t *testing.T) {
+	const S, A = 5, 3
+	corl := CORLConfig()
+	l := NewLearner(corl, S, A, nil, rand.New(rand.NewPCG(1, 2)))
+	layers := l.Actor.Layers
+	for i, ly := range layers[:len(layers)-1] {
+		bound := float32(1 / math.Sqrt(float64(ly.In)))
+		var nonzero int
+		for _, p := range [][]float32{ly.W.Data, ly.B.Data} {
+			for _, v := range p {
+				if v < -bound || v > bound {
+					t.Fatalf("actor layer %d: %v outside ±1/√fan_in = %v", i, v, bound)
+				}
+				if v != 0 {
+					nonzero++
+				}
+			}
+		}
+		if nonzero < len(ly.W.Data) {
+			t.Errorf("actor layer %d: biases not initialized (PyTorch's default draws them)", i)
+		}
+	}
+	out := layers[len(layers)-1]
+	xb := float32(1e-2 * math.Sqrt(6/float64(out.In+out.Out)))
+	for _, v := range out.W.Data {
+		if v < -xb || v > xb {
+			t.Fatalf("actor output weight %v outside Xavier(gain 1e-2) bound %v", v, xb)
+		}
+	}
+	for j, v := range out.B.Data {
+		want := float32(0)
+		if j >= A {
+			want = -1
+		}
+		if v != want {
+			t.Errorf("actor output bias %d = %v, want %v (mean 0, log σ offset −1)", j, v, want)
+		}
+	}
+	// Critic hidden layers are orthogonal with gain √2: WᵀW = 2I for [in, out] with in ≥ out, or WWᵀ = 2I.
+	w := l.Q[0].Layers[1] // 256×256
+	for r := 0; r < 3; r++ {
+		for c := 0; c < 3; c++ {
+			var dot float64
+			for k := 0; k < w.In; k++ {
+				dot += float64(w.W.Data[k*w.Out+r]) * float64(w.W.Data[k*w.Out+c])
+			}
+			want := 0.0
+			if r == c {
+				want = 2
+			}
+			if math.Abs(dot-want) > 1e-4 {
+				t.Errorf("critic layer 1 columns %d·%d = %v, want %v", r, c, dot, want)
+			}
+		}
+	}
+	p := NewLearner(DefaultConfig(), S, A, nil, rand.New(rand.NewPCG(1, 2)))
+	for _, ly := range p.Actor.Layers {
+		for _, v := range ly.B.Data {
+			if v != 0 {
+				t.Fatalf("paper preset: actor bias %v, want 0 (Xavier, zero bias)", v)
+			}
+		}
+	}
+}
+
+// NormalizeReward scales rewards by 1000/(max − min episode return) over
+// complete episodes (terminal, timeout or 1000 rows), on a copy.
+func TestNormalizeReward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	d := dataset.Synthetic(2, 1, 12, rng)
+	for i := range d.Rewards {
+		d.Rewards[i] = 1
+	}
+	d.Timeouts = make([]float32, d.Len())
+	d.Terminals[2] = 1 // episode 1: rows 0–2, return 3
+	d.Timeouts[8] = 1  // episode 2: rows 3–8, return 6; rows 9–11 incomplete
+	orig := append([]float32(nil), d.Rewards...)
+	cfg := smallConfig(1)
+	cfg.NormalizeReward = true
+	scale := sac.ActionScale{Low: []float32{-1}, High: []float32{1}}
+	tr, err := NewTrainer(cfg, d, nil, scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tr.Data.Rewards[0], float32(1000.0/3); got != want {
+		t.Errorf("scaled reward %v, want 1000/(6 − 3) = %v", got, want)
+	}
+	if !slices.Equal(d.Rewards, orig) {
+		t.Error("NormalizeReward modified the caller's dataset")
+	}
+	cfg.RewardEpisodeSteps = 2 // episodes of ≤ 2 rows: returns 2, 1 (row 2 terminal), 2, 2, 2 → range 1
+	if tr, err = NewTrainer(cfg, d, nil, scale); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.Data.Rewards[5]; got != 2 {
+		t.Errorf("with 2-step episodes: scaled reward %v, want 2/(2 − 1) = 2", got)
+	}
+	d.Terminals[2], d.Timeouts[8] = 0, 0 // no complete episode
+	cfg.RewardEpisodeSteps = 0
+	if _, err := NewTrainer(cfg, d, nil, scale); err == nil || !strings.Contains(err.Error(), "normalize_reward") {
+		t.Errorf("dataset without two episodes: error %v, want one naming normalize_reward", err)
 	}
 }

@@ -28,7 +28,8 @@ type Trainer struct {
 }
 
 // NewTrainer validates inputs and builds a learner. With cfg.Normalize the
-// state normalizer is fitted on data.
+// state normalizer is fitted on data; with cfg.NormalizeReward the trainer
+// keeps a copy of data with scaled rewards (data itself is not modified).
 func NewTrainer(cfg Config, data *dataset.Dataset, aug augment.Augmenter, scale sac.ActionScale) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -44,6 +45,18 @@ func NewTrainer(cfg Config, data *dataset.Dataset, aug augment.Augmenter, scale 
 			return nil, fmt.Errorf("cql: action bound %d is empty: [%v, %v]", i, scale.Low[i], scale.High[i])
 		}
 	}
+	if cfg.NormalizeReward {
+		k, err := rewardScale(data, cfg.RewardEpisodeSteps)
+		if err != nil {
+			return nil, err
+		}
+		scaled := *data
+		scaled.Rewards = make([]float32, len(data.Rewards))
+		for i, r := range data.Rewards {
+			scaled.Rewards[i] = float32(float64(r) * k)
+		}
+		data = &scaled
+	}
 	src := rand.NewPCG(cfg.Seed, 0xc91)
 	rng := rand.New(src)
 	var norm *dataset.Normalizer
@@ -56,6 +69,31 @@ func NewTrainer(cfg Config, data *dataset.Dataset, aug augment.Augmenter, scale 
 	}
 	return &Trainer{Learner: l, Data: data, Aug: aug, Scale: scale, src: src, rng: rng,
 		sampler: dataset.NewSampler(data, rng), batch: dataset.NewBatch(cfg.Batch, data.ObsDim, data.ActDim)}, nil
+}
+
+// rewardScale is CORL's modify_reward factor for Gym-MuJoCo,
+// steps/(max − min episode return), over the dataset's complete episodes (an
+// episode ends at a terminal, a timeout or after steps rows; steps 0 means
+// 1000; a trailing incomplete episode is left out, as in CORL).
+func rewardScale(d *dataset.Dataset, steps int) (float64, error) {
+	if steps == 0 {
+		steps = 1000
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	ret, n, episodes := 0.0, 0, 0
+	for i, r := range d.Rewards {
+		ret += float64(r)
+		n++
+		if d.Terminals[i] != 0 || (i < len(d.Timeouts) && d.Timeouts[i] != 0) || n == steps {
+			lo, hi = math.Min(lo, ret), math.Max(hi, ret)
+			episodes++
+			ret, n = 0, 0
+		}
+	}
+	if episodes < 2 || !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return 0, fmt.Errorf("cql: normalize_reward needs two complete episodes with different returns; the dataset has %d (returns %v to %v)", episodes, lo, hi)
+	}
+	return float64(steps) / (hi - lo), nil
 }
 
 // StepOnce samples a batch and performs one update.

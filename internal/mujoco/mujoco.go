@@ -331,7 +331,8 @@ func (m *Model) GeomFriction() []float64 { return ccopy(m.ptr.geom_friction, 3*m
 // the world frame for world-body geoms), [ngeom*3].
 func (m *Model) GeomPos() []float64 { return ccopy(m.ptr.geom_pos, 3*m.NGeom()) }
 
-// GeomSize returns a copy of geom_size, [ngeom*3].
+// GeomSize returns geom_size [ngeom, 3]: sphere (radius), capsule (radius,
+// half-length), plane (half-sizes x, y and grid spacing), box (half-sizes).
 func (m *Model) GeomSize() []float64 { return ccopy(m.ptr.geom_size, 3*m.NGeom()) }
 
 // GeomSolImp returns a copy of geom_solimp (MuJoCo 2.2: 5 numbers per geom), [ngeom*5].
@@ -509,6 +510,20 @@ func (d *Data) CfrcExt() []float64 { return cview(d.ptr.cfrc_ext, 6*d.m.NBody())
 // XPos is a view of xpos, [nbody*3]: Cartesian body-frame positions from the
 // last kinematics pass (after an RK4 step, those of its last stage).
 func (d *Data) XPos() []float64 { return cview(d.ptr.xpos, 3*d.m.NBody()) }
+
+// XAnchor returns the joints' global anchor positions [njnt, 3] as last
+// computed by Forward or Step (a view into C memory).
+func (d *Data) XAnchor() []float64 { return cview(d.ptr.xanchor, 3*d.m.NJnt()) }
+
+// XAxis returns the joints' global axes [njnt, 3] (a view into C memory).
+func (d *Data) XAxis() []float64 { return cview(d.ptr.xaxis, 3*d.m.NJnt()) }
+
+// GeomXPos returns the geoms' global positions [ngeom, 3] (a view).
+func (d *Data) GeomXPos() []float64 { return cview(d.ptr.geom_xpos, 3*d.m.NGeom()) }
+
+// GeomXMat returns the geoms' global orientations [ngeom, 9], row-major
+// rotation matrices whose third column is the geom's z axis (a view).
+func (d *Data) GeomXMat() []float64 { return cview(d.ptr.geom_xmat, 9*d.m.NGeom()) }
 
 // ClearWarnings zeroes the warning counters.
 func (d *Data) ClearWarnings() { C.kq_clear_warnings(d.ptr) }
