@@ -3,7 +3,7 @@ package mujoco
 import "fmt"
 
 // Robot parameter tables. Values follow the Gym v3 / D4RL v2 models (see
-// docs: shared/reference/mujoco-envs.md, section 4); geometry is written in
+// geometry_test.go pins them to Gym's published XML files); geometry is written in
 // local coordinates.
 
 var unlimitedRoot = Joint{Limited: false} // armature, damping, stiffness 0
