@@ -2,8 +2,8 @@ package mujoco
 
 import "fmt"
 
-// Robot parameter tables. Values follow the Gym v3 / D4RL v2 models (see
-// geometry_test.go pins them to Gym's published XML files); geometry is written in
+// Robot parameter tables. Values follow the Gym v3 / D4RL v2 models
+// (geometry_test.go pins them to Gym's published XML files); geometry is written in
 // local coordinates.
 
 var unlimitedRoot = Joint{Limited: false} // armature, damping, stiffness 0
