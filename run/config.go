@@ -211,6 +211,9 @@ func LoadConfigFile(path string, base TrainConfig, presetOverride string) (Train
 			return base, fmt.Errorf("--config-file %s: %w", path, err)
 		}
 	}
+	if err := finiteTree("", m); err != nil {
+		return base, fmt.Errorf("--config-file %s: %w", path, err)
+	}
 	js, err := json.Marshal(m)
 	if err != nil {
 		return base, fmt.Errorf("--config-file %s: %w", path, err)
@@ -226,6 +229,39 @@ func LoadConfigFile(path string, base TrainConfig, presetOverride string) (Train
 		cfg.Preset = presetOverride
 	}
 	return cfg, nil
+}
+
+// finiteTree rejects NaN and ±Inf anywhere in a decoded YAML tree (JSON
+// cannot carry them), naming the key and its flag.
+func finiteTree(key string, v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			sub := k
+			if key != "" {
+				sub = key + "." + k
+			}
+			if err := finiteTree(sub, c); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, c := range x {
+			if err := finiteTree(key, c); err != nil {
+				return err
+			}
+		}
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			for _, p := range TrainParams() {
+				if p.Key == key {
+					return fmt.Errorf("%s (--%s) = %v: must be a finite number", key, p.Flag, x)
+				}
+			}
+			return fmt.Errorf("%s = %v: must be a finite number", key, x)
+		}
+	}
+	return nil
 }
 
 // ConfigDiff is one setting that differs between two configs.

@@ -8,14 +8,17 @@ import (
 	"syscall"
 )
 
-// CrashEnv names a test-only environment variable for the kill -9 tests:
-// KOOPQ_TEST_CRASH=POINT:N makes the process send itself SIGKILL the N-th
-// time (counting from 1) it reaches POINT, so that a test can stop `koopq
-// train` at exact moments that random kills would rarely hit. The points are
+// CrashEnv names a test-only environment variable for the kill -9 and
+// signal tests: KOOPQ_TEST_CRASH=POINT:N makes the process send itself
+// SIGKILL the N-th time (counting from 1) it reaches POINT, so that a test
+// can stop `koopq train` at exact moments that random kills would rarely
+// hit; POINT:N:INT or POINT:N:TERM sends SIGINT or SIGTERM instead (and
+// goes on, as after a user's Ctrl-C). The points are
 //
 //	step        after a gradient step, before its logging
 //	metrics     between the metrics.jsonl row and the metrics.csv row
 //	eval        after an evaluation, before history.json is written
+//	final       after the last step and its checkpoint, before the final evaluation
 //	checkpoint  just before a checkpoint is written
 //	atomic      inside WriteFileAtomic: the temporary file is complete but
 //	            not yet renamed (config.json, history.json, results.json, ...)
@@ -28,23 +31,36 @@ var crash struct {
 	once  sync.Once
 	point string
 	at    int
+	sig   syscall.Signal
 	mu    sync.Mutex
 	seen  int
 }
 
-// crashPoint kills the process with SIGKILL when CrashEnv selects this
-// point and occurrence.
+// crashPoint signals the process when CrashEnv selects this point and
+// occurrence.
 func crashPoint(name string) {
 	crash.once.Do(func() {
-		p, n, ok := strings.Cut(os.Getenv(CrashEnv), ":")
-		if !ok {
+		parts := strings.Split(os.Getenv(CrashEnv), ":")
+		if len(parts) < 2 || len(parts) > 3 {
 			return
 		}
-		at, err := strconv.Atoi(n)
+		at, err := strconv.Atoi(parts[1])
 		if err != nil || at < 1 {
 			return
 		}
-		crash.point, crash.at = p, at
+		sig := syscall.SIGKILL
+		if len(parts) == 3 {
+			switch parts[2] {
+			case "INT":
+				sig = syscall.SIGINT
+			case "TERM":
+				sig = syscall.SIGTERM
+			case "KILL":
+			default:
+				return
+			}
+		}
+		crash.point, crash.at, crash.sig = parts[0], at, sig
 	})
 	if crash.point != name {
 		return
@@ -53,8 +69,11 @@ func crashPoint(name string) {
 	crash.seen++
 	hit := crash.seen == crash.at
 	crash.mu.Unlock()
-	if hit {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	if !hit {
+		return
+	}
+	_ = syscall.Kill(os.Getpid(), crash.sig)
+	if crash.sig == syscall.SIGKILL {
 		select {} // SIGKILL cannot be caught; wait for it
 	}
 }

@@ -390,6 +390,7 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 			return nil, err
 		}
 	}
+	crashPoint("final")
 	final, err := evaluate(tr.Learner.Steps)
 	if err != nil {
 		return nil, err
