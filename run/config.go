@@ -172,6 +172,11 @@ func (c TrainConfig) Validate() error {
 	if !slices.Contains(augment.Names(), c.Augment) {
 		return fmt.Errorf("--augment (augment) %q: unknown augmentation (known: %s)", c.Augment, strings.Join(augment.Names(), ", "))
 	}
+	switch c.AugmentParams.AdvMode {
+	case "", "l2", "sign", "raw":
+	default:
+		return fmt.Errorf("--adv-mode (augment_params.adv_mode) %q: want l2, sign or raw", c.AugmentParams.AdvMode)
+	}
 	if c.CQL.Steps <= c.CQL.BCSteps {
 		return fmt.Errorf("--steps (cql.steps) %d is not above --bc-steps (cql.bc_steps) %d: the whole run would be behaviour cloning "+
 			"and no CQL actor update would happen; raise --steps or lower --bc-steps (e.g. --bc-steps 0)", c.CQL.Steps, c.CQL.BCSteps)

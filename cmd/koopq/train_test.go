@@ -51,7 +51,7 @@ func writePendulumData(t *testing.T, path string, n int, seed uint64) string {
 
 // tinyTrain returns train flags for a run of a few seconds.
 func tinyTrain(data, out, name string, extra ...string) []string {
-	args := []string{"train", "--data", data, "--env", "pendulum", "--hidden", "8,8", "--batch", "16", "--num-actions", "2",
+	args := []string{"train", "--data", data, "--env", "pendulum", "--hidden", "8,8", "--batch", "16",
 		"--steps", "40", "--bc-steps", "10", "--eval-every", "20", "--eval-episodes", "1", "--log-every", "5",
 		"--checkpoint-every", "10", "--augment", "gaussian", "--seed", "1", "--out", out, "--name", name}
 	return append(args, extra...)
