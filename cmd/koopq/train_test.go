@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -218,6 +219,17 @@ func TestTrainResumeRules(t *testing.T) {
 			t.Errorf("resuming a finished run changed %s", f)
 		}
 	}
+	// A second process on the run (here: the test holding its lock) makes
+	// --resume fail at once.
+	lf, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	expectCLIError(t, runCLI(t, tmp, time.Minute, "train", "--resume", dir), "in use by another koopq process")
+	lf.Close()
 	other := writePendulumData(t, filepath.Join(tmp, "q.hdf5"), 300, 3)
 	for _, c := range []struct {
 		args []string
@@ -347,4 +359,86 @@ func TestTrainSignalCheckpointsAndResumes(t *testing.T) {
 		t.Fatal(r.Stderr)
 	}
 	compareRuns(t, runDir(t, ref), dir)
+}
+
+// writeOddData writes, with h5py, a Minari dataset directory and a
+// D4RL-layout file without a timeouts key and with one NaN reward, all with
+// Pendulum's shapes.
+func writeOddData(t *testing.T, dir string) (minari, d4rl string) {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Fatal("these tests need /usr/bin/python3 with h5py and numpy (make deps)")
+	}
+	minari = filepath.Join(dir, "pendulum", "medium-v0")
+	d4rl = filepath.Join(dir, "odd.hdf5")
+	script := `
+import sys, json, os, h5py, numpy as np
+mdir, d4 = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(0)
+def ep(T):
+    th = rng.uniform(0, 6.28, T + 1)
+    return np.stack([np.cos(th), np.sin(th), rng.normal(size=T + 1)], 1)
+os.makedirs(mdir + "/data")
+with h5py.File(mdir + "/data/main_data.hdf5", "w") as f:
+    f.attrs["total_episodes"] = 4
+    f.attrs["total_steps"] = 240
+    for i in range(4):
+        g = f.create_group("episode_%d" % i)
+        g.attrs["id"] = i
+        g.attrs["total_steps"] = 60
+        g.create_dataset("observations", data=ep(60))
+        g.create_dataset("actions", data=rng.uniform(-2, 2, (60, 1)).astype(np.float32))
+        g.create_dataset("rewards", data=-rng.uniform(0, 10, 60))
+        g.create_dataset("terminations", data=np.zeros(60, bool))
+        tr = np.zeros(60, bool); tr[-1] = True
+        g.create_dataset("truncations", data=tr)
+        g.create_group("infos")
+json.dump({"dataset_id": "pendulum/medium-v0", "total_episodes": 4, "total_steps": 240, "data_format": "hdf5",
+           "env_spec": {"id": "Pendulum-v1", "max_episode_steps": 60}}, open(mdir + "/metadata.json", "w"))
+n = 300
+with h5py.File(d4, "w") as f:
+    o = ep(n - 1)
+    f.create_dataset("observations", data=o.astype(np.float32))
+    f.create_dataset("actions", data=rng.uniform(-2, 2, (n, 1)).astype(np.float32))
+    r = -rng.uniform(0, 10, n).astype(np.float32); r[7] = np.nan
+    f.create_dataset("rewards", data=r)
+    f.create_dataset("terminals", data=np.zeros(n, bool))
+`
+	cmd := exec.Command("/usr/bin/python3", "-c", script, minari, d4rl)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("python: %v\n%s", err, b)
+	}
+	return minari, d4rl
+}
+
+// train reads what 'dataset info' and 'koopman train' read: Minari
+// datasets, and D4RL files that need --max-episode-steps and --drop-invalid.
+func TestTrainReadOptionsAndMinari(t *testing.T) {
+	tmp := t.TempDir()
+	minari, odd := writeOddData(t, tmp)
+	out := filepath.Join(tmp, "minari")
+	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(minari, out, "m")...); r.Code != 0 {
+		t.Fatalf("train on a Minari dataset: %s", r.Stderr)
+	}
+	if res := readResults(t, runDir(t, out)); res.Transitions != 240 {
+		t.Errorf("Minari dataset gave %d transitions, want 240", res.Transitions)
+	}
+	r := runCLI(t, tmp, time.Minute, tinyTrain(odd, filepath.Join(tmp, "o1"), "o")...)
+	expectCLIError(t, r, "timeouts", "odd.hdf5")
+	r = runCLI(t, tmp, time.Minute, tinyTrain(odd, filepath.Join(tmp, "o2"), "o", "--max-episode-steps", "50")...)
+	expectCLIError(t, r, "NaN", "--drop-invalid")
+	for _, o := range []string{"o1", "o2"} {
+		if _, err := os.Stat(filepath.Join(tmp, o)); !os.IsNotExist(err) {
+			t.Errorf("failed read left %s", o)
+		}
+	}
+	out = filepath.Join(tmp, "o3")
+	r = runCLI(t, tmp, 2*time.Minute, tinyTrain(odd, out, "o", "--max-episode-steps", "50", "--drop-invalid")...)
+	if r.Code != 0 {
+		t.Fatalf("--max-episode-steps --drop-invalid: %s", r.Stderr)
+	}
+	res := readResults(t, runDir(t, out))
+	if !res.Config.ReadOptions.DropInvalid || res.Config.ReadOptions.MaxEpisodeSteps != 50 || res.Transitions >= 299 || res.Transitions < 280 {
+		t.Errorf("read options %+v, %d transitions", res.Config.ReadOptions, res.Transitions)
+	}
 }
