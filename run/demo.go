@@ -63,6 +63,14 @@ type DemoResult struct {
 // progress drives a bar for the current stage.
 func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, progress func(stage string, done, total int, msg string)) (*DemoResult, error) {
 	start := time.Now()
+	// Check the training settings of every method before the long collection.
+	for _, m := range cfg.Methods {
+		t := cfg.Train
+		t.Augment, t.Data = m, "collected"
+		if err := t.Validate(); err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+	}
 	fmt.Fprintf(log, "[1/3] collecting %s datasets with SAC (%d env steps, %d transitions each)\n", cfg.Collect.Env, cfg.Collect.SAC.TotalSteps, cfg.Collect.Transitions)
 	data, col, err := Collect(ctx, cfg.Collect, filepath.Join(outDir, "data"), func(stage string, done, total int) {
 		if progress != nil {
@@ -121,11 +129,11 @@ func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, pro
 					return nil, err
 				}
 				fmt.Fprintf(log, "[3/3] run %d/%d: CQL on %s-%s, augment %s, seed %d\n", k, total, cfg.Collect.Env, name, method, s)
-				r, err := Train(ctx, t, dir, data[name], false, func(done, tot int, msg string) {
+				r, err := TrainWith(ctx, t, dir, data[name], TrainOptions{Progress: func(phase string, done, tot int, msg string) {
 					if progress != nil {
-						progress(fmt.Sprintf("%s/%s/s%d", name, method, s), done, tot, msg)
+						progress(fmt.Sprintf("%s/%s/s%d %s", name, method, s, phase), done, tot, msg)
 					}
-				})
+				}})
 				if err != nil {
 					return nil, err
 				}

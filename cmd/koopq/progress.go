@@ -37,11 +37,12 @@ type bar struct {
 	started  bool
 	lastDraw time.Time
 	finished bool
+	now      func() time.Time // the clock (tests replace it)
 }
 
 // newBar starts a bar for total units described by desc (e.g. the phase).
 func newBar(total int, desc string) *bar {
-	return &bar{out: os.Stderr, tty: term.IsTerminal(int(os.Stderr.Fd())), quiet: progressQuiet, desc: desc, total: total}
+	return &bar{out: os.Stderr, tty: term.IsTerminal(int(os.Stderr.Fd())), quiet: progressQuiet, desc: desc, total: total, now: time.Now}
 }
 
 // set moves the bar to done and updates its message.
@@ -51,7 +52,7 @@ func (b *bar) set(done int, msg string) {
 	if b.quiet || b.finished {
 		return
 	}
-	now := time.Now()
+	now := b.now()
 	if !b.started {
 		b.started, b.first, b.firstAt = true, done, now
 	}
@@ -85,10 +86,10 @@ func (b *bar) finish() {
 	}
 	b.finished = true
 	if b.tty {
-		fmt.Fprintf(b.out, "\r%s\033[K\n", b.line(time.Now(), true))
+		fmt.Fprintf(b.out, "\r%s\033[K\n", b.line(b.now(), true))
 		return
 	}
-	fmt.Fprintln(b.out, b.line(time.Now(), false))
+	fmt.Fprintln(b.out, b.line(b.now(), false))
 }
 
 // line renders the current state; graphic adds the [===>  ] part.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/nn"
 	"github.com/koopq/koopq/run"
 )
 
@@ -337,28 +339,39 @@ func TestTrainSignalCheckpointsAndResumes(t *testing.T) {
 	if r := runCLI(t, tmp, 2*time.Minute, args(ref)...); r.Code != 0 {
 		t.Fatal(r.Stderr)
 	}
-	out := filepath.Join(tmp, "sig")
-	cmd := exec.Command(koopqBin, append(args(out), "--quiet")...)
-	var stderr bytes.Buffer
-	cmd.Stderr, cmd.Dir = &stderr, tmp
-	// The process sends itself SIGINT after step 120 (run.CrashEnv), as a
-	// user's Ctrl-C would arrive.
-	cmd.Env = append(os.Environ(), run.CrashEnv+"=step:120:INT")
-	err := cmd.Run()
-	dir := runDir(t, out)
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("after SIGINT: %v, want exit code 1\n%s", err, stderr.String())
+	for _, sig := range []string{"INT", "TERM"} {
+		out := filepath.Join(tmp, "sig-"+sig)
+		cmd := exec.Command(koopqBin, append(args(out), "--quiet")...)
+		var stderr bytes.Buffer
+		cmd.Stderr, cmd.Dir = &stderr, tmp
+		// The process sends itself the signal after step 120
+		// (run.CrashEnv), as a user's Ctrl-C or a batch system would.
+		cmd.Env = append(os.Environ(), run.CrashEnv+"=step:120:"+sig)
+		err := cmd.Run()
+		dir := runDir(t, out)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Fatalf("after SIG%s: %v, want exit code 1\n%s", sig, err, stderr.String())
+		}
+		var step int
+		if _, err := fmt.Sscanf(stderr.String()[strings.Index(stderr.String(), "interrupted at step"):], "interrupted at step %d", &step); err != nil ||
+			!strings.Contains(stderr.String(), "koopq train --resume "+dir) {
+			t.Fatalf("SIG%s message:\n%s", sig, stderr.String())
+		}
+		// The checkpoint holds exactly the step the message names (not a
+		// periodic one: those are at multiples of 50).
+		_, meta, err := nn.LoadSafetensors(filepath.Join(dir, "checkpoints", "latest.safetensors"))
+		if err != nil {
+			t.Fatalf("no checkpoint after SIG%s: %v", sig, err)
+		}
+		var st struct{ Steps int }
+		if json.Unmarshal([]byte(meta["state"]), &st); st.Steps != step || step < 120 || step%50 == 0 {
+			t.Fatalf("SIG%s: checkpoint at step %d, message says %d", sig, st.Steps, step)
+		}
+		if r := runCLI(t, tmp, 2*time.Minute, "train", "--resume", dir); r.Code != 0 {
+			t.Fatal(r.Stderr)
+		}
+		compareRuns(t, runDir(t, ref), dir)
 	}
-	if !strings.Contains(stderr.String(), "interrupted at step ") || !strings.Contains(stderr.String(), "koopq train --resume "+dir) {
-		t.Fatalf("signal message:\n%s", stderr.String())
-	}
-	if _, err := os.Stat(filepath.Join(dir, "checkpoints", "latest.safetensors")); err != nil {
-		t.Fatalf("no checkpoint after SIGINT: %v", err)
-	}
-	if r := runCLI(t, tmp, 2*time.Minute, "train", "--resume", dir); r.Code != 0 {
-		t.Fatal(r.Stderr)
-	}
-	compareRuns(t, runDir(t, ref), dir)
 }
 
 // writeOddData writes, with h5py, a Minari dataset directory and a
