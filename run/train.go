@@ -204,7 +204,8 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 // when one was trained, policy.safetensors and results.json (written last).
 //
 // Resuming: cfg must equal the recorded config.json except for a larger
-// cql.steps, which extends the run (CheckResume). A run already finished at
+// cql.steps, which extends the run (CheckResume; config.json is updated
+// and results.json removed until the new end is reached). A run already finished at
 // cfg.CQL.Steps is left as it is and its results are returned with
 // AlreadyFinished set. Otherwise training continues from the checkpoint, and
 // the logs, history and results end exactly as those of an uninterrupted
@@ -241,7 +242,11 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 			}
 		}
 		if cfg.CQL.Steps != recorded.CQL.Steps {
+			// Extending: the run is unfinished again until the new end.
 			if err := dir.WriteJSON("config.json", cfg); err != nil {
+				return nil, err
+			}
+			if err := os.Remove(dir.File("results.json")); err != nil && !os.IsNotExist(err) {
 				return nil, err
 			}
 		}

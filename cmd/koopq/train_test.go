@@ -134,6 +134,19 @@ func TestTrainHappyPath(t *testing.T) {
 	if ra, rb := readResults(t, dir), readResults(t, runDir(t, out2)); ra.Final.Mean != rb.Final.Mean || ra.LastStats != rb.LastStats {
 		t.Errorf("same config, different numbers: %v vs %v", ra.Final.Mean, rb.Final.Mean)
 	}
+	// Flags override the file, the file overrides the preset.
+	yml := filepath.Join(tmp, "c.yaml")
+	os.WriteFile(yml, []byte("preset: corl\neval_episodes: 2\ncql:\n  steps: 30\n  lr_critic: 0.001\n"), 0o644)
+	out3 := filepath.Join(tmp, "runs3")
+	r = runCLI(t, tmp, 2*time.Minute, "train", "--config-file", yml, "--data", data, "--env", "pendulum", "--hidden", "8,8",
+		"--batch", "16", "--steps", "25", "--eval-every", "0", "--checkpoint-every", "0", "--out", out3, "--quiet")
+	if r.Code != 0 {
+		t.Fatalf("train --config-file c.yaml: %s", r.Stderr)
+	}
+	c := readResults(t, runDir(t, out3)).Config
+	if c.Preset != "corl" || c.CQL.Steps != 25 || c.EvalEpisodes != 2 || c.CQL.LRCritic != 1e-3 || c.CQL.LRActor != 3e-5 || c.CQL.Net.Init != "orthogonal" {
+		t.Errorf("preset < file < flags: got %+v", c)
+	}
 }
 
 // Bad input is rejected before any side effect: one error line naming the
