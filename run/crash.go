@@ -13,7 +13,9 @@ import (
 // SIGKILL the N-th time (counting from 1) it reaches POINT, so that a test
 // can stop `koopq train` at exact moments that random kills would rarely
 // hit; POINT:N:INT or POINT:N:TERM sends SIGINT or SIGTERM instead (and
-// goes on, as after a user's Ctrl-C). The points are
+// goes on, as after a user's Ctrl-C), and POINT:N:STOP sends SIGSTOP, which
+// freezes the process until the test sends SIGCONT (and then, say, SIGKILL
+// a moment later, inside whatever the run does next). The points are
 //
 //	step        after a gradient step, before its logging
 //	metrics     between the metrics.jsonl row and the metrics.csv row
@@ -55,6 +57,8 @@ func crashPoint(name string) {
 				sig = syscall.SIGINT
 			case "TERM":
 				sig = syscall.SIGTERM
+			case "STOP":
+				sig = syscall.SIGSTOP
 			case "KILL":
 			default:
 				return

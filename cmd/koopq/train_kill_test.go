@@ -85,7 +85,13 @@ func TestTrainSurvivesKill9(t *testing.T) {
 			t.Fatal(err)
 		}
 		var timer *time.Timer
-		if delay > 0 {
+		if strings.HasSuffix(crash, ":STOP") {
+			// Wait until the process has frozen itself at the crash point,
+			// let it go on, and kill it delay later.
+			waitStopped(t, cmd.Process.Pid)
+			cmd.Process.Signal(syscall.SIGCONT)
+			timer = time.AfterFunc(delay, func() { cmd.Process.Kill() })
+		} else if delay > 0 {
 			timer = time.AfterFunc(delay, func() { cmd.Process.Kill() })
 		}
 		err := cmd.Wait()
@@ -152,7 +158,7 @@ func TestTrainSurvivesKill9(t *testing.T) {
 		}
 	}
 
-	kills, finalKills := 0, 0
+	kills, finalKills, midWrite := 0, 0, 0
 	var log []string
 	// Phase 1: 16 kills during training at seeded random points and
 	// occurrences. Each advances the run by at most 30 steps (an in-loop
@@ -164,7 +170,7 @@ func TestTrainSurvivesKill9(t *testing.T) {
 		}
 		var crash string
 		var delay time.Duration
-		switch c := rng.IntN(6); {
+		switch c := rng.IntN(8); {
 		case progress() > 500:
 			crash = "atomic:1"
 		case c <= 1:
@@ -175,11 +181,24 @@ func TestTrainSurvivesKill9(t *testing.T) {
 			crash = fmt.Sprintf("checkpoint:%d", 1+rng.IntN(6))
 		case c == 4 && progress() < 400:
 			crash = "eval:1"
+		case c == 4:
+			crash = fmt.Sprintf("atomic:%d", 1+rng.IntN(2))
+		case c >= 5:
+			// Freeze after a step whose checkpoint comes next (a resumed
+			// process starts after a multiple of 5), then kill at a random
+			// moment within 2 ms: most such kills land inside the
+			// checkpoint write (the test logs how many left its partial
+			// temporary file).
+			crash = fmt.Sprintf("step:%d:STOP", 5*(1+rng.IntN(4)))
+			delay = time.Duration(rng.IntN(2000)) * time.Microsecond
 		default:
 			crash = fmt.Sprintf("atomic:%d", 1+rng.IntN(2))
 		}
 		if start(crash, delay) {
 			kills++
+			if m, _ := filepath.Glob(filepath.Join(dir, "checkpoints", ".tmp-*")); dir != "" && len(m) > 0 {
+				midWrite++
+			}
 			log = append(log, fmt.Sprintf("%s@%d", killLabel(crash, delay), progress()))
 			if strings.HasPrefix(crash, "checkpoint") {
 				plantPartialCheckpoint(kills)
@@ -217,7 +236,7 @@ func TestTrainSurvivesKill9(t *testing.T) {
 	if start("", 0) {
 		t.Fatal("the last resume was killed")
 	}
-	t.Logf("%d kills (%d after the last step): %v", kills, finalKills, log)
+	t.Logf("%d kills (%d after the last step, %d inside a checkpoint write): %v", kills, finalKills, midWrite, log)
 	if kills < 20 || finalKills < 5 {
 		t.Fatalf("only %d kills, %d after the last step", kills, finalKills)
 	}
@@ -265,10 +284,32 @@ func jsonlNoTiming(t *testing.T, path string) string {
 	return strings.Join(out, "\n")
 }
 
-// killLabel names a kill for the test log: the crash point or the delay.
+// killLabel names a kill for the test log: the crash point and/or the delay.
 func killLabel(crash string, delay time.Duration) string {
-	if crash != "" {
-		return crash
+	switch {
+	case crash == "":
+		return delay.Round(time.Millisecond).String()
+	case delay > 0:
+		return crash + "+" + delay.Round(10*time.Microsecond).String()
 	}
-	return delay.Round(time.Millisecond).String()
+	return crash
+}
+
+// waitStopped waits until process pid is stopped (state T in
+// /proc/pid/stat), failing the test after a minute.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatalf("process %d: %v", pid, err)
+		}
+		// The state follows the parenthesized command name.
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && len(b) > i+2 && b[i+2] == 'T' {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("process %d did not stop", pid)
 }
