@@ -61,3 +61,16 @@ func TestCheckpointRefusesNonFiniteWeights(t *testing.T) {
 		t.Fatalf("NaN target weight: %v", err)
 	}
 }
+
+// BenchmarkCheckFinite times the per-step weight check (actor, critics,
+// targets) for the paper's Hopper-sized learner; compare with
+// BenchmarkCQLStep/hopper-paper, the step it follows.
+func BenchmarkCheckFinite(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	l := NewLearner(DefaultConfig(), 11, 3, nil, rng)
+	for i := 0; i < b.N; i++ {
+		if err := l.CheckFinite(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
