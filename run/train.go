@@ -125,7 +125,7 @@ func (e *Interrupted) Error() string {
 	if e.Saved {
 		return fmt.Sprintf("interrupted at step %d (checkpoint saved)", e.Step)
 	}
-	return fmt.Sprintf("interrupted before the first training step (%v)", e.Err)
+	return fmt.Sprintf("interrupted before training (re)started (%v)", e.Err)
 }
 
 func (e *Interrupted) Unwrap() error { return e.Err }
