@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 
@@ -55,9 +56,21 @@ func (l *Learner) SaveCheckpoint(path string, rng *rand.PCG, extra map[string]st
 	for i, s := range l.scalar {
 		st.Scalar[i] = [3]float64{s.m, s.v, float64(s.t)}
 	}
-	sj, _ := json.Marshal(st)
-	cj, _ := json.Marshal(l.Cfg)
-	nj, _ := json.Marshal(l.Norm)
+	if err := l.checkFinite(true); err != nil {
+		return fmt.Errorf("refusing to write checkpoint %s: %w", path, err)
+	}
+	sj, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: state: %w", path, err)
+	}
+	cj, err := json.Marshal(l.Cfg)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: config: %w", path, err)
+	}
+	nj, err := json.Marshal(l.Norm)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: normalizer: %w", path, err)
+	}
 	meta := map[string]string{"koopq.kind": "cql-learner", "state": string(sj), "config": string(cj),
 		"normalizer": string(nj), "obs_dim": strconv.Itoa(l.ObsDim), "act_dim": strconv.Itoa(l.ActDim)}
 	if rng != nil {
@@ -71,6 +84,57 @@ func (l *Learner) SaveCheckpoint(path string, rng *rand.PCG, extra map[string]st
 		meta[k] = v
 	}
 	return nn.SaveSafetensors(path, l.checkpointParams(), meta)
+}
+
+// CheckFinite reports the first non-finite (NaN or ±Inf) weight of the
+// actor, the critics or the target critics, or a non-finite log α / log α',
+// as an error naming the tensor; nil when all are finite. Call it after an
+// update: a loss computed before the update can be finite while the update
+// itself overflowed.
+func (l *Learner) CheckFinite() error { return l.checkFinite(false) }
+
+// checkFinite is CheckFinite, with the Adam moments too when all is set.
+func (l *Learner) checkFinite(all bool) error {
+	for _, s := range []struct {
+		name string
+		v    float64
+	}{{"log_alpha", l.LogAlpha}, {"log_alpha_prime", l.LogAlphaPrime}} {
+		if math.IsNaN(s.v) || math.IsInf(s.v, 0) {
+			return fmt.Errorf("%s is %v", s.name, s.v)
+		}
+	}
+	ps := l.checkpointParams()
+	if !all {
+		ps = ps[:len(l.Actor.Params())+2*(len(l.Q[0].Params())+len(l.QT[0].Params()))]
+	}
+	for _, p := range ps {
+		if !finite32(p.Data) {
+			for i, v := range p.Data {
+				if v-v != 0 {
+					return fmt.Errorf("non-finite weight %v in %s[%d]", v, p.Name, i)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// finite32 reports whether every value is finite: x − x is 0 for finite x
+// and NaN for NaN and ±Inf. Summing the differences keeps the loop free of
+// branches (a NaN anywhere makes the sum NaN).
+func finite32(xs []float32) bool {
+	var a0, a1, a2, a3 float32 // four chains, so the adds overlap
+	i := 0
+	for ; i+4 <= len(xs); i += 4 {
+		a0 += xs[i] - xs[i]
+		a1 += xs[i+1] - xs[i+1]
+		a2 += xs[i+2] - xs[i+2]
+		a3 += xs[i+3] - xs[i+3]
+	}
+	for ; i < len(xs); i++ {
+		a0 += xs[i] - xs[i]
+	}
+	return a0+a1+a2+a3 == 0
 }
 
 // LoadCheckpoint restores a learner saved by SaveCheckpoint into l (which
@@ -88,6 +152,9 @@ func (l *Learner) LoadCheckpoint(path string, rng *rand.PCG) (map[string]string,
 		return nil, fmt.Errorf("checkpoint %s is for obs %s / act %s, learner has %d / %d", path, meta["obs_dim"], meta["act_dim"], l.ObsDim, l.ActDim)
 	}
 	if err := nn.AssignParams(l.checkpointParams(), ts); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	if err := l.checkFinite(true); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	var st scalarState

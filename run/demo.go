@@ -25,36 +25,13 @@ type DemoConfig struct {
 
 // DefaultDemoConfig runs in a few minutes on a 2-core machine: Pendulum,
 // SAC-collected medium and medium-replay data, CQL vs S4RL-N vs KFC++ with
-// two seeds each. Networks are smaller than the paper's (64×64 CQL, 128×128
-// Koopman autoencoder) so that the whole demo fits in about ten minutes.
-// Pendulum has a 1-D action, for which the authors' Lagrange target is out of
-// reach (see cql's tests), so the demo uses a fixed CQL weight. Measured on
-// the demo's medium data (seed 0, 20-episode evaluations every 1000 steps):
-// weight 5 or less peaks near step 3000 and then falls to the random
-// policy's level (Q keeps falling, Q of random actions stays within 2 of Q
-// of data actions); weight 10 holds 23-55; weight 20 climbs to 53-63 by
-// step 6000 (two seeds); 50 reached 80 at step 8000 (one seed). 20 with
-// 6000 steps fits the time budget.
+// two seeds each, every run with the "pendulum" training preset (see
+// pendulumPreset for its settings and why).
 func DefaultDemoConfig() DemoConfig {
 	c := DemoConfig{Datasets: []string{"medium", "medium-replay"}, Methods: []string{"none", "gaussian", "kfc++"}, Seeds: 2}
 	c.Collect = sac.CollectConfig{Env: "pendulum", SAC: sac.DefaultConfig(10000), EvalEvery: 1000, EvalEpisodes: 5,
 		Transitions: 20000, MediumLevel: 1.0 / 3}
-	t := DefaultTrainConfig()
-	t.Env = "pendulum"
-	t.CQL.Net.Hidden = []int{64, 64}
-	t.CQL.Batch = 128
-	t.CQL.Steps = 6000
-	t.CQL.BCSteps = 500
-	t.CQL.LRActor = 3e-4
-	t.CQL.Lagrange = false
-	t.CQL.MinQWeight = 20
-	t.EvalEvery = 1000
-	t.EvalEpisodes = 20
-	t.LogEvery = 100
-	t.CheckpointEvery = 1000
-	t.KoopmanHidden = []int{128, 128}
-	t.KoopmanTrain.MaxEpochs = 40
-	c.Train = t
+	c.Train, _ = Preset("pendulum")
 	return c
 }
 
@@ -86,6 +63,14 @@ type DemoResult struct {
 // progress drives a bar for the current stage.
 func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, progress func(stage string, done, total int, msg string)) (*DemoResult, error) {
 	start := time.Now()
+	// Check the training settings of every method before the long collection.
+	for _, m := range cfg.Methods {
+		t := cfg.Train
+		t.Augment, t.Data = m, "collected"
+		if err := t.Validate(); err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+	}
 	fmt.Fprintf(log, "[1/3] collecting %s datasets with SAC (%d env steps, %d transitions each)\n", cfg.Collect.Env, cfg.Collect.SAC.TotalSteps, cfg.Collect.Transitions)
 	data, col, err := Collect(ctx, cfg.Collect, filepath.Join(outDir, "data"), func(stage string, done, total int) {
 		if progress != nil {
@@ -144,11 +129,11 @@ func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, pro
 					return nil, err
 				}
 				fmt.Fprintf(log, "[3/3] run %d/%d: CQL on %s-%s, augment %s, seed %d\n", k, total, cfg.Collect.Env, name, method, s)
-				r, err := Train(ctx, t, dir, data[name], false, func(done, tot int, msg string) {
+				r, err := TrainWith(ctx, t, dir, data[name], TrainOptions{Progress: func(phase string, done, tot int, msg string) {
 					if progress != nil {
-						progress(fmt.Sprintf("%s/%s/s%d", name, method, s), done, tot, msg)
+						progress(fmt.Sprintf("%s/%s/s%d %s", name, method, s, phase), done, tot, msg)
 					}
-				})
+				}})
 				if err != nil {
 					return nil, err
 				}

@@ -3,21 +3,27 @@ package run
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
 // Dir is one run's directory:
 //
-//	config.json          the full configuration (written once)
-//	metrics.jsonl/.csv   one row per log step
-//	checkpoints/         latest.safetensors (atomic) and numbered snapshots
-//	results.json         final numbers with provenance
+//	config.json                     the full configuration (rewritten only when --steps extends the run)
+//	metrics.jsonl, metrics.csv      one row per log step (the CSV is rebuilt from the JSONL on resume)
+//	history.json                    the evaluations so far
+//	checkpoints/latest.safetensors  the full training state (atomic, only finite weights)
+//	koopman.safetensors             the Koopman model, when the run trained one
+//	policy.safetensors              the final actor, for koopq eval
+//	results.json                    final numbers with provenance (written last)
+//	.lock                           held (flock) by the process working on the run
 type Dir struct {
 	Path string
 }
@@ -58,6 +64,56 @@ func OpenDir(path string) (*Dir, error) {
 		return nil, fmt.Errorf("run directory %s has no config.json: not a koopq run", path)
 	}
 	return &Dir{Path: path}, nil
+}
+
+// Lock takes an exclusive lock on the run directory (flock on its .lock
+// file, released by the returned function or when the process dies), so
+// that two processes never work on one run. A second Lock fails at once
+// with an error naming the holder's pid.
+func (d *Dir) Lock() (unlock func(), err error) {
+	p := d.File(".lock")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("run directory %s: %w", d.Path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(p)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			pid := strings.TrimSpace(string(holder))
+			if pid == "" {
+				pid = "unknown"
+			}
+			return nil, fmt.Errorf("run directory %s is in use by another koopq process (pid %s); wait for it to end or stop it first", d.Path, pid)
+		}
+		return nil, fmt.Errorf("locking run directory %s: %w", d.Path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return func() {
+		_ = f.Truncate(0)
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// CleanTemp removes the temporary files (.tmp-*) that a killed process left
+// in the run directory and its checkpoints/ folder. Call it while holding
+// the lock.
+func (d *Dir) CleanTemp() error {
+	for _, sub := range []string{"", "checkpoints"} {
+		matches, err := filepath.Glob(filepath.Join(d.Path, sub, ".tmp-*"))
+		if err != nil {
+			return err
+		}
+		for _, m := range matches {
+			if err := os.Remove(m); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("removing stale temporary file: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // File returns the path of name inside the run directory.
@@ -108,73 +164,101 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	crashPoint("atomic")
 	return os.Rename(tmp.Name(), path)
 }
 
 // Metrics appends rows to metrics.jsonl and metrics.csv. The CSV header is
 // fixed by the first row's keys (sorted, "step" first); later rows write
-// those columns only.
+// those columns only. metrics.jsonl is the record: on resume the CSV is
+// rebuilt from it.
 type Metrics struct {
 	jsonl, csv *os.File
 	cols       []string
 }
 
 // OpenMetrics opens the run's metric logs for appending. When resuming from
-// a checkpoint taken at step keepUpTo, rows logged after it (by a run that
-// was killed before its next checkpoint) are removed first, so the logs
-// continue exactly where the restored state does.
+// a checkpoint taken at step keepUpTo (>= 0), rows logged after it (by a run
+// that was killed before its next checkpoint) and a torn last line are
+// removed first, and metrics.csv is rebuilt from the kept JSONL rows, so the
+// logs continue exactly where the restored state does. keepUpTo < 0 starts
+// new logs.
 func (d *Dir) OpenMetrics(keepUpTo int) (*Metrics, error) {
 	m := &Metrics{}
 	jp, cp := d.File("metrics.jsonl"), d.File("metrics.csv")
+	var jsonl, csv []byte
 	if keepUpTo >= 0 {
-		if err := truncateRows(jp, cp, keepUpTo); err != nil {
+		rows, lines, err := readRows(jp, keepUpTo)
+		if err != nil {
 			return nil, err
 		}
+		var jb, cb strings.Builder
+		for i, row := range rows {
+			if m.cols == nil {
+				m.cols = csvColumns(row)
+				cb.WriteString(strings.Join(m.cols, ",") + "\n")
+			}
+			jb.WriteString(lines[i] + "\n")
+			cb.WriteString(csvRow(m.cols, row))
+		}
+		jsonl, csv = []byte(jb.String()), []byte(cb.String())
+	}
+	if err := WriteFileAtomic(jp, jsonl); err != nil {
+		return nil, err
+	}
+	if err := WriteFileAtomic(cp, csv); err != nil {
+		return nil, err
 	}
 	var err error
-	if m.jsonl, err = os.OpenFile(jp, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+	if m.jsonl, err = os.OpenFile(jp, os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		return nil, err
 	}
-	if m.csv, err = os.OpenFile(cp, os.O_CREATE|os.O_APPEND|os.O_RDWR, 0o644); err != nil {
+	if m.csv, err = os.OpenFile(cp, os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+		m.jsonl.Close()
 		return nil, err
-	}
-	if b, err := os.ReadFile(cp); err == nil && len(b) > 0 {
-		first, _, _ := strings.Cut(string(b), "\n")
-		m.cols = strings.Split(first, ",")
 	}
 	return m, nil
+}
+
+// csvColumns orders a row's keys: "step" first, the rest sorted.
+func csvColumns(row map[string]float64) []string {
+	cols := []string{"step"}
+	var rest []string
+	for k := range row {
+		if k != "step" {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(cols, rest...)
+}
+
+func csvRow(cols []string, row map[string]float64) string {
+	vals := make([]string, len(cols))
+	for i, c := range cols {
+		if v, ok := row[c]; ok {
+			vals[i] = strconv.FormatFloat(v, 'g', 8, 64)
+		}
+	}
+	return strings.Join(vals, ",") + "\n"
 }
 
 // Log writes one row; it must contain "step".
 func (m *Metrics) Log(row map[string]float64) error {
 	b, err := json.Marshal(row)
 	if err != nil {
-		return err
+		return fmt.Errorf("metrics row: %w", err)
 	}
 	if _, err := m.jsonl.Write(append(b, '\n')); err != nil {
 		return err
 	}
+	crashPoint("metrics")
+	var out string
 	if m.cols == nil {
-		m.cols = []string{"step"}
-		var rest []string
-		for k := range row {
-			if k != "step" {
-				rest = append(rest, k)
-			}
-		}
-		sort.Strings(rest)
-		m.cols = append(m.cols, rest...)
-		if _, err := m.csv.WriteString(strings.Join(m.cols, ",") + "\n"); err != nil {
-			return err
-		}
+		m.cols = csvColumns(row)
+		out = strings.Join(m.cols, ",") + "\n"
 	}
-	vals := make([]string, len(m.cols))
-	for i, c := range m.cols {
-		if v, ok := row[c]; ok {
-			vals[i] = strconv.FormatFloat(v, 'g', 8, 64)
-		}
-	}
-	_, err = m.csv.WriteString(strings.Join(vals, ",") + "\n")
+	_, err = m.csv.WriteString(out + csvRow(m.cols, row))
 	return err
 }
 
@@ -188,46 +272,34 @@ func (m *Metrics) Close() error {
 	return e2
 }
 
-// truncateRows keeps the rows with step <= keep in both logs.
-func truncateRows(jp, cp string, keep int) error {
-	if _, err := os.Stat(jp); os.IsNotExist(err) {
-		return nil
-	}
+// readRows returns the complete rows of a metrics.jsonl with step <= keep
+// and their original lines. A missing file has no rows; reading stops at
+// the first line that is not a complete JSON object (a torn write).
+func readRows(jp string, keep int) ([]map[string]float64, []string, error) {
 	f, err := os.Open(jp)
-	if err != nil {
-		return err
+	if os.IsNotExist(err) {
+		return nil, nil, nil
 	}
-	var kept []string
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	var rows []map[string]float64
+	var lines []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		var row map[string]float64
 		if json.Unmarshal(sc.Bytes(), &row) != nil {
-			break // a torn last line from a kill
+			break
 		}
 		if int(row["step"]) <= keep {
-			kept = append(kept, sc.Text())
+			rows = append(rows, row)
+			lines = append(lines, sc.Text())
 		}
 	}
-	f.Close()
-	content := strings.Join(kept, "\n")
-	if len(kept) > 0 {
-		content += "\n"
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", jp, err)
 	}
-	if err := WriteFileAtomic(jp, []byte(content)); err != nil {
-		return err
-	}
-	b, err := os.ReadFile(cp)
-	if err != nil {
-		return nil
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	out := lines[:1]
-	for _, ln := range lines[1:] {
-		s, _, _ := strings.Cut(ln, ",")
-		if v, err := strconv.ParseFloat(s, 64); err == nil && int(v) <= keep {
-			out = append(out, ln)
-		}
-	}
-	return WriteFileAtomic(cp, []byte(strings.Join(out, "\n")+"\n"))
+	return rows, lines, nil
 }

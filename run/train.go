@@ -2,13 +2,17 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/cql"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
@@ -17,10 +21,13 @@ import (
 	"github.com/koopq/koopq/sac"
 )
 
-// TrainConfig describes one offline CQL run. It is written to config.json.
+// TrainConfig describes one offline CQL run. It is written to config.json,
+// and config.json (or any YAML/JSON file with a subset of its keys) can be
+// read back with LoadConfigFile.
 type TrainConfig struct {
-	Env             string              `json:"env"`  // simulator for evaluation and action bounds
-	Data            string              `json:"data"` // dataset file (D4RL-layout HDF5)
+	Preset          string              `json:"preset,omitempty"` // preset the settings started from (informational)
+	Env             string              `json:"env"`              // simulator for evaluation and action bounds
+	Data            string              `json:"data"`             // dataset: D4RL-layout HDF5 file or Minari dataset
 	ReadOptions     dataset.ReadOptions `json:"read_options"`
 	Augment         string              `json:"augment"` // none, gaussian, kfc, kfc++, s4rl-adv, ablations
 	GaussianSigma   float64             `json:"gaussian_sigma"`
@@ -37,7 +44,8 @@ type TrainConfig struct {
 }
 
 // DefaultTrainConfig returns the paper's CQL settings with evaluation every
-// 5000 steps over 10 episodes (the authors' protocol).
+// 5000 steps over 10 episodes (the authors' protocol). It is the "paper"
+// preset.
 func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{Augment: "none", GaussianSigma: 3e-3, CQL: cql.DefaultConfig(), EvalEvery: 5000, EvalEpisodes: 10,
 		LogEvery: 1000, CheckpointEvery: 5000, KoopmanTrain: koopman.DefaultTrainConfig(), AugmentParams: DefaultAugmentParams()}
@@ -51,36 +59,102 @@ type EvalPoint struct {
 	Normalized eval.Score `json:"normalized_score"`
 }
 
+// Training phases, as reported to progress callbacks and in results.json.
+const (
+	PhaseKoopman    = "koopman"    // Step 1: fitting the Koopman model (epochs)
+	PhasePrecompute = "precompute" // per-transition Koopman eigenbases (transitions)
+	PhaseBC         = "bc"         // behaviour-cloning warm-up of the actor (steps)
+	PhaseCQL        = "cql"        // CQL with the SAC actor update (steps)
+)
+
+// PhaseSteps counts the gradient steps a run spent in each actor phase.
+type PhaseSteps struct {
+	BC  int `json:"bc"`
+	CQL int `json:"cql"`
+}
+
 // TrainResult is results.json of a training run.
 type TrainResult struct {
 	Config      TrainConfig `json:"config"`
 	Seed        uint64      `json:"seed"`
-	Provenance  Provenance  `json:"provenance"`
+	Provenance  Provenance  `json:"provenance"` // of the process that finished the run
 	Dataset     string      `json:"dataset"`
 	Transitions int         `json:"transitions"`
 	Final       eval.Result `json:"final_eval"`
 	History     []EvalPoint `json:"history"`
 	Steps       int         `json:"steps"`
-	WallSeconds float64     `json:"wall_seconds"`
-	StepsPerSec float64     `json:"steps_per_second"`
+	Phases      PhaseSteps  `json:"phase_steps"`      // steps of behaviour cloning and of CQL
+	FinalPhase  string      `json:"final_phase"`      // phase of the last step: "cql" (or "bc")
+	WallSeconds float64     `json:"wall_seconds"`     // of the process that finished the run
+	StepsPerSec float64     `json:"steps_per_second"` // of that process; 0 when it did no step
 	LastStats   cql.Stats   `json:"last_stats"`
+
+	// AlreadyFinished is set (not stored) when Train found the run
+	// finished at the requested number of steps and did nothing.
+	AlreadyFinished bool `json:"-"`
 }
 
 // ProgressFunc reports progress of long work: done of total units, with a
 // short status message.
 type ProgressFunc func(done, total int, msg string)
 
-// Train runs (or, with resume, continues) an offline CQL experiment in dir.
-// data may be nil, in which case cfg.Data is read. The run directory gets
-// config.json, metrics, checkpoints/latest.safetensors (every
-// CheckpointEvery steps, atomic), policy.safetensors and results.json.
-func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset, resume bool, progress ProgressFunc) (*TrainResult, error) {
-	start := time.Now()
+// PhaseProgressFunc reports progress within a named phase (PhaseKoopman,
+// PhasePrecompute, PhaseBC, PhaseCQL): done of total units of that phase.
+type PhaseProgressFunc func(phase string, done, total int, msg string)
+
+// TrainOptions are the knobs of TrainWith that are not part of the
+// experiment's configuration.
+type TrainOptions struct {
+	// Resume continues the run in dir from its latest checkpoint (see
+	// TrainWith for what may differ from the recorded config).
+	Resume bool
+	// Progress, if non-nil, receives per-phase progress.
+	Progress PhaseProgressFunc
+}
+
+// Interrupted is returned by Train when its context was cancelled (SIGINT
+// or SIGTERM in the CLI): training stopped after a complete step and, when
+// Saved, the state at Step is in the checkpoint, so the run can be resumed.
+type Interrupted struct {
+	Step  int  // steps done when training stopped
+	Saved bool // a checkpoint at Step was written
+	Err   error
+}
+
+func (e *Interrupted) Error() string {
+	if e.Saved {
+		return fmt.Sprintf("interrupted at step %d (checkpoint saved)", e.Step)
+	}
+	return fmt.Sprintf("interrupted before training (re)started (%v)", e.Err)
+}
+
+func (e *Interrupted) Unwrap() error { return e.Err }
+
+// ReadDataset reads transitions from a D4RL-layout HDF5 file, a Minari
+// main_data.hdf5 or a Minari dataset directory.
+func ReadDataset(path string, opts dataset.ReadOptions) (*dataset.Dataset, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() || strings.HasSuffix(path, "main_data.hdf5") {
+		return dataset.ReadMinari(path, opts)
+	}
+	return dataset.ReadD4RL(path, opts)
+}
+
+// CheckTrain validates cfg and its inputs without side effects: the
+// settings (TrainConfig.Validate), the dataset (read from cfg.Data when data
+// is nil), its dimensions against the environment's, the action bounds and
+// a given Koopman model's dimensions. It returns the dataset.
+func CheckTrain(cfg TrainConfig, data *dataset.Dataset) (*dataset.Dataset, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if data == nil {
 		var err error
-		if data, err = dataset.ReadD4RL(cfg.Data, cfg.ReadOptions); err != nil {
+		if data, err = ReadDataset(cfg.Data, cfg.ReadOptions); err != nil {
 			return nil, err
 		}
+	}
+	if err := data.Validate(); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", cfg.Data, err)
 	}
 	e, err := env.Make(cfg.Env)
 	if err != nil {
@@ -92,20 +166,108 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 	if got, want := e.ActionSpace().Dim(), data.ActDim; got != want {
 		return nil, fmt.Errorf("env %s has %d-dimensional actions, dataset %s has %d", cfg.Env, got, cfg.Data, want)
 	}
-	scale, err := sac.Scale(e)
+	if _, err := sac.Scale(e); err != nil {
+		return nil, err
+	}
+	if cfg.KoopmanModel != "" && augment.NeedsKoopman(cfg.Augment) {
+		m, _, err := koopman.LoadModel(cfg.KoopmanModel)
+		if err != nil {
+			return nil, fmt.Errorf("--koopman %s: %w", cfg.KoopmanModel, err)
+		}
+		if m.Cfg.ObsDim != data.ObsDim || m.Cfg.ActDim != data.ActDim {
+			return nil, fmt.Errorf("--koopman %s: model is for %d-dimensional states and %d-dimensional actions, dataset %s has %d and %d",
+				cfg.KoopmanModel, m.Cfg.ObsDim, m.Cfg.ActDim, cfg.Data, data.ObsDim, data.ActDim)
+		}
+	}
+	return data, nil
+}
+
+// Train runs (or, with resume, continues) an offline CQL experiment in dir;
+// see TrainWith. progress, if non-nil, sees every phase's progress.
+func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset, resume bool, progress ProgressFunc) (*TrainResult, error) {
+	opts := TrainOptions{Resume: resume}
+	if progress != nil {
+		opts.Progress = func(phase string, done, total int, msg string) { progress(done, total, phase+" "+msg) }
+	}
+	return TrainWith(ctx, cfg, dir, data, opts)
+}
+
+// TrainWith runs (or, with opts.Resume, continues) an offline CQL experiment
+// in dir. data may be nil, in which case cfg.Data is read.
+//
+// Everything is validated (CheckTrain) before the directory is touched. The
+// directory is locked for the whole call (a second Train on it fails), and
+// stale temporary files of a killed process are removed. The run directory
+// gets config.json, metrics.jsonl/.csv, history.json,
+// checkpoints/latest.safetensors (every CheckpointEvery steps, at the end and
+// on cancellation; atomic, never with non-finite weights), the Koopman model
+// when one was trained, policy.safetensors and results.json (written last).
+//
+// Resuming: cfg must equal the recorded config.json except for a larger
+// cql.steps, which extends the run (CheckResume; config.json is updated
+// and results.json removed until the new end is reached). A run already finished at
+// cfg.CQL.Steps is left as it is and its results are returned with
+// AlreadyFinished set. Otherwise training continues from the checkpoint, and
+// the logs, history and results end exactly as those of an uninterrupted
+// run (timing fields aside).
+func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset, opts TrainOptions) (*TrainResult, error) {
+	start := time.Now()
+	data, err := CheckTrain(cfg, data)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.EvalEpisodes <= 0 {
-		return nil, fmt.Errorf("eval_episodes must be positive")
+	e, _ := env.Make(cfg.Env)
+	scale, _ := sac.Scale(e)
+	unlock, err := dir.Lock()
+	if err != nil {
+		return nil, err
 	}
-	if !resume {
-		if err := dir.WriteJSON("config.json", cfg); err != nil {
+	defer unlock()
+	if err := dir.CleanTemp(); err != nil {
+		return nil, err
+	}
+	if opts.Resume {
+		var recorded TrainConfig
+		if err := dir.ReadJSON("config.json", &recorded); err != nil {
 			return nil, err
 		}
+		if err := CheckResume(recorded, cfg); err != nil {
+			return nil, err
+		}
+		var prev TrainResult
+		if dir.ReadJSON("results.json", &prev) == nil && prev.Steps == cfg.CQL.Steps {
+			if _, err := os.Stat(dir.File("policy.safetensors")); err == nil {
+				prev.AlreadyFinished = true
+				return &prev, nil
+			}
+		}
+		if cfg.CQL.Steps != recorded.CQL.Steps {
+			// Extending: the run is unfinished again until the new end.
+			if err := dir.WriteJSON("config.json", cfg); err != nil {
+				return nil, err
+			}
+			if err := os.Remove(dir.File("results.json")); err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
+		}
+	} else if err := dir.WriteJSON("config.json", cfg); err != nil {
+		return nil, err
 	}
-	aug, err := BuildAugmenter(ctx, cfg, data, dir, progress)
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string, int, int, string) {}
+	}
+	aug, err := BuildAugmenter(ctx, cfg, data, dir, func(done, total int, msg string) {
+		phase := PhaseKoopman
+		if msg == "koopman precompute" {
+			phase = PhasePrecompute
+		}
+		progress(phase, done, total, msg)
+	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &Interrupted{Err: ctx.Err()}
+		}
 		return nil, err
 	}
 	tr, err := cql.NewTrainer(cfg.CQL, data, aug, scale)
@@ -114,23 +276,28 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 	}
 	res := &TrainResult{Config: cfg, Seed: cfg.CQL.Seed, Provenance: CurrentProvenance(), Dataset: cfg.Data, Transitions: data.Len()}
 	ckpt := dir.File("checkpoints/latest.safetensors")
-	keep := -1
-	if resume {
+	var last cql.Stats
+	lastCkpt := -1 // step of the last checkpoint on disk
+	keep := -1     // metric rows to keep (resume)
+	if opts.Resume {
+		keep = 0
 		if _, err := os.Stat(ckpt); err == nil {
-			if _, err := tr.Resume(ckpt); err != nil {
+			meta, err := tr.Resume(ckpt)
+			if err != nil {
 				return nil, err
 			}
-			keep = tr.Learner.Steps
-			var prev TrainResult
-			if err := dir.ReadJSON("history.json", &prev.History); err == nil {
-				for _, h := range prev.History {
-					if h.Step <= keep {
-						res.History = append(res.History, h)
-					}
+			if s := meta["last_stats"]; s != "" {
+				if err := json.Unmarshal([]byte(s), &last); err != nil {
+					return nil, fmt.Errorf("checkpoint %s: bad last_stats: %w", ckpt, err)
 				}
 			}
+			keep, lastCkpt = tr.Learner.Steps, tr.Learner.Steps
+		}
+		var hist []EvalPoint
+		if err := dir.ReadJSON("history.json", &hist); err == nil || os.IsNotExist(err) {
+			res.History = resumedHistory(hist, keep, cfg)
 		} else {
-			keep = 0
+			return nil, err
 		}
 	}
 	metrics, err := dir.OpenMetrics(keep)
@@ -145,23 +312,46 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 		if err != nil {
 			return r, err
 		}
+		crashPoint("eval")
 		res.History = append(res.History, EvalPoint{Step: step, Mean: r.Mean, Std: r.Std, Normalized: r.Normalized})
 		return r, dir.WriteJSON("history.json", res.History)
 	}
+	save := func() error {
+		meta := map[string]string{"seed": strconv.FormatUint(cfg.CQL.Seed, 10)}
+		sj, err := json.Marshal(last)
+		if err != nil {
+			return fmt.Errorf("checkpoint: last stats: %w", err)
+		}
+		meta["last_stats"] = string(sj)
+		crashPoint("checkpoint")
+		if err := tr.Save(ckpt, meta); err != nil {
+			return err
+		}
+		lastCkpt = tr.Learner.Steps
+		return nil
+	}
 	firstStep := tr.Learner.Steps
-	var last cql.Stats
+	bcSteps, total := cfg.CQL.BCSteps, cfg.CQL.Steps
 	lastEval := math.NaN()
 	err = tr.Run(ctx, func(step int, st cql.Stats) error {
+		crashPoint("step")
+		if err := tr.Learner.CheckFinite(); err != nil {
+			return divergedError(step, err, lastCkpt, ckpt)
+		}
 		last = st
 		if cfg.LogEvery > 0 && step%cfg.LogEvery == 0 {
+			bc := 0.0
+			if st.BC {
+				bc = 1
+			}
 			row := map[string]float64{"step": float64(step), "q_loss": st.QLoss, "cql_gap": st.CQLGap, "alpha_prime": st.AlphaPrime,
 				"alpha": st.Alpha, "actor_loss": st.ActorLoss, "q_data": st.QData, "q_random": st.QRandom, "q_policy": st.QPolicy,
-				"log_pi": st.LogPi, "wall_seconds": time.Since(start).Seconds()}
+				"log_pi": st.LogPi, "bc": bc, "wall_seconds": time.Since(start).Seconds()}
 			if err := metrics.Log(row); err != nil {
 				return err
 			}
 		}
-		if cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0 && step < cfg.CQL.Steps {
+		if cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0 && step < total {
 			r, err := evaluate(step)
 			if err != nil {
 				return err
@@ -169,28 +359,43 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 			lastEval = r.Mean
 		}
 		if cfg.CheckpointEvery > 0 && step%cfg.CheckpointEvery == 0 {
-			if err := tr.Save(ckpt, map[string]string{"seed": strconv.FormatUint(cfg.CQL.Seed, 10)}); err != nil {
+			if err := save(); err != nil {
 				return err
 			}
 		}
-		if progress != nil {
-			msg := fmt.Sprintf("q %.3g gap %.3g", st.QData, st.CQLGap)
-			if !math.IsNaN(lastEval) {
-				msg += fmt.Sprintf(" return %.1f", lastEval)
-			}
-			progress(step, cfg.CQL.Steps, msg)
+		msg := fmt.Sprintf("q %.3g gap %.3g", st.QData, st.CQLGap)
+		if !math.IsNaN(lastEval) {
+			msg += fmt.Sprintf(" return %.1f", lastEval)
+		}
+		if step <= bcSteps {
+			progress(PhaseBC, step, bcSteps, msg)
+		} else {
+			progress(PhaseCQL, step-bcSteps, total-bcSteps, msg)
 		}
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			_ = tr.Save(ckpt, nil)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			ie := &Interrupted{Step: tr.Learner.Steps, Err: err}
+			if tr.Learner.Steps > 0 {
+				if serr := save(); serr != nil {
+					return nil, fmt.Errorf("%w; saving the checkpoint failed: %v", ie, serr)
+				}
+				ie.Saved = true
+			}
+			return nil, ie
 		}
 		return nil, err
 	}
-	if err := tr.Save(ckpt, map[string]string{"seed": strconv.FormatUint(cfg.CQL.Seed, 10)}); err != nil {
-		return nil, err
+	if err := tr.Learner.CheckFinite(); err != nil {
+		return nil, divergedError(tr.Learner.Steps, err, lastCkpt, ckpt)
 	}
+	if lastCkpt != tr.Learner.Steps {
+		if err := save(); err != nil {
+			return nil, err
+		}
+	}
+	crashPoint("final")
 	final, err := evaluate(tr.Learner.Steps)
 	if err != nil {
 		return nil, err
@@ -198,10 +403,42 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 	if err := SavePolicy(dir.File("policy.safetensors"), tr.Policy(), cfg.CQL.Net, cfg.Env, map[string]string{"augment": cfg.Augment}); err != nil {
 		return nil, err
 	}
+	crashPoint("policy")
 	res.Final, res.Steps, res.LastStats = final, tr.Learner.Steps, last
+	res.Phases = PhaseSteps{BC: min(res.Steps, bcSteps), CQL: max(res.Steps-bcSteps, 0)}
+	res.FinalPhase = PhaseCQL
+	if last.BC {
+		res.FinalPhase = PhaseBC
+	}
 	res.WallSeconds = time.Since(start).Seconds()
 	if n := tr.Learner.Steps - firstStep; n > 0 {
 		res.StepsPerSec = float64(n) / res.WallSeconds
 	}
 	return res, dir.WriteJSON("results.json", res)
+}
+
+// resumedHistory keeps the evaluations an uninterrupted run would have made
+// up to the checkpoint at step keep: those before it, and the one at keep
+// itself only when it is a regular evaluation (it ran before that
+// checkpoint was written). A final evaluation at keep is dropped: it is
+// redone when the run ends there, and not made when the run is extended.
+func resumedHistory(hist []EvalPoint, keep int, cfg TrainConfig) []EvalPoint {
+	var out []EvalPoint
+	for _, h := range hist {
+		regular := cfg.EvalEvery > 0 && h.Step%cfg.EvalEvery == 0 && h.Step < cfg.CQL.Steps
+		if h.Step < keep || h.Step == keep && regular {
+			if len(out) == 0 || out[len(out)-1].Step < h.Step {
+				out = append(out, h)
+			}
+		}
+	}
+	return slices.Clip(out)
+}
+
+func divergedError(step int, cause error, lastCkpt int, ckpt string) error {
+	kept := "no checkpoint was written yet"
+	if lastCkpt >= 0 {
+		kept = fmt.Sprintf("the last good checkpoint (step %d) is kept in %s", lastCkpt, ckpt)
+	}
+	return fmt.Errorf("training diverged at step %d: %v; %s; lower the learning rates or --min-q-weight", step, cause, kept)
 }

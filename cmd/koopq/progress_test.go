@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testBar returns a bar writing to a buffer with a clock the test moves.
+func testBar(total int, tty bool) (*bar, *bytes.Buffer, *time.Time) {
+	var buf bytes.Buffer
+	clock := time.Unix(1000, 0)
+	b := &bar{out: &buf, tty: tty, desc: "cql", total: total, now: func() time.Time { return clock }}
+	return b, &buf, &clock
+}
+
+// Off a terminal: plain lines (no \r), one per progressLogEvery and one at
+// the end; the rate counts only units done since the first update, so a
+// resumed run (first update at 500) shows its own speed.
+func TestBarPlainLines(t *testing.T) {
+	b, buf, clock := testBar(1000, false)
+	b.set(500, "q 1")
+	*clock = clock.Add(progressLogEvery / 2)
+	b.set(600, "q 2")
+	if buf.Len() != 0 {
+		t.Fatalf("printed before the log interval: %q", buf.String())
+	}
+	*clock = clock.Add(progressLogEvery / 2)
+	b.set(700, "q 3")
+	rate := 200 / progressLogEvery.Seconds()
+	want := fmt.Sprintf("cql 700/1000 (70%%) %.3g/s", rate)
+	if !strings.HasPrefix(buf.String(), want) || !strings.HasSuffix(buf.String(), "q 3\n") {
+		t.Fatalf("log line %q, want prefix %q", buf.String(), want)
+	}
+	b.finish()
+	b.finish()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], "cql 700/1000") || strings.Contains(buf.String(), "\r") {
+		t.Fatalf("output %q", buf.String())
+	}
+}
+
+// On a terminal: redrawn with \r, no rate in the first second, a newline at
+// the end.
+func TestBarTerminal(t *testing.T) {
+	b, buf, clock := testBar(100, true)
+	b.set(1, "")
+	*clock = clock.Add(300 * time.Millisecond)
+	b.set(50, "")
+	if strings.Contains(buf.String(), "/s") {
+		t.Fatalf("a rate within the first second: %q", buf.String())
+	}
+	*clock = clock.Add(time.Second)
+	b.set(100, "done")
+	b.finish()
+	out := buf.String()
+	if !strings.HasPrefix(out, "\rcql [") || !strings.HasSuffix(out, "\n") || !strings.Contains(out, "100/100 (100%)") || !strings.Contains(out, "/s") {
+		t.Fatalf("terminal output %q", out)
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Fatalf("want one newline, at the end: %q", out)
+	}
+}
+
+func TestBarQuiet(t *testing.T) {
+	b, buf, _ := testBar(10, true)
+	b.quiet = true
+	b.set(5, "x")
+	b.finish()
+	if buf.Len() != 0 {
+		t.Fatalf("quiet bar printed %q", buf.String())
+	}
+}

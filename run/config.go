@@ -1,0 +1,388 @@
+package run
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/env"
+)
+
+// Range is the set of values a numeric Param accepts. Every float must also
+// be finite (NaN and ±Inf are always errors).
+type Range int
+
+// The ranges of Param values.
+const (
+	AnyValue    Range = iota // any finite number
+	Positive                 // > 0
+	NonNegative              // >= 0
+	Fraction                 // in [0, 1]
+	Discount                 // in [0, 1)
+	OpenUnit                 // in (0, 1]
+)
+
+func (r Range) String() string {
+	return [...]string{"a finite number", "a positive number", "a non-negative number", "in [0, 1]", "in [0, 1)", "in (0, 1]"}[r]
+}
+
+func (r Range) ok(v float64) bool {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return false
+	}
+	switch r {
+	case Positive:
+		return v > 0
+	case NonNegative:
+		return v >= 0
+	case Fraction:
+		return v >= 0 && v <= 1
+	case Discount:
+		return v >= 0 && v < 1
+	case OpenUnit:
+		return v > 0 && v <= 1
+	}
+	return true
+}
+
+// Param is one setting of a training run: the command-line flag that sets
+// it, its dotted key in config.json and YAML config files (the JSON field
+// names of TrainConfig), where it lives, and which values are valid. The
+// table TrainParams drives the train command's flags, config-file
+// validation, and the error messages (which name both the flag and the key).
+type Param struct {
+	Flag  string                   // flag name without dashes, e.g. "lr-actor"
+	Key   string                   // config key, e.g. "cql.lr_actor"
+	Usage string                   // help text (the default comes from the paper preset)
+	Field func(c *TrainConfig) any // pointer to the field: *int, *uint64, *float64, *bool, *string or *[]int
+	Range Range                    // for numbers and the elements of []int
+}
+
+// TrainParams lists every setting of TrainConfig that has a flag.
+func TrainParams() []Param {
+	return []Param{
+		{"data", "data", "dataset: D4RL-layout HDF5 file, Minari main_data.hdf5 or Minari dataset directory (required)", func(c *TrainConfig) any { return &c.Data }, AnyValue},
+		{"env", "env", "environment to evaluate in, e.g. pendulum, hopper (required)", func(c *TrainConfig) any { return &c.Env }, AnyValue},
+		{"drop-invalid", "read_options.drop_invalid", "drop transitions with NaN/Inf instead of failing", func(c *TrainConfig) any { return &c.ReadOptions.DropInvalid }, AnyValue},
+		{"terminate-on-end", "read_options.terminate_on_end", "keep time-limit steps (d4rl's terminate_on_end)", func(c *TrainConfig) any { return &c.ReadOptions.TerminateOnEnd }, AnyValue},
+		{"use-next-observations", "read_options.use_next_observations", "take s' from the stored next_observations instead of observations[i+1]", func(c *TrainConfig) any { return &c.ReadOptions.UseNextObservations }, AnyValue},
+		{"max-episode-steps", "read_options.max_episode_steps", "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback; 0: none)", func(c *TrainConfig) any { return &c.ReadOptions.MaxEpisodeSteps }, NonNegative},
+		{"augment", "augment", "state augmentation: " + strings.Join(augment.Names(), ", "), func(c *TrainConfig) any { return &c.Augment }, AnyValue},
+		{"gaussian-sigma", "gaussian_sigma", "S4RL-N noise σ (also KFC's non-Koopman branch)", func(c *TrainConfig) any { return &c.GaussianSigma }, NonNegative},
+		{"koopman", "koopman_model", "trained Koopman model (koopq koopman train); trained for the run when empty and needed", func(c *TrainConfig) any { return &c.KoopmanModel }, AnyValue},
+		{"koopman-prob", "augment_params.koopman_prob", "p_K: per-batch probability of the Koopman shift (else S4RL-N)", func(c *TrainConfig) any { return &c.AugmentParams.KoopmanProb }, Fraction},
+		{"shift-sigma", "augment_params.shift_sigma", "KFC/KFC++ ε scale in units of 3e-3 (authors' code 1.0, README 0.5)", func(c *TrainConfig) any { return &c.AugmentParams.ShiftSigma }, NonNegative},
+		{"residual", "augment_params.residual", "gauge-corrected decoding s̃ = s + D(g̃) − D(g)", func(c *TrainConfig) any { return &c.AugmentParams.Residual }, AnyValue},
+		{"latent-sigma", "augment_params.latent_sigma", "vae-noise ablation: latent noise σ", func(c *TrainConfig) any { return &c.AugmentParams.LatentSigma }, NonNegative},
+		{"fwd-sigma", "augment_params.fwd_sigma", "fwd-prediction ablation: noise σ", func(c *TrainConfig) any { return &c.AugmentParams.FwdSigma }, NonNegative},
+		{"adv-eps", "augment_params.adv_eps", "S4RL-Adv step size ε", func(c *TrainConfig) any { return &c.AugmentParams.AdvEps }, NonNegative},
+		{"adv-mode", "augment_params.adv_mode", "S4RL-Adv direction: l2, sign or raw", func(c *TrainConfig) any { return &c.AugmentParams.AdvMode }, AnyValue},
+		{"cache-gib", "augment_params.cache_gib", "memory budget of the per-transition Koopman cache (GiB)", func(c *TrainConfig) any { return &c.AugmentParams.CacheGiB }, NonNegative},
+		{"koopman-epochs", "koopman_train.max_epochs", "max epochs when a Koopman model is trained for the run", func(c *TrainConfig) any { return &c.KoopmanTrain.MaxEpochs }, Positive},
+		{"koopman-batch", "koopman_train.batch", "Koopman training minibatch", func(c *TrainConfig) any { return &c.KoopmanTrain.Batch }, Positive},
+		{"koopman-lr", "koopman_train.lr", "Koopman training Adam learning rate", func(c *TrainConfig) any { return &c.KoopmanTrain.LR }, Positive},
+		{"koopman-ae-weight", "koopman_train.ae_weight", "γ_ae, weight of the autoencoder loss", func(c *TrainConfig) any { return &c.KoopmanTrain.AEWeight }, NonNegative},
+		{"koopman-noise", "koopman_train.noise_sigma", "σ of the noise on autoencoder inputs (state units)", func(c *TrainConfig) any { return &c.KoopmanTrain.NoiseSigma }, NonNegative},
+		{"koopman-patience", "koopman_train.patience", "early-stopping patience in epochs (0: off)", func(c *TrainConfig) any { return &c.KoopmanTrain.Patience }, NonNegative},
+		{"koopman-val-fraction", "koopman_train.val_fraction", "held-out share of transitions for Koopman validation", func(c *TrainConfig) any { return &c.KoopmanTrain.ValFraction }, OpenUnit},
+		{"koopman-hidden", "koopman_hidden", "encoder/decoder widths of a Koopman model trained for the run (default: paper 512,512)", func(c *TrainConfig) any { return &c.KoopmanHidden }, Positive},
+		{"koopman-latent", "koopman_latent", "latent size N of a Koopman model trained for the run (0: paper 32)", func(c *TrainConfig) any { return &c.KoopmanLatent }, NonNegative},
+		{"hidden", "cql.net.hidden", "hidden widths of actor and critics, e.g. 256,256", func(c *TrainConfig) any { return &c.CQL.Net.Hidden }, Positive},
+		{"init", "cql.net.init", "weight init: xavier (authors) or orthogonal (CORL)", func(c *TrainConfig) any { return &c.CQL.Net.Init }, AnyValue},
+		{"gamma", "cql.gamma", "discount γ", func(c *TrainConfig) any { return &c.CQL.Gamma }, Discount},
+		{"tau", "cql.tau", "target Polyak rate τ", func(c *TrainConfig) any { return &c.CQL.Tau }, OpenUnit},
+		{"lr-actor", "cql.lr_actor", "policy learning rate", func(c *TrainConfig) any { return &c.CQL.LRActor }, Positive},
+		{"lr-critic", "cql.lr_critic", "Q learning rate", func(c *TrainConfig) any { return &c.CQL.LRCritic }, Positive},
+		{"lr-alpha-prime", "cql.lr_alpha_prime", "Lagrange α' learning rate", func(c *TrainConfig) any { return &c.CQL.LRAlphaPrime }, Positive},
+		{"batch", "cql.batch", "minibatch size", func(c *TrainConfig) any { return &c.CQL.Batch }, Positive},
+		{"num-actions", "cql.num_actions", "sampled actions per source in the CQL logsumexp (×3 sources)", func(c *TrainConfig) any { return &c.CQL.NumActions }, Positive},
+		{"min-q-weight", "cql.min_q_weight", "CQL regularizer weight (min-Q weight)", func(c *TrainConfig) any { return &c.CQL.MinQWeight }, NonNegative},
+		{"temp", "cql.temp", "logsumexp temperature", func(c *TrainConfig) any { return &c.CQL.Temp }, Positive},
+		{"lagrange", "cql.lagrange", "tune α' with the Lagrange threshold (--lagrange=false turns it off)", func(c *TrainConfig) any { return &c.CQL.Lagrange }, AnyValue},
+		{"lagrange-thresh", "cql.lagrange_thresh", "Lagrange threshold τ_lagrange", func(c *TrainConfig) any { return &c.CQL.LagrangeThres }, AnyValue},
+		{"alpha", "cql.alpha", "entropy weight α (initial value with --auto-entropy)", func(c *TrainConfig) any { return &c.CQL.Alpha }, Positive},
+		{"auto-entropy", "cql.auto_entropy", "tune α toward entropy −|A|", func(c *TrainConfig) any { return &c.CQL.AutoEntropy }, AnyValue},
+		{"backup-entropy", "cql.backup_entropy", "subtract α log π in the Bellman target", func(c *TrainConfig) any { return &c.CQL.BackupEntropy }, AnyValue},
+		{"bc-steps", "cql.bc_steps", "behaviour-cloning warm-up steps of the actor", func(c *TrainConfig) any { return &c.CQL.BCSteps }, NonNegative},
+		{"steps", "cql.steps", "gradient steps (with --resume: a larger value extends the run)", func(c *TrainConfig) any { return &c.CQL.Steps }, Positive},
+		{"actor-init", "cql.actor_init", "actor initialization: net (as --init) or torch (CORL: PyTorch default hidden layers, Xavier gain 1e-2 output)", func(c *TrainConfig) any { return &c.CQL.ActorInit }, AnyValue},
+		{"log-std-offset", "cql.log_std_offset", "CORL's log σ offset: log σ = raw + offset", func(c *TrainConfig) any { return &c.CQL.LogStdOffset }, AnyValue},
+		{"normalize-reward", "cql.normalize_reward", "scale rewards by reward-episode-steps/(max − min episode return) (CORL, hopper-medium)", func(c *TrainConfig) any { return &c.CQL.NormalizeReward }, AnyValue},
+		{"reward-episode-steps", "cql.reward_episode_steps", "episode length cap used by --normalize-reward (0: CORL's 1000)", func(c *TrainConfig) any { return &c.CQL.RewardEpisodeSteps }, NonNegative},
+		{"normalize-states", "cql.normalize_states", "standardize states with the dataset mean/std", func(c *TrainConfig) any { return &c.CQL.Normalize }, AnyValue},
+		{"seed", "cql.seed", "random seed (minibatches, policy noise, augmentation, evaluation; also koopman_train.seed)", func(c *TrainConfig) any { return &c.CQL.Seed }, AnyValue},
+		{"eval-every", "eval_every", "steps between evaluations (0: only at the end)", func(c *TrainConfig) any { return &c.EvalEvery }, NonNegative},
+		{"eval-episodes", "eval_episodes", "episodes per evaluation", func(c *TrainConfig) any { return &c.EvalEpisodes }, Positive},
+		{"log-every", "log_every", "steps between metric rows (0: none)", func(c *TrainConfig) any { return &c.LogEvery }, NonNegative},
+		{"checkpoint-every", "checkpoint_every", "steps between checkpoints (0: only at the end and on a signal)", func(c *TrainConfig) any { return &c.CheckpointEvery }, NonNegative},
+	}
+}
+
+// CopyParam sets p's field in dst to its value in src.
+func CopyParam(p Param, dst, src *TrainConfig) {
+	d, s := reflect.ValueOf(p.Field(dst)).Elem(), reflect.ValueOf(p.Field(src)).Elem()
+	if s.Kind() == reflect.Slice {
+		d.Set(reflect.AppendSlice(reflect.MakeSlice(s.Type(), 0, s.Len()), s))
+		return
+	}
+	d.Set(s)
+}
+
+// Validate checks every setting without touching the disk: numbers finite
+// and in range, required fields present, known environment and
+// augmentation, and a run that reaches the CQL phase. Errors name the flag
+// and the config key.
+func (c TrainConfig) Validate() error {
+	for _, p := range TrainParams() {
+		name := fmt.Sprintf("--%s (%s)", p.Flag, p.Key)
+		switch v := p.Field(&c).(type) {
+		case *float64:
+			if !p.Range.ok(*v) {
+				return fmt.Errorf("%s = %v: must be %s", name, *v, p.Range)
+			}
+		case *int:
+			if !p.Range.ok(float64(*v)) {
+				return fmt.Errorf("%s = %d: must be %s", name, *v, p.Range)
+			}
+		case *[]int:
+			for _, x := range *v {
+				if !p.Range.ok(float64(x)) {
+					return fmt.Errorf("%s = %v: every entry must be %s", name, *v, p.Range)
+				}
+			}
+		}
+	}
+	switch {
+	case c.Data == "":
+		return fmt.Errorf("--data (data) is required: a D4RL-layout HDF5 file or a Minari dataset ('koopq collect' makes some)")
+	case c.Env == "":
+		return fmt.Errorf("--env (env) is required: the simulator the policy is evaluated in (known: %s)", strings.Join(env.Names(), ", "))
+	case len(c.CQL.Net.Hidden) == 0:
+		return fmt.Errorf("--hidden (cql.net.hidden) is empty: give at least one hidden width")
+	}
+	if !slices.Contains(env.Names(), c.Env) {
+		return fmt.Errorf("--env (env) %q: unknown environment (known: %s)", c.Env, strings.Join(env.Names(), ", "))
+	}
+	if !slices.Contains(augment.Names(), c.Augment) {
+		return fmt.Errorf("--augment (augment) %q: unknown augmentation (known: %s)", c.Augment, strings.Join(augment.Names(), ", "))
+	}
+	switch c.AugmentParams.AdvMode {
+	case "", "l2", "sign", "raw":
+	default:
+		return fmt.Errorf("--adv-mode (augment_params.adv_mode) %q: want l2, sign or raw", c.AugmentParams.AdvMode)
+	}
+	if c.CQL.Steps <= c.CQL.BCSteps {
+		return fmt.Errorf("--steps (cql.steps) %d is not above --bc-steps (cql.bc_steps) %d: the whole run would be behaviour cloning "+
+			"and no CQL actor update would happen; raise --steps or lower --bc-steps (e.g. --bc-steps 0)", c.CQL.Steps, c.CQL.BCSteps)
+	}
+	if err := c.CQL.Validate(); err != nil {
+		return err
+	}
+	if err := c.KoopmanTrain.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// LoadConfigFile reads a YAML (or JSON: config.json of a run directory
+// works) file of TrainConfig fields over base: keys present in the file
+// replace base's values, others keep them. A top-level "preset" key picks
+// the base preset (unless presetOverride is set). Unknown keys are errors
+// naming the key.
+func LoadConfigFile(path string, base TrainConfig, presetOverride string) (TrainConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return base, fmt.Errorf("--config-file: %w", err)
+	}
+	var tree any
+	if err := yaml.Unmarshal(b, &tree); err != nil {
+		return base, fmt.Errorf("--config-file %s: %w", path, err)
+	}
+	if tree == nil {
+		return base, nil
+	}
+	m, ok := tree.(map[string]any)
+	if !ok {
+		return base, fmt.Errorf("--config-file %s: want a mapping of settings at the top level, got %T", path, tree)
+	}
+	if p, ok := m["preset"].(string); ok && presetOverride == "" && p != "" {
+		if base, err = Preset(p); err != nil {
+			return base, fmt.Errorf("--config-file %s: %w", path, err)
+		}
+	}
+	if err := finiteTree("", m); err != nil {
+		return base, fmt.Errorf("--config-file %s: %w", path, err)
+	}
+	js, err := json.Marshal(m)
+	if err != nil {
+		return base, fmt.Errorf("--config-file %s: %w", path, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	cfg := base
+	cfg.CQL.Net.Hidden = slices.Clone(base.CQL.Net.Hidden)
+	if err := dec.Decode(&cfg); err != nil {
+		return base, fmt.Errorf("--config-file %s: %w", path, err)
+	}
+	if presetOverride != "" {
+		cfg.Preset = presetOverride
+	}
+	return cfg, nil
+}
+
+// finiteTree rejects NaN and ±Inf anywhere in a decoded YAML tree (JSON
+// cannot carry them), naming the key and its flag.
+func finiteTree(key string, v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			sub := k
+			if key != "" {
+				sub = key + "." + k
+			}
+			if err := finiteTree(sub, c); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, c := range x {
+			if err := finiteTree(key, c); err != nil {
+				return err
+			}
+		}
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			for _, p := range TrainParams() {
+				if p.Key == key {
+					return fmt.Errorf("%s (--%s) = %v: must be a finite number", key, p.Flag, x)
+				}
+			}
+			return fmt.Errorf("%s = %v: must be a finite number", key, x)
+		}
+	}
+	return nil
+}
+
+// ConfigDiff is one setting that differs between two configs.
+type ConfigDiff struct {
+	Key      string // dotted config key
+	Old, New string // JSON values
+}
+
+func (d ConfigDiff) String() string { return fmt.Sprintf("%s (%s → %s)", d.Key, d.Old, d.New) }
+
+// DiffConfigs lists the settings (dotted keys, sorted) whose values differ
+// between a and b.
+func DiffConfigs(a, b TrainConfig) ([]ConfigDiff, error) {
+	fa, err := flatten(a)
+	if err != nil {
+		return nil, err
+	}
+	fb, err := flatten(b)
+	if err != nil {
+		return nil, err
+	}
+	keys := map[string]bool{}
+	for k := range fa {
+		keys[k] = true
+	}
+	for k := range fb {
+		keys[k] = true
+	}
+	var out []ConfigDiff
+	for k := range keys {
+		if fa[k] != fb[k] {
+			out = append(out, ConfigDiff{Key: k, Old: orNone(fa[k]), New: orNone(fb[k])})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "unset"
+	}
+	return s
+}
+
+// flatten turns a config into dotted keys → JSON values (arrays are leaves).
+func flatten(c TrainConfig) (map[string]string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(b, &tree); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				key := k
+				if prefix != "" {
+					key = prefix + "." + k
+				}
+				walk(key, x)
+			}
+			return
+		}
+		jb, _ := json.Marshal(v)
+		out[prefix] = string(jb)
+	}
+	walk("", tree)
+	return out, nil
+}
+
+// CheckResume compares the configuration a resumed run is asked to use
+// (next) with the one recorded in its directory (recorded). The only
+// accepted change is a larger cql.steps, which extends the run; any other
+// difference is an error naming the differing keys.
+func CheckResume(recorded, next TrainConfig) error {
+	if next.CQL.Steps < recorded.CQL.Steps {
+		return fmt.Errorf("--steps %d is below the run's %d steps: a resumed run can only be extended", next.CQL.Steps, recorded.CQL.Steps)
+	}
+	a, b := recorded, next
+	b.CQL.Steps = a.CQL.Steps
+	diffs, err := DiffConfigs(a, b)
+	if err != nil {
+		return err
+	}
+	if len(diffs) > 0 {
+		s := make([]string, len(diffs))
+		for i, d := range diffs {
+			s[i] = d.String()
+		}
+		return fmt.Errorf("--resume: settings differ from the run's config.json: %s; a resumed run keeps its settings (only a larger --steps is allowed); start a new run instead",
+			strings.Join(s, ", "))
+	}
+	return nil
+}
+
+// AbsPaths makes the dataset and Koopman model paths absolute, so that a run
+// can be resumed from another working directory.
+func (c *TrainConfig) AbsPaths() error {
+	for _, p := range []*string{&c.Data, &c.KoopmanModel} {
+		if *p == "" {
+			continue
+		}
+		a, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = a
+	}
+	return nil
+}

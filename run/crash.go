@@ -1,0 +1,83 @@
+package run
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// CrashEnv names a test-only environment variable for the kill -9 and
+// signal tests: KOOPQ_TEST_CRASH=POINT:N makes the process send itself
+// SIGKILL the N-th time (counting from 1) it reaches POINT, so that a test
+// can stop `koopq train` at exact moments that random kills would rarely
+// hit; POINT:N:INT or POINT:N:TERM sends SIGINT or SIGTERM instead (and
+// goes on, as after a user's Ctrl-C), and POINT:N:STOP sends SIGSTOP, which
+// freezes the process until the test sends SIGCONT (and then, say, SIGKILL
+// a moment later, inside whatever the run does next). The points are
+//
+//	step        after a gradient step, before its logging
+//	metrics     between the metrics.jsonl row and the metrics.csv row
+//	eval        after an evaluation, before history.json is written
+//	final       after the last step and its checkpoint, before the final evaluation
+//	checkpoint  just before a checkpoint is written
+//	atomic      inside WriteFileAtomic: the temporary file is complete but
+//	            not yet renamed (config.json, history.json, results.json, ...)
+//	policy      after policy.safetensors, before results.json
+//
+// Unset (the normal case) it costs one string comparison per point.
+const CrashEnv = "KOOPQ_TEST_CRASH"
+
+var crash struct {
+	once  sync.Once
+	point string
+	at    int
+	sig   syscall.Signal
+	mu    sync.Mutex
+	seen  int
+}
+
+// crashPoint signals the process when CrashEnv selects this point and
+// occurrence.
+func crashPoint(name string) {
+	crash.once.Do(func() {
+		parts := strings.Split(os.Getenv(CrashEnv), ":")
+		if len(parts) < 2 || len(parts) > 3 {
+			return
+		}
+		at, err := strconv.Atoi(parts[1])
+		if err != nil || at < 1 {
+			return
+		}
+		sig := syscall.SIGKILL
+		if len(parts) == 3 {
+			switch parts[2] {
+			case "INT":
+				sig = syscall.SIGINT
+			case "TERM":
+				sig = syscall.SIGTERM
+			case "STOP":
+				sig = syscall.SIGSTOP
+			case "KILL":
+			default:
+				return
+			}
+		}
+		crash.point, crash.at, crash.sig = parts[0], at, sig
+	})
+	if crash.point != name {
+		return
+	}
+	crash.mu.Lock()
+	crash.seen++
+	hit := crash.seen == crash.at
+	crash.mu.Unlock()
+	if !hit {
+		return
+	}
+	_ = syscall.Kill(os.Getpid(), crash.sig)
+	if crash.sig == syscall.SIGKILL {
+		select {} // SIGKILL cannot be caught; wait for it
+	}
+}
