@@ -27,7 +27,7 @@ func TestMeanStdIQMHandComputed(t *testing.T) {
 		x    []float64
 		want float64
 	}{
-		{[]float64{8, 1, 7, 2, 6, 3, 5, 4}, 4.5},   // n=8: drop 1,2 and 7,8 → mean(3,4,5,6)
+		{[]float64{8, 1, 7, 2, 6, 3, 5, 4}, 4.5},  // n=8: drop 1,2 and 7,8 → mean(3,4,5,6)
 		{[]float64{10, 1, 2, 3}, 2.5},             // n=4: drop 1 and 10
 		{[]float64{100, 1, 2, 3, -50}, 2},         // n=5: ⌊5/4⌋=1 each side → mean(1,2,3)
 		{[]float64{1, 2, 3}, 2},                   // n=3: nothing dropped
