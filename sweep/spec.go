@@ -243,6 +243,15 @@ func Parse(text []byte, chk Checker) (*Spec, []Run, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			// One line per problem, e.g. "line 12: field stepz not found in type sweep.Spec".
+			msgs := make([]string, len(te.Errors))
+			for i, e := range te.Errors {
+				msgs[i] = strings.Replace(e, " in type sweep.", " in ", 1)
+			}
+			return nil, nil, errors.New(strings.Join(msgs, "; "))
+		}
 		return nil, nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var extra any
