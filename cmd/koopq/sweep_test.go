@@ -68,6 +68,17 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 		!strings.Contains(r.Stdout, "pendulum-medium__s4rl-n__s1") {
 		t.Errorf("plan: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// The examples in the repository are valid specs of the promised size.
+	for spec, want := range map[string]string{
+		"smoke.yaml":            "6 runs (1 datasets × 3 methods × 2 seeds + 0 ablation runs)",
+		"paper-table1-gym.yaml": "225 runs (9 datasets × 5 methods × 5 seeds + 0 ablation runs), 225000000 gradient steps",
+	} {
+		p, _ := filepath.Abs(filepath.Join("..", "..", "examples", spec))
+		r := runCLI(t, dir, time.Minute, "sweep", "plan", p)
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Errorf("plan %s: %d\n%s%s", spec, r.Code, r.Stdout, r.Stderr)
+		}
+	}
 	r = runCLI(t, dir, time.Minute, "sweep", "run", "spec.yaml", "--out", "k", "--executor", "k8s")
 	if r.Code != 0 {
 		t.Fatalf("k8s: %d %s", r.Code, r.Stderr)
