@@ -42,34 +42,55 @@ type ExecOptions struct {
 // already done, running elsewhere, or failed without RetryFailed.
 var ErrSkipped = errors.New("skipped")
 
-// checkIdentity writes sweep-run.json, or checks that the existing one
-// describes the same run: a spec edited under a sweep directory must not
-// silently mix different settings in one run directory. Steps may grow (the
-// run is extended).
-func checkIdentity(slot string, r Run) error {
+// compareIdentity checks that the slot's sweep-run.json (if any) describes
+// run r: a spec edited under a sweep directory must not silently mix
+// different settings in one run directory. Steps may grow (the run is
+// extended). It reports whether sweep-run.json needs (re)writing.
+func compareIdentity(slot string, r Run) (write bool, err error) {
 	p := filepath.Join(slot, "sweep-run.json")
 	var old Run
-	if err := readJSON(p, &old); err == nil {
-		a, b := old, r
-		a.Index, b.Index, a.Steps, b.Steps = 0, 0, 0, 0
-		if !reflect.DeepEqual(a, b) {
-			return fmt.Errorf("run %s: the spec changed since this run started (was %s, now %s); use a new --out directory",
-				r.Name, describe(old), describe(r))
+	if err := readJSON(p, &old); err != nil {
+		if os.IsNotExist(err) {
+			return true, nil
 		}
-		if r.Steps < old.Steps {
-			return fmt.Errorf("run %s: spec asks for %d steps, the run was started with %d; use a new --out directory", r.Name, r.Steps, old.Steps)
+		return false, fmt.Errorf("run %s: %s: %w", r.Name, p, err)
+	}
+	a, b := old, r
+	a.Index, b.Index, a.Steps, b.Steps = 0, 0, 0, 0
+	if !reflect.DeepEqual(a, b) {
+		return false, fmt.Errorf("run %s: the spec changed since this run started (was %s, now %s); use a new --out directory",
+			r.Name, describe(old), describe(r))
+	}
+	if r.Steps < old.Steps {
+		return false, fmt.Errorf("run %s: spec asks for %d steps, the run was started with %d; use a new --out directory", r.Name, r.Steps, old.Steps)
+	}
+	return r.Steps != old.Steps || r.Index != old.Index, nil
+}
+
+// CheckIdentities checks every run of a spec against the sweep directory out
+// before anything is written (see compareIdentity); all mismatches are
+// reported.
+func CheckIdentities(out string, runs []Run) error {
+	var p problems
+	for _, r := range runs {
+		if _, err := compareIdentity(SlotDir(out, r), r); err != nil {
+			p.add("%v", err)
 		}
-		if r.Steps == old.Steps && r.Index == old.Index {
-			return nil
-		}
-	} else if !os.IsNotExist(err) {
-		return fmt.Errorf("run %s: %s: %w", r.Name, p, err)
+	}
+	return p.err()
+}
+
+// checkIdentity compares and then writes sweep-run.json when needed.
+func checkIdentity(slot string, r Run) error {
+	write, err := compareIdentity(slot, r)
+	if err != nil || !write {
+		return err
 	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(p, append(b, '\n'))
+	return writeAtomic(filepath.Join(slot, "sweep-run.json"), append(b, '\n'))
 }
 
 func describe(r Run) string {

@@ -266,6 +266,9 @@ func sweepRunCmd() *cobra.Command {
 			if st, err := os.Stat(out); err == nil && !st.IsDir() {
 				return fmt.Errorf("--out %s is not a directory", out)
 			}
+			if err := sweep.CheckIdentities(out, runs); err != nil {
+				return err
+			}
 			// Validated: now the side effects.
 			meta := filepath.Join(out, ".sweep")
 			if err := os.MkdirAll(meta, 0o755); err != nil {

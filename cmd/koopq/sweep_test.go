@@ -144,6 +144,20 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 		t.Errorf("plan with measured speed: %s%s", r.Stdout, r.Stderr)
 	}
 
+	// An edited spec is refused before anything changes in the sweep directory.
+	before, _ := os.ReadFile(filepath.Join(out, ".sweep", "spec.yaml"))
+	edited := strings.Replace(spec, "batch: 32", "batch: 64", 1)
+	if err := os.WriteFile(filepath.Join(work, "edited.yaml"), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, work, time.Minute, "sweep", "run", "edited.yaml", "--out", out)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "the spec changed since this run started") || !strings.Contains(r.Stderr, "batch=32") {
+		t.Errorf("edited spec: %d\n%s", r.Code, r.Stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, ".sweep", "spec.yaml")); string(after) != string(before) {
+		t.Error("the refused spec replaced the sweep's spec copy")
+	}
+
 	r = runCLI(t, work, 2*time.Minute, "report", out, "--reps", "200")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "| dataset | CQL | S4RL-N |") || !strings.Contains(r.Stdout, "P(method > CQL)") {
 		t.Fatalf("report: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
