@@ -194,6 +194,7 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 		return Pending, fmt.Errorf("run %s: interrupted at step %d: %w", r.Name, after.Step, ctx.Err())
 	}
 	m.State = "failed"
+	cleanOrphans(slot)
 	if ee, ok := runErr.(*exec.ExitError); ok {
 		m.ExitCode = ee.ExitCode()
 	} else if runErr == nil {
@@ -202,6 +203,35 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	m.Error = fmt.Sprintf("%v: %s", runErr, logTail(filepath.Join(slot, "train.log")))
 	_ = writeMarker(slot, m)
 	return Failed, fmt.Errorf("run %s failed: %s (log %s)", r.Name, m.Error, filepath.Join(slot, "train.log"))
+}
+
+// cleanOrphans removes run directories that a failed trainer created but
+// left empty (no config.json, nothing but empty directories inside), so
+// retries do not pile them up in the slot.
+func cleanOrphans(slot string) {
+	entries, err := os.ReadDir(slot)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(slot, e.Name())
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(p, "config.json")); err == nil {
+			continue
+		}
+		empty := true
+		_ = filepath.WalkDir(p, func(_ string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				empty = false
+			}
+			return nil
+		})
+		if empty {
+			_ = os.RemoveAll(p)
+		}
+	}
 }
 
 func firstLine(s string) string {

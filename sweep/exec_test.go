@@ -208,3 +208,37 @@ func TestRunLocalConcurrency(t *testing.T) {
 		t.Errorf("status table:\n%s", FormatStatus(Statuses(out, runs)))
 	}
 }
+
+func TestRunLocalFailuresAndOrphans(t *testing.T) {
+	bin, _ := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	runs = runs[:2]
+	out := t.TempDir()
+	t.Setenv("FAKE_FAIL", "1")
+	sum := RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 2})
+	if sum.Failed != 2 || sum.Err() == nil || !strings.Contains(sum.Err().Error(), "2 runs failed") {
+		t.Fatalf("first sweep %+v", sum)
+	}
+	// Without --retry-failed the failures are left alone, and still an error.
+	sum = RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 2})
+	if sum.NotRetried != 2 || sum.Failed != 0 || sum.Err() == nil || !strings.Contains(sum.Err().Error(), "not retried") {
+		t.Errorf("second sweep %+v", sum)
+	}
+	t.Setenv("FAKE_FAIL", "")
+	sum = RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin, RetryFailed: true}, Jobs: 2})
+	if sum.Done != 2 || sum.Err() != nil {
+		t.Errorf("retry %+v", sum)
+	}
+
+	slot := t.TempDir()
+	for _, d := range []string{"run-1/checkpoints", "run-2", "run-3"} {
+		os.MkdirAll(filepath.Join(slot, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(slot, "run-2", "config.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(slot, "run-3", "notes.txt"), []byte("x"), 0o644)
+	cleanOrphans(slot)
+	got, _ := filepath.Glob(filepath.Join(slot, "run-*"))
+	if len(got) != 2 || filepath.Base(got[0]) != "run-2" || filepath.Base(got[1]) != "run-3" {
+		t.Errorf("after cleanOrphans: %v", got)
+	}
+}

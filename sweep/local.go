@@ -28,6 +28,9 @@ type LocalOptions struct {
 // Summary is what an executor did.
 type Summary struct {
 	Done, Skipped, Failed, Interrupted int
+	// NotRetried counts runs that had failed before and were left alone
+	// (no RetryFailed); Running counts runs another process is executing.
+	NotRetried, Running int
 	// Errors has one entry per failed run.
 	Errors []string
 }
@@ -40,6 +43,8 @@ func (s Summary) Err() error {
 		return fmt.Errorf("stopped: %d runs interrupted (they resume from their checkpoints on the next 'koopq sweep run')", s.Interrupted)
 	case s.Failed > 0:
 		return fmt.Errorf("%d runs failed (see 'koopq sweep status'; rerun with --retry-failed):\n  %s", s.Failed, strings.Join(s.Errors, "\n  "))
+	case s.NotRetried > 0:
+		return fmt.Errorf("%d runs failed in an earlier attempt and were not retried (see 'koopq sweep status'; --retry-failed runs them again)", s.NotRetried)
 	}
 	return nil
 }
@@ -147,8 +152,21 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 	skippedDone := 0
 feed:
 	for _, r := range runs {
-		if st := RunStatus(out, r); st.State == Done {
+		switch st := RunStatus(out, r); {
+		case st.State == Done:
 			skippedDone++
+			continue
+		case st.State == Failed && !o.RetryFailed:
+			mu.Lock()
+			sum.NotRetried++
+			mu.Unlock()
+			say("skip    %s: failed before: %s", r.Name, firstLine(st.Message))
+			continue
+		case st.State == Running && !o.TakeOver:
+			mu.Lock()
+			sum.Running++
+			mu.Unlock()
+			say("skip    %s: running elsewhere", r.Name)
 			continue
 		}
 		select {

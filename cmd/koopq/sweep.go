@@ -296,7 +296,8 @@ func sweepRunCmd() *cobra.Command {
 				}
 				fmt.Printf("sweep %s: %d runs, %d at a time with %d threads each, in %s\n", s.Name, len(runs), j, s.ThreadsPerRun(), out)
 				sum := sweep.RunLocal(ctx, out, runs, o)
-				fmt.Printf("%d done, %d skipped, %d failed, %d interrupted\n", sum.Done, sum.Skipped, sum.Failed, sum.Interrupted)
+				fmt.Printf("%d done, %d skipped, %d failed, %d interrupted, %d failed before (not retried), %d running elsewhere\n",
+					sum.Done, sum.Skipped, sum.Failed, sum.Interrupted, sum.NotRetried, sum.Running)
 				return sum.Err()
 			case "slurm":
 				var todo []sweep.Run
