@@ -330,14 +330,31 @@ func TestSweepSlurmMatchesLocal(t *testing.T) {
 	}
 }
 
-// runCLIEnv is runCLI with an explicit environment (the Slurm client config).
+// runCLIEnv is runCLI with extra environment variables (KEY=VALUE) set for
+// this one invocation.
 func runCLIEnv(t *testing.T, dir string, env []string, limit time.Duration, args ...string) cliResult {
 	t.Helper()
+	type saved struct {
+		val string
+		ok  bool
+	}
+	old := map[string]saved{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		if os.Getenv(k) != v {
-			t.Setenv(k, v)
+		if _, done := old[k]; !done {
+			val, ok := os.LookupEnv(k)
+			old[k] = saved{val, ok}
 		}
+		os.Setenv(k, v)
 	}
+	defer func() {
+		for k, s := range old {
+			if s.ok {
+				os.Setenv(k, s.val)
+			} else {
+				os.Unsetenv(k)
+			}
+		}
+	}()
 	return runCLI(t, dir, limit, args...)
 }

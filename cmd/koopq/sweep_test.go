@@ -144,6 +144,14 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 		t.Errorf("plan with measured speed: %s%s", r.Stdout, r.Stderr)
 	}
 
+	// What a Kubernetes pod runs: the completion index picks the run.
+	r = runCLIEnv(t, work, []string{"JOB_COMPLETION_INDEX=1"}, time.Minute, "sweep", "exec", "--spec", "spec.yaml", "--out", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "run pendulum-medium__s4rl-n__s0: already done") {
+		t.Errorf("exec of a done run: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLIEnv(t, work, []string{"JOB_COMPLETION_INDEX=7"}, time.Minute, "sweep", "exec", "--spec", "spec.yaml", "--out", out)
+	expectCLIError(t, r, "--index 7", "runs 0..1")
+
 	// An edited spec is refused before anything changes in the sweep directory.
 	before, _ := os.ReadFile(filepath.Join(out, ".sweep", "spec.yaml"))
 	edited := strings.Replace(spec, "batch: 32", "batch: 64", 1)
