@@ -91,6 +91,12 @@ type Dataset struct {
 	// (by default the spec file's directory) unless absolute.
 	Data  string         `yaml:"data"`
 	Flags map[string]any `yaml:"flags"`
+	// Collect, when set, makes a missing Data file before the sweep runs:
+	// `koopq collect --env <env> --out <Data's directory>` with these extra
+	// collect flags (Data must then be named <env>-<kind>.hdf5, as collect
+	// writes it). Not used by the Kubernetes executor (datasets live on its
+	// volume).
+	Collect map[string]any `yaml:"collect"`
 }
 
 // Method is one column of the table: an augmentation plus flag overrides.
@@ -218,6 +224,8 @@ type Checker struct {
 	Env func(name string) error
 	// Augment returns an error for an unknown augmentation.
 	Augment func(name string) error
+	// CollectFlag is Flag for `koopq collect` (datasets[].collect).
+	CollectFlag func(name, value string) error
 }
 
 var namePat = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
@@ -358,6 +366,34 @@ func (s *Spec) useSets(dst map[string]string, use []string, where string, chk Ch
 	}
 }
 
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CollectArgs returns the `koopq collect` arguments that make dataset d's
+// file under root, or nil when d has no collect settings. The spec must have
+// been validated.
+func (d Dataset) CollectArgs(root string) []string {
+	if d.Collect == nil {
+		return nil
+	}
+	data := d.Data
+	if !filepath.IsAbs(data) {
+		data = filepath.Join(root, data)
+	}
+	a := []string{"collect", "--env", d.Env, "--out", filepath.Dir(data)}
+	for _, k := range sortedKeys(d.Collect) {
+		v, _ := flagText(d.Collect[k])
+		a = append(a, "--"+strings.TrimLeft(k, "-")+"="+v)
+	}
+	return a
+}
+
 func sortedFlags(m map[string]string) []Flag {
 	out := make([]Flag, 0, len(m))
 	for k, v := range m {
@@ -472,6 +508,27 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 			p.add("%s: data missing (a D4RL-layout HDF5 file)", where)
 		}
 		mergeFlags(map[string]string{}, d.Flags, where+".flags", chk, &p)
+		if d.Collect != nil {
+			base := filepath.Base(d.Data)
+			if d.Env != "" && (!strings.HasPrefix(base, d.Env+"-") || filepath.Ext(base) != ".hdf5") {
+				p.add("%s: collect: data must be named %s-<random|medium|expert|medium-replay|medium-expert>.hdf5 (koopq collect's names), not %s",
+					where, d.Env, base)
+			}
+			for _, k := range sortedKeys(d.Collect) {
+				name := strings.TrimLeft(k, "-")
+				val, err := flagText(d.Collect[k])
+				switch {
+				case name == "env" || name == "out":
+					p.add("%s: collect: %q is set by the dataset's env and data", where, k)
+				case err != nil:
+					p.add("%s: collect: flag %q: %v", where, k, err)
+				case chk.CollectFlag != nil:
+					if err := chk.CollectFlag(name, val); err != nil {
+						p.add("%s: collect: flag %q: %v", where, k, err)
+					}
+				}
+			}
+		}
 	}
 	mIdx := map[string]int{}
 	for i, m := range s.Methods {

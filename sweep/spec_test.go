@@ -198,3 +198,23 @@ func TestCPUHours(t *testing.T) {
 		t.Error("unknown speed must give 0")
 	}
 }
+
+func TestCollectArgs(t *testing.T) {
+	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: d/hopper-medium.hdf5, collect: {sac-steps: 100, hidden: [8, 8]}}", 1)
+	s, _ := mustParse(t, text, Checker{})
+	got := strings.Join(s.Datasets[0].CollectArgs("/root"), " ")
+	if got != "collect --env hopper --out /root/d --hidden=8,8 --sac-steps=100" {
+		t.Errorf("collect args %q", got)
+	}
+	if s.Datasets[1].CollectArgs("/root") != nil {
+		t.Error("a dataset without collect: has collect args")
+	}
+	missing := MissingData(s, t.TempDir())
+	if len(missing) != 1 || !strings.Contains(missing[0], "dataset walker-medium: data /abs/walker.hdf5: no such file") {
+		t.Errorf("missing data %v", missing)
+	}
+	bad := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: data/hopper-medium.hdf5, collect: {env: hopper}}", 1)
+	if _, _, err := Parse([]byte(bad), Checker{}); err == nil || !strings.Contains(err.Error(), `collect: "env" is set by the dataset's env and data`) {
+		t.Errorf("collect env: %v", err)
+	}
+}

@@ -25,28 +25,32 @@ import (
 // the train command's own flag set, envs and augmentations by their
 // registries.
 func specChecker() sweep.Checker {
-	var train *cobra.Command
-	for _, c := range rootCmd.Commands() {
-		if c.Name() == "train" {
-			train = c
+	flagOf := func(verb string) func(name, value string) error {
+		var cmd *cobra.Command
+		for _, c := range rootCmd.Commands() {
+			if c.Name() == verb {
+				cmd = c
+			}
 		}
-	}
-	return sweep.Checker{
-		Flag: func(name, value string) error {
-			if train == nil {
+		return func(name, value string) error {
+			if cmd == nil {
 				return nil
 			}
-			f := train.Flags().Lookup(name)
+			f := cmd.Flags().Lookup(name)
 			if f == nil {
-				return fmt.Errorf("not a 'koopq train' flag (see koopq train --help)")
+				return fmt.Errorf("not a 'koopq %s' flag (see koopq %s --help)", verb, verb)
 			}
-			// Parsing the value into the train command's variable is
-			// harmless here: this process never runs train itself.
+			// Parsing the value into the command's variable is harmless
+			// here: this process never runs that verb itself.
 			if err := f.Value.Set(value); err != nil {
 				return fmt.Errorf("value %q: %v", value, err)
 			}
 			return nil
-		},
+		}
+	}
+	return sweep.Checker{
+		Flag:        flagOf("train"),
+		CollectFlag: flagOf("collect"),
 		Env: func(name string) error {
 			if slices.Contains(env.Names(), name) {
 				return nil
@@ -70,30 +74,6 @@ func loadSpec(path string) (*sweep.Spec, []sweep.Run, []byte, error) {
 	}
 	text, err := os.ReadFile(path)
 	return s, runs, text, err
-}
-
-// checkData makes sure every dataset file of the runs exists.
-func checkData(runs []sweep.Run, root string) error {
-	seen := map[string]bool{}
-	var bad []string
-	for _, r := range runs {
-		p := r.ResolveData(root)
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		st, err := os.Stat(p)
-		if err != nil {
-			bad = append(bad, fmt.Sprintf("dataset %s: data %s: %v", r.Dataset, p, errors.Unwrap(err)))
-		} else if st.IsDir() {
-			bad = append(bad, fmt.Sprintf("dataset %s: data %s is a directory", r.Dataset, p))
-		}
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%s (relative paths are read from --data-root, default the spec's directory; 'koopq collect' makes datasets)",
-			strings.Join(bad, "; "))
-	}
-	return nil
 }
 
 // signalContext is cancelled by SIGINT or SIGTERM; the first signal is
@@ -242,8 +222,9 @@ func sweepRunCmd() *cobra.Command {
 			}
 			switch executor {
 			case "local", "slurm":
-				if err := checkData(runs, dataRoot); err != nil {
-					return err
+				if bad := sweep.MissingData(s, dataRoot); len(bad) > 0 {
+					return fmt.Errorf("%s (relative paths are read from --data-root, default the spec's directory; 'koopq collect' makes datasets)",
+						strings.Join(bad, "; "))
 				}
 			case "k8s", "kubernetes":
 				if s.Kubernetes.Image == "" {
@@ -286,6 +267,11 @@ func sweepRunCmd() *cobra.Command {
 			}
 			ctx, cancel := signalContext(cmd.Context(), "stopping; trainers checkpoint and exit (rerun the same command to continue)")
 			defer cancel()
+			if executor != "k8s" && executor != "kubernetes" {
+				if err := sweep.CollectMissing(ctx, s, dataRoot, bin, os.Stdout); err != nil {
+					return err
+				}
+			}
 			switch executor {
 			case "local":
 				o := sweep.LocalOptions{ExecOptions: sweep.ExecOptions{Koopq: bin, DataRoot: dataRoot, Threads: s.ThreadsPerRun(),

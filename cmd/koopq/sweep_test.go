@@ -34,6 +34,10 @@ func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
 		{"unknown env", "env: pendulum", "env: pendulumm", nil, []string{`datasets[0] (pendulum-medium): env: unknown env "pendulumm"`}},
 		{"unknown augment", "augment: gaussian", "augment: gauss", nil, []string{`methods[1] (S4RL-N): augment: unknown augment "gauss"`}},
 		{"missing data", "", "", nil, []string{"dataset pendulum-medium: data", "pendulum-medium.hdf5", "koopq collect"}},
+		{"collect flag typo", "data: data/pendulum-medium.hdf5}", "data: data/pendulum-medium.hdf5, collect: {sac-stepz: 10}}", nil,
+			[]string{`datasets[0] (pendulum-medium): collect: flag "sac-stepz": not a 'koopq collect' flag`}},
+		{"collect file name", "data: data/pendulum-medium.hdf5}", "data: data/medium.hdf5, collect: {sac-steps: 10}}", nil,
+			[]string{"collect: data must be named pendulum-<random|medium|expert|medium-replay|medium-expert>.hdf5"}},
 		{"bad executor", "", "", []string{"--executor", "pbs"}, []string{`--executor "pbs"`}},
 		{"negative jobs", "", "", []string{"--jobs", "-1"}, []string{"--jobs -1"}},
 		{"k8s without image", "", "", []string{"--executor", "k8s"}, []string{"kubernetes.image: missing"}},
@@ -92,9 +96,11 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 // A local sweep stopped with Ctrl-C (SIGINT) and started again finishes only
 // what was missing; status and report read the result.
 func TestSweepLocalInterruptResumeReport(t *testing.T) {
+	// The dataset is made by the sweep itself (datasets[].collect).
 	work := t.TempDir()
-	makeTinyData(t, work)
 	spec := strings.Replace(tinySweepSpec, "seeds: [0, 1]", "seeds: [0]", 1)
+	spec = strings.Replace(spec, "data: data/pendulum-medium.hdf5}",
+		"data: data/pendulum-medium.hdf5, collect: {sac-steps: 600, transitions: 2000, snapshot-every: 200, hidden: [16, 16]}}", 1)
 	if err := os.WriteFile(filepath.Join(work, "spec.yaml"), []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +127,12 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(out, "*", "*", "results.json")); len(m) != 0 {
 		t.Fatalf("Ctrl-C came too late (runs finished: %v)", m)
+	}
+	if !strings.Contains(stdout.String(), "collect pendulum-medium: ") {
+		t.Errorf("the sweep did not collect its dataset:\n%s", stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(work, "data", "pendulum-medium-replay.hdf5")); err != nil {
+		t.Errorf("collect's files: %v", err)
 	}
 	r := runCLI(t, work, time.Minute, "sweep", "status", out)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "2 runs: 0 done, 0 running, 0 failed, 2 pending") || !strings.Contains(r.Stdout, "partial") {
