@@ -30,8 +30,11 @@ type SlurmOptions struct {
 	Wait bool
 	// Poll is the interval between squeue calls (default 5 s).
 	Poll time.Duration
-	// Progress receives submission and state-change lines (nil: silent).
-	Progress io.Writer
+	// Progress receives submission and state-change lines, and every
+	// ProgressEvery (0: never) a line per running run with its step, score
+	// and speed read from the run directories (nil: silent).
+	Progress      io.Writer
+	ProgressEvery time.Duration
 }
 
 // SlurmScript returns the sbatch array script running the runs with the
@@ -163,7 +166,23 @@ func SubmitSlurm(ctx context.Context, s *Spec, out string, runs []Run, o SlurmOp
 	if !o.Wait {
 		return job, sum, nil
 	}
-	if err := FollowSlurm(ctx, job.ID, o.Poll, o.Progress); err != nil {
+	var tick func()
+	if o.Progress != nil && o.ProgressEvery > 0 {
+		last := time.Now()
+		tick = func() {
+			if time.Since(last) < o.ProgressEvery {
+				return
+			}
+			last = time.Now()
+			for _, r := range runs {
+				if st := RunStatus(out, r); st.State == Running {
+					fmt.Fprintf(o.Progress, "running %s  step %d/%d (%.0f%%)  score %s  %.1f steps/s\n", r.Name, st.Step, r.Steps,
+						100*float64(st.Step)/float64(max(r.Steps, 1)), fmtScore(st.LastScore), st.StepsPerSec)
+				}
+			}
+		}
+	}
+	if err := FollowSlurm(ctx, job.ID, o.Poll, o.Progress, tick); err != nil {
 		return job, sum, err
 	}
 	for _, r := range runs {
@@ -210,8 +229,9 @@ func SlurmTasks(ctx context.Context, jobID string) (map[string]string, error) {
 }
 
 // FollowSlurm polls squeue until the job has no task left in the queue,
-// printing every change of a task's state.
-func FollowSlurm(ctx context.Context, jobID string, poll time.Duration, progress io.Writer) error {
+// printing every change of a task's state; tick (if not nil) is called after
+// every poll.
+func FollowSlurm(ctx context.Context, jobID string, poll time.Duration, progress io.Writer, tick func()) error {
 	if poll <= 0 {
 		poll = 5 * time.Second
 	}
@@ -239,6 +259,9 @@ func FollowSlurm(ctx context.Context, jobID string, poll time.Duration, progress
 		seen = tasks
 		if len(tasks) == 0 {
 			return nil
+		}
+		if tick != nil {
+			tick()
 		}
 		select {
 		case <-ctx.Done():

@@ -312,7 +312,7 @@ func sweepRunCmd() *cobra.Command {
 					}
 				}
 				o := sweep.SlurmOptions{Koopq: bin, SpecFile: pinned, DataRoot: dataRoot, Threads: s.ThreadsPerRun(), Wait: !noWait,
-					Poll: poll, Progress: os.Stdout}
+					Poll: poll, Progress: os.Stdout, ProgressEvery: progressEvery}
 				job, sum, err := sweep.SubmitSlurm(ctx, s, out, todo, o)
 				if err != nil {
 					return err
@@ -364,7 +364,7 @@ func sweepRunCmd() *cobra.Command {
 	f.StringVar(&koopqFlag, "koopq", "", "koopq binary the runs execute (default: this one; for Slurm it must be visible on the nodes)")
 	f.BoolVar(&noWait, "no-wait", false, "slurm: submit and return without following the job")
 	f.DurationVar(&poll, "poll", 5*time.Second, "slurm: interval between squeue calls")
-	f.DurationVar(&progressEvery, "progress-every", 30*time.Second, "local: interval between progress lines of running runs")
+	f.DurationVar(&progressEvery, "progress-every", 30*time.Second, "local and slurm: interval between progress lines of running runs")
 	f.BoolVar(&apply, "apply", false, "k8s: kubectl apply the manifests")
 	return c
 }

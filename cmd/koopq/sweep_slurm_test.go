@@ -244,7 +244,7 @@ func TestSweepSlurmMatchesLocal(t *testing.T) {
 
 	// Slurm first (it holds the cores for a while), then the local reference.
 	slurmOut := filepath.Join(work, "slurm")
-	cmd := exec.Command(koopqBin, "sweep", "run", "spec.yaml", "--out", slurmOut, "--executor", "slurm", "--poll", "200ms")
+	cmd := exec.Command(koopqBin, "sweep", "run", "spec.yaml", "--out", slurmOut, "--executor", "slurm", "--poll", "200ms", "--progress-every", "1s")
 	cmd.Dir, cmd.Env = work, cluster.env()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
