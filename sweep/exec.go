@@ -199,6 +199,9 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 		m.ExitCode = ee.ExitCode()
 	} else if runErr == nil {
 		runErr = errors.New("trainer exited without writing results.json")
+		if _, err := os.Stat(filepath.Join(after.TrainDir, "results.json")); after.TrainDir != "" && err == nil {
+			runErr = fmt.Errorf("trainer stopped at step %d of %d (it did not extend the finished run)", after.Step, r.Steps)
+		}
 	}
 	m.Error = fmt.Sprintf("%v: %s", runErr, logTail(filepath.Join(slot, "train.log")))
 	_ = writeMarker(slot, m)
