@@ -46,7 +46,7 @@ func FormatPlan(runs []Run) string {
 	for _, r := range runs {
 		var fl []string
 		if r.Preset != "" {
-			fl = append(fl, "--config="+r.Preset)
+			fl = append(fl, "--"+PresetFlag+"="+r.Preset)
 		}
 		for _, f := range r.Flags {
 			fl = append(fl, "--"+f.Name+"="+f.Value)

@@ -53,7 +53,8 @@ type Spec struct {
 	Seeds []uint64 `yaml:"seeds"`
 	// Steps is the number of gradient steps of every run (train --steps).
 	Steps int `yaml:"steps"`
-	// Preset is train's --config preset (e.g. paper); empty: train's default.
+	// Preset is train's named settings preset (e.g. paper; train's --preset,
+	// --config in builds before presets moved there); empty: train's default.
 	Preset string `yaml:"preset"`
 	// Eval sets train's --eval-every and --eval-episodes.
 	Eval Eval `yaml:"eval"`
@@ -191,6 +192,11 @@ type Flag struct {
 	Value string `json:"value"`
 }
 
+// PresetFlag is the name of train's preset flag: "preset" in current
+// builds; the CLI sets "config" when its train command has the older
+// spelling.
+var PresetFlag = "preset"
+
 // TrainArgs returns the `koopq train` arguments of a fresh run: data is the
 // resolved dataset path, out the parent directory and name the run
 // directory's name.
@@ -198,7 +204,7 @@ func (r Run) TrainArgs(data, out, name string) []string {
 	a := []string{"train", "--data", data, "--env", r.Env, "--augment", r.Augment,
 		"--seed", strconv.FormatUint(r.Seed, 10), "--steps", strconv.Itoa(r.Steps)}
 	if r.Preset != "" {
-		a = append(a, "--config", r.Preset)
+		a = append(a, "--"+PresetFlag, r.Preset)
 	}
 	for _, f := range r.Flags {
 		a = append(a, "--"+f.Name+"="+f.Value)
@@ -210,7 +216,8 @@ func (r Run) TrainArgs(data, out, name string) []string {
 var reserved = map[string]string{
 	"data": "datasets[].data", "env": "datasets[].env", "augment": "methods[].augment", "seed": "seeds",
 	"steps": "steps", "out": "sweep run --out", "name": "(run names are derived)", "resume": "(the sweep resumes runs itself)",
-	"config": "preset", "eval-every": "eval.every", "eval-episodes": "eval.episodes",
+	"config": "preset", "preset": "preset", "config-file": "(a sweep spells every setting out)",
+	"eval-every": "eval.every", "eval-episodes": "eval.episodes",
 }
 
 // Checker validates what the sweep package cannot know by itself: train flag

@@ -76,7 +76,7 @@ func TestSpecExpansion(t *testing.T) {
 		t.Errorf("ablation run %+v", ab)
 	}
 	args := strings.Join(runs[0].TrainArgs("/d/h.hdf5", "/out/slot", "run"), " ")
-	if args != "train --data /d/h.hdf5 --env hopper --augment none --seed 3 --steps 1000 --config paper --eval-episodes=2 --eval-every=100 --hidden=32,32 --residual=true --out /out/slot --name run" {
+	if args != "train --data /d/h.hdf5 --env hopper --augment none --seed 3 --steps 1000 --preset paper --eval-episodes=2 --eval-every=100 --hidden=32,32 --residual=true --out /out/slot --name run" {
 		t.Errorf("train args: %s", args)
 	}
 	if runs[0].ResolveData("/root") != "/root/data/hopper-medium.hdf5" || runs[4].ResolveData("/root") != "/abs/walker.hdf5" {

@@ -25,6 +25,12 @@ import (
 // the train command's own flag set, envs and augmentations by their
 // registries.
 func specChecker() sweep.Checker {
+	// Train's preset flag moved from --config to --preset; follow this build.
+	for _, c := range rootCmd.Commands() {
+		if c.Name() == "train" && c.Flags().Lookup("preset") == nil && c.Flags().Lookup("config") != nil {
+			sweep.PresetFlag = "config"
+		}
+	}
 	flagOf := func(verb string) func(name, value string) error {
 		var cmd *cobra.Command
 		for _, c := range rootCmd.Commands() {

@@ -195,6 +195,7 @@ methods:
   - {name: S4RL-N, augment: gaussian}
 seeds: [0, 1]
 steps: 5000
+preset: paper
 eval: {every: 2500, episodes: 2}
 flags: {hidden: [16, 16], batch: 32, bc-steps: 100, log-every: 250, checkpoint-every: 250}
 threads: 1
