@@ -1,0 +1,477 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/sweep"
+)
+
+// specChecker validates spec entries against this binary: train flags by
+// the train command's own flag set, envs and augmentations by their
+// registries.
+func specChecker() sweep.Checker {
+	flagOf := func(verb string) func(name, value string) error {
+		var cmd *cobra.Command
+		for _, c := range rootCmd.Commands() {
+			if c.Name() == verb {
+				cmd = c
+			}
+		}
+		return func(name, value string) error {
+			if cmd == nil {
+				return nil
+			}
+			f := cmd.Flags().Lookup(name)
+			if f == nil {
+				return fmt.Errorf("not a 'koopq %s' flag (see koopq %s --help)", verb, verb)
+			}
+			// Parsing the value into the command's variable is harmless
+			// here: this process never runs that verb itself.
+			if err := f.Value.Set(value); err != nil {
+				return fmt.Errorf("value %q: %v", value, err)
+			}
+			return nil
+		}
+	}
+	return sweep.Checker{
+		Flag:        flagOf("train"),
+		CollectFlag: flagOf("collect"),
+		Env: func(name string) error {
+			if slices.Contains(env.Names(), name) {
+				return nil
+			}
+			return fmt.Errorf("unknown env %q (known: %s)", name, strings.Join(env.Names(), ", "))
+		},
+		Augment: func(name string) error {
+			if slices.Contains(augment.Names(), name) {
+				return nil
+			}
+			return fmt.Errorf("unknown augment %q (known: %s)", name, strings.Join(augment.Names(), ", "))
+		},
+	}
+}
+
+// loadSpec reads and validates a spec file.
+func loadSpec(path string) (*sweep.Spec, []sweep.Run, []byte, error) {
+	s, runs, err := sweep.Load(path, specChecker())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	text, err := os.ReadFile(path)
+	return s, runs, text, err
+}
+
+// signalContext is cancelled by SIGINT or SIGTERM; the first signal is
+// announced on stderr.
+func signalContext(parent context.Context, what string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-ch:
+			fmt.Fprintf(os.Stderr, "koopq: %v: %s\n", s, what)
+			cancel()
+		case <-ctx.Done():
+		}
+		signal.Stop(ch)
+	}()
+	return ctx, cancel
+}
+
+func koopqBinary(flag string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	return os.Executable()
+}
+
+func sweepAbs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}
+
+func init() {
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Run grids of trainings (datasets × methods × seeds) from a spec file: plan, run, status",
+		Long: `A sweep spec (YAML) lists datasets, methods (an augmentation plus train flags) and seeds, the number of
+steps, evaluation settings, named flag sets and explicit extra runs (ablations). Every run is an ordinary
+'koopq train' run directory named <dataset>__<method>__s<seed> under the sweep directory, so a sweep is
+resumable: finished runs are skipped, partial runs resume from their checkpoints, failed runs are reported
+and retried with --retry-failed. See examples/smoke.yaml.`,
+	}
+	cmd.AddCommand(sweepPlanCmd(), sweepRunCmd(), sweepStatusCmd(), sweepExecCmd())
+	rootCmd.AddCommand(cmd)
+}
+
+func sweepPlanCmd() *cobra.Command {
+	var (
+		out string
+		sps float64
+	)
+	c := &cobra.Command{
+		Use:   "plan SPEC",
+		Short: "Validate a spec and list its runs with an estimate of the CPU-hours",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, runs, _, err := loadSpec(args[0])
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("steps-per-sec") && !(sps > 0) {
+				return fmt.Errorf("--steps-per-sec %g: must be positive", sps)
+			}
+			fmt.Print(sweep.FormatPlan(runs))
+			source := ""
+			switch {
+			case sps > 0:
+				source = "--steps-per-sec"
+			case out != "":
+				if m, n := sweep.MeasuredStepsPerSec(out, runs); n > 0 {
+					sps, source = m, fmt.Sprintf("median of %d finished runs in %s", n, out)
+				}
+			}
+			if sps == 0 && s.StepsPerSecond > 0 {
+				sps, source = s.StepsPerSecond, "the spec's steps_per_second"
+			}
+			total := 0
+			for _, r := range runs {
+				total += r.Steps
+			}
+			fmt.Printf("%d runs (%d datasets × %d methods × %d seeds + %d ablation runs), %d gradient steps in all, %d threads per run\n",
+				len(runs), len(s.Datasets), len(s.Methods), len(s.Seeds), len(runs)-len(s.Datasets)*len(s.Methods)*len(s.Seeds),
+				total, s.ThreadsPerRun())
+			if sps > 0 {
+				h := sweep.CPUHours(runs, sps, s.ThreadsPerRun())
+				fmt.Printf("estimate: %.1f CPU-hours at %.1f steps/s per run (%s), evaluation not included\n", h, sps, source)
+			} else {
+				fmt.Println("estimate: no steps/s known (give --steps-per-sec, steps_per_second in the spec, or --out of a sweep with finished runs)")
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&out, "out", "", "sweep directory whose finished runs give a measured steps/s")
+	c.Flags().Float64Var(&sps, "steps-per-sec", 0, "training speed of one run (steps/s) for the estimate")
+	return c
+}
+
+func sweepRunCmd() *cobra.Command {
+	var (
+		out, executor, dataRoot, koopqFlag string
+		jobs, threads                      int
+		retry, noWait, apply               bool
+		poll, progressEvery                time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "run SPEC",
+		Short: "Execute a sweep here (local), on Slurm (one sbatch array) or on Kubernetes (one Indexed Job)",
+		Long: `run executes every run of the spec that is not done yet.
+
+  --executor local   --jobs runs at a time, each with --threads threads (default: fill the cores);
+                     Ctrl-C asks every trainer to checkpoint and stops; rerunning continues.
+  --executor slurm   writes <out>/.sweep/slurm/array-*.sbatch (one array task per unfinished run, --requeue,
+                     logs %A_%a.out), submits it with sbatch and follows it with squeue (--no-wait: submit only).
+  --executor k8s     writes <out>/.sweep/k8s/<name>.yaml: a ConfigMap with the spec, a PersistentVolumeClaim
+                     (datasets under data/, runs under runs/) and an Indexed Job (completion index = run);
+                     --apply runs 'kubectl apply -f' on it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			specPath := args[0]
+			s, runs, text, err := loadSpec(specPath)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return fmt.Errorf("--out is required (the sweep directory)")
+			}
+			if jobs < 0 {
+				return fmt.Errorf("--jobs %d: must be >= 0", jobs)
+			}
+			if threads < 0 {
+				return fmt.Errorf("--threads %d: must be >= 0", threads)
+			}
+			if threads > 0 {
+				s.Threads = threads
+			}
+			if dataRoot == "" {
+				dataRoot = filepath.Dir(sweepAbs(specPath))
+			}
+			dataRoot = sweepAbs(dataRoot)
+			bin, err := koopqBinary(koopqFlag)
+			if err != nil {
+				return err
+			}
+			switch executor {
+			case "local", "slurm":
+				if bad := sweep.MissingData(s, dataRoot); len(bad) > 0 {
+					return fmt.Errorf("%s (relative paths are read from --data-root, default the spec's directory; 'koopq collect' makes datasets)",
+						strings.Join(bad, "; "))
+				}
+			case "k8s", "kubernetes":
+				if s.Kubernetes.Image == "" {
+					return fmt.Errorf("spec %s: kubernetes.image: missing (a container image with koopq on PATH)", specPath)
+				}
+				if apply {
+					if _, err := exec.LookPath("kubectl"); err != nil {
+						return fmt.Errorf("--apply: kubectl not found on PATH")
+					}
+				}
+			default:
+				return fmt.Errorf("--executor %q: want local, slurm or k8s", executor)
+			}
+			if executor == "slurm" {
+				if _, err := exec.LookPath("sbatch"); err != nil {
+					return fmt.Errorf("--executor slurm: sbatch not found on PATH (is this a Slurm login node?)")
+				}
+			}
+			out = sweepAbs(out)
+			if st, err := os.Stat(out); err == nil && !st.IsDir() {
+				return fmt.Errorf("--out %s is not a directory", out)
+			}
+			if err := sweep.CheckIdentities(out, runs); err != nil {
+				return err
+			}
+			// Validated: now the side effects.
+			meta := filepath.Join(out, ".sweep")
+			if err := os.MkdirAll(meta, 0o755); err != nil {
+				return err
+			}
+			pinned := filepath.Join(meta, "spec-"+sweep.Hash(text)+".yaml")
+			if err := os.WriteFile(pinned, text, 0o644); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(meta, "spec.yaml"), text, 0o644); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(meta, "data-root"), []byte(dataRoot+"\n"), 0o644); err != nil {
+				return err
+			}
+			ctx, cancel := signalContext(cmd.Context(), "stopping; trainers checkpoint and exit (rerun the same command to continue)")
+			defer cancel()
+			if executor != "k8s" && executor != "kubernetes" {
+				if err := sweep.CollectMissing(ctx, s, dataRoot, bin, os.Stdout); err != nil {
+					return err
+				}
+			}
+			switch executor {
+			case "local":
+				o := sweep.LocalOptions{ExecOptions: sweep.ExecOptions{Koopq: bin, DataRoot: dataRoot, Threads: s.ThreadsPerRun(),
+					RetryFailed: retry}, Jobs: jobs, Progress: os.Stdout, ProgressEvery: progressEvery}
+				j := o.Jobs
+				if j == 0 {
+					j = sweep.DefaultJobs(s.ThreadsPerRun())
+				}
+				fmt.Printf("sweep %s: %d runs, %d at a time with %d threads each, in %s\n", s.Name, len(runs), j, s.ThreadsPerRun(), out)
+				sum := sweep.RunLocal(ctx, out, runs, o)
+				fmt.Printf("%d done, %d skipped, %d failed, %d interrupted, %d failed before (not retried), %d running elsewhere\n",
+					sum.Done, sum.Skipped, sum.Failed, sum.Interrupted, sum.NotRetried, sum.Running)
+				return sum.Err()
+			case "slurm":
+				var todo []sweep.Run
+				skipped := 0
+				for _, st := range sweep.Statuses(out, runs) {
+					switch {
+					case st.State == sweep.Done:
+						skipped++
+					case st.State == sweep.Failed && !retry:
+						fmt.Printf("skip    %s: failed before (%s); --retry-failed submits it again\n", st.Run.Name, sweepFirstLine(st.Message))
+						skipped++
+					case st.State == sweep.Running:
+						fmt.Printf("skip    %s: running\n", st.Run.Name)
+						skipped++
+					default:
+						todo = append(todo, st.Run)
+					}
+				}
+				if len(todo) == 0 {
+					fmt.Printf("sweep %s: nothing to submit (%d runs done or skipped)\n", s.Name, skipped)
+					return nil
+				}
+				if retry {
+					for _, r := range todo {
+						_ = os.Remove(filepath.Join(sweep.SlotDir(out, r), "state.json"))
+					}
+				}
+				o := sweep.SlurmOptions{Koopq: bin, SpecFile: pinned, DataRoot: dataRoot, Threads: s.ThreadsPerRun(), Wait: !noWait,
+					Poll: poll, Progress: os.Stdout, ProgressEvery: progressEvery}
+				job, sum, err := sweep.SubmitSlurm(ctx, s, out, todo, o)
+				if err != nil {
+					return err
+				}
+				if noWait {
+					fmt.Printf("follow with 'koopq sweep status %s' or 'squeue -j %s'\n", out, job.ID)
+					return nil
+				}
+				fmt.Printf("slurm job %s: %d done, %d not done (%d skipped before submitting)\n", job.ID, sum.Done, sum.Failed, skipped)
+				if sum.Failed > 0 {
+					return fmt.Errorf("%d runs of job %s did not finish (rerun 'koopq sweep run' to resubmit them; failed ones need --retry-failed):\n  %s",
+						sum.Failed, job.ID, strings.Join(sum.Errors, "\n  "))
+				}
+				return nil
+			default:
+				y, err := sweep.KubernetesManifests(s, text, runs)
+				if err != nil {
+					return err
+				}
+				dir := filepath.Join(meta, "k8s")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				p := filepath.Join(dir, s.Name+".yaml")
+				if err := os.WriteFile(p, y, 0o644); err != nil {
+					return err
+				}
+				fmt.Printf("wrote %s: ConfigMap, PersistentVolumeClaim and an Indexed Job of %d runs\n", p, len(runs))
+				if !apply {
+					fmt.Printf("copy the datasets onto the volume under data/, then: kubectl apply -f %s\n", p)
+					return nil
+				}
+				kc := exec.CommandContext(ctx, "kubectl", "apply", "-f", p)
+				kc.Stdout, kc.Stderr = os.Stdout, os.Stderr
+				if err := kc.Run(); err != nil {
+					return fmt.Errorf("kubectl apply -f %s: %w", p, err)
+				}
+				return nil
+			}
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&out, "out", "", "sweep directory (one subdirectory per run)")
+	f.StringVar(&executor, "executor", "local", "where runs execute: local, slurm or k8s")
+	f.IntVar(&jobs, "jobs", 0, "local: concurrent runs (0: cores / threads)")
+	f.IntVar(&threads, "threads", 0, "threads per run (overrides the spec's threads; default 1)")
+	f.BoolVar(&retry, "retry-failed", false, "execute runs whose last attempt failed again")
+	f.StringVar(&dataRoot, "data-root", "", "directory relative dataset paths are read from (default: the spec's directory)")
+	f.StringVar(&koopqFlag, "koopq", "", "koopq binary the runs execute (default: this one; for Slurm it must be visible on the nodes)")
+	f.BoolVar(&noWait, "no-wait", false, "slurm: submit and return without following the job")
+	f.DurationVar(&poll, "poll", 5*time.Second, "slurm: interval between squeue calls")
+	f.DurationVar(&progressEvery, "progress-every", 30*time.Second, "local and slurm: interval between progress lines of running runs")
+	f.BoolVar(&apply, "apply", false, "k8s: kubectl apply the manifests")
+	return c
+}
+
+func sweepFirstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// sweepRuns returns the runs of the sweep in dir from its spec copy.
+func sweepRuns(dir string) (*sweep.Spec, []sweep.Run, error) {
+	p := filepath.Join(dir, ".sweep", "spec.yaml")
+	if _, err := os.Stat(p); err != nil {
+		return nil, nil, fmt.Errorf("%s is not a sweep directory (no .sweep/spec.yaml; 'koopq sweep run SPEC --out %s' makes one)", dir, dir)
+	}
+	return sweep.Load(p, sweep.Checker{})
+}
+
+func sweepStatusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status DIR",
+		Short: "Show every run of a sweep: done, running, failed or pending, last score, steps/s",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, runs, err := sweepRuns(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Print(sweep.FormatStatus(sweep.Statuses(args[0], runs)))
+			return nil
+		},
+	}
+}
+
+func sweepExecCmd() *cobra.Command {
+	var (
+		specPath, out, dataRoot string
+		index, threads          int
+	)
+	c := &cobra.Command{
+		Use:    "exec",
+		Short:  "Execute one run of a spec by index (what Slurm array tasks and Kubernetes pods call)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if specPath == "" || out == "" {
+				return fmt.Errorf("--spec and --out are required")
+			}
+			if !cmd.Flags().Changed("index") {
+				for _, v := range []string{"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"} {
+					if s := os.Getenv(v); s != "" {
+						i, err := strconv.Atoi(s)
+						if err != nil {
+							return fmt.Errorf("%s=%q: not an index", v, s)
+						}
+						index = i
+						break
+					}
+				}
+			}
+			s, runs, err := sweep.Load(specPath, specChecker())
+			if err != nil {
+				return err
+			}
+			if index < 0 || index >= len(runs) {
+				return fmt.Errorf("--index %d: the spec has runs 0..%d (set --index, SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)", index, len(runs)-1)
+			}
+			if dataRoot == "" {
+				dataRoot = filepath.Dir(sweepAbs(specPath))
+			}
+			if threads <= 0 {
+				threads = s.ThreadsPerRun()
+			}
+			bin, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			label := "exec"
+			if j := os.Getenv("SLURM_ARRAY_JOB_ID"); j != "" {
+				label = fmt.Sprintf("slurm %s_%s", j, os.Getenv("SLURM_ARRAY_TASK_ID"))
+			} else if os.Getenv("JOB_COMPLETION_INDEX") != "" {
+				h, _ := os.Hostname()
+				label = "k8s " + h
+			}
+			ctx, cancel := signalContext(cmd.Context(), "asking the trainer to checkpoint and exit")
+			defer cancel()
+			r := runs[index]
+			fmt.Printf("run %d: %s\n", index, r.Name)
+			state, err := sweep.Execute(ctx, sweepAbs(out), r, sweep.ExecOptions{Koopq: bin, DataRoot: sweepAbs(dataRoot), Threads: threads,
+				Executor: label, RetryFailed: true, TakeOver: true})
+			if errors.Is(err, sweep.ErrSkipped) && state == sweep.Done {
+				fmt.Printf("run %s: already done\n", r.Name)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			st := sweep.RunStatus(sweepAbs(out), r)
+			fmt.Printf("run %s: done, final normalized score %.2f\n", r.Name, st.LastScore)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&specPath, "spec", "", "spec file")
+	f.StringVar(&out, "out", "", "sweep directory")
+	f.StringVar(&dataRoot, "data-root", "", "directory relative dataset paths are read from (default: the spec's directory)")
+	f.IntVar(&index, "index", -1, "run index (default from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
+	f.IntVar(&threads, "threads", 0, "threads of the trainer (default: the spec's)")
+	return c
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// writeSpec writes text as spec.yaml in a fresh directory and returns it.
+func writeSpec(t *testing.T, text string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Bad specs and flags are one-line errors naming the key, before anything is
+// written.
+func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
+	cases := []struct {
+		name, old, new string
+		args           []string
+		want           []string
+	}{
+		{"unknown key", "steps: 5000", "stepz: 5000", nil, []string{"field stepz not found"}},
+		{"train flag typo", "batch: 32", "bacth: 32", nil, []string{`flags: flag "bacth": not a 'koopq train' flag`}},
+		{"bad flag value", "batch: 32", "batch: many", nil, []string{`flag "batch": value "many"`}},
+		{"unknown env", "env: pendulum", "env: pendulumm", nil, []string{`datasets[0] (pendulum-medium): env: unknown env "pendulumm"`}},
+		{"unknown augment", "augment: gaussian", "augment: gauss", nil, []string{`methods[1] (S4RL-N): augment: unknown augment "gauss"`}},
+		{"missing data", "", "", nil, []string{"dataset pendulum-medium: data", "pendulum-medium.hdf5", "koopq collect"}},
+		{"collect flag typo", "data: data/pendulum-medium.hdf5}", "data: data/pendulum-medium.hdf5, collect: {sac-stepz: 10}}", nil,
+			[]string{`datasets[0] (pendulum-medium): collect: flag "sac-stepz": not a 'koopq collect' flag`}},
+		{"collect file name", "data: data/pendulum-medium.hdf5}", "data: data/medium.hdf5, collect: {sac-steps: 10}}", nil,
+			[]string{"collect: data must be named pendulum-<random|medium|expert|medium-replay|medium-expert>.hdf5"}},
+		{"bad executor", "", "", []string{"--executor", "pbs"}, []string{`--executor "pbs"`}},
+		{"negative jobs", "", "", []string{"--jobs", "-1"}, []string{"--jobs -1"}},
+		{"k8s without image", "", "", []string{"--executor", "k8s"}, []string{"kubernetes.image: missing"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := strings.Replace(tinySweepSpec, c.old, c.new, 1)
+			dir := writeSpec(t, text)
+			args := append([]string{"sweep", "run", "spec.yaml", "--out", "out"}, c.args...)
+			r := runCLI(t, dir, time.Minute, args...)
+			expectCLIError(t, r, c.want...)
+			if got := listTree(t, dir); len(got) != 1 || got[0] != "spec.yaml" {
+				t.Errorf("left behind: %v", got)
+			}
+			if c.old != "" {
+				expectCLIError(t, runCLI(t, dir, time.Minute, "sweep", "plan", "spec.yaml"), c.want...)
+			}
+		})
+	}
+	r := runCLI(t, "", time.Minute, "sweep", "status", "nowhere")
+	expectCLIError(t, r, "not a sweep directory")
+	r = runCLI(t, "", time.Minute, "report", "nowhere")
+	expectCLIError(t, r, "nowhere")
+}
+
+func TestSweepPlanAndKubernetes(t *testing.T) {
+	dir := writeSpec(t, tinySweepSpec+"steps_per_second: 100\nkubernetes: {image: example.org/koopq:dev}\n")
+	r := runCLI(t, dir, time.Minute, "sweep", "plan", "spec.yaml")
+	// 4 runs × 5000 steps at 100 steps/s, 1 thread = 200 s = 0.06 CPU-hours.
+	if r.Code != 0 || !strings.Contains(r.Stdout, "4 runs (1 datasets × 2 methods × 2 seeds + 0 ablation runs), 20000 gradient steps") ||
+		!strings.Contains(r.Stdout, "estimate: 0.1 CPU-hours at 100.0 steps/s per run (the spec's steps_per_second)") ||
+		!strings.Contains(r.Stdout, "pendulum-medium__s4rl-n__s1") {
+		t.Errorf("plan: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// The examples in the repository are valid specs of the promised size.
+	for spec, want := range map[string]string{
+		"smoke.yaml":            "6 runs (1 datasets × 3 methods × 2 seeds + 0 ablation runs)",
+		"paper-table1-gym.yaml": "225 runs (9 datasets × 5 methods × 5 seeds + 0 ablation runs), 225000000 gradient steps",
+	} {
+		p, _ := filepath.Abs(filepath.Join("..", "..", "examples", spec))
+		r := runCLI(t, dir, time.Minute, "sweep", "plan", p)
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Errorf("plan %s: %d\n%s%s", spec, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	r = runCLI(t, dir, time.Minute, "sweep", "run", "spec.yaml", "--out", "k", "--executor", "k8s")
+	if r.Code != 0 {
+		t.Fatalf("k8s: %d %s", r.Code, r.Stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "k", ".sweep", "k8s", "slurmtest.yaml"))
+	if err != nil || !strings.Contains(string(b), "completions: 4") || !strings.Contains(string(b), "image: example.org/koopq:dev") {
+		t.Errorf("manifest: %v\n%s", err, b)
+	}
+}
+
+// A local sweep stopped with Ctrl-C (SIGINT) and started again finishes only
+// what was missing; status and report read the result.
+func TestSweepLocalInterruptResumeReport(t *testing.T) {
+	// The dataset is made by the sweep itself (datasets[].collect).
+	work := t.TempDir()
+	spec := strings.Replace(tinySweepSpec, "seeds: [0, 1]", "seeds: [0]", 1)
+	spec = strings.Replace(spec, "data: data/pendulum-medium.hdf5}",
+		"data: data/pendulum-medium.hdf5, collect: {sac-steps: 600, transitions: 2000, snapshot-every: 200, hidden: [16, 16]}}", 1)
+	if err := os.WriteFile(filepath.Join(work, "spec.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "sw")
+	cmd := exec.Command(koopqBin, "sweep", "run", "spec.yaml", "--out", out, "--jobs", "1", "--progress-every", "1s")
+	cmd.Dir = work
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt while the first run is training (it has a checkpoint, no results).
+	first := filepath.Join(out, "pendulum-medium__cql__s0")
+	waitFor(t, "first checkpoint", 2*time.Minute, func() (bool, string) {
+		m, _ := filepath.Glob(filepath.Join(first, "*", "checkpoints", "latest.safetensors"))
+		return len(m) > 0, stdout.String()
+	})
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("interrupted sweep: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "*", "*", "results.json")); len(m) != 0 {
+		t.Fatalf("Ctrl-C came too late (runs finished: %v)", m)
+	}
+	if !strings.Contains(stdout.String(), "collect pendulum-medium: ") {
+		t.Errorf("the sweep did not collect its dataset:\n%s", stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(work, "data", "pendulum-medium-replay.hdf5")); err != nil {
+		t.Errorf("collect's files: %v", err)
+	}
+	r := runCLI(t, work, time.Minute, "sweep", "status", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "2 runs: 0 done, 0 running, 0 failed, 2 pending") || !strings.Contains(r.Stdout, "partial") {
+		t.Errorf("status after Ctrl-C:\n%s%s", r.Stdout, r.Stderr)
+	}
+
+	r = runCLI(t, work, 3*time.Minute, "sweep", "run", "spec.yaml", "--out", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "2 done, 0 skipped, 0 failed, 0 interrupted") {
+		t.Fatalf("second sweep: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(first, "train.log"))
+	if strings.Count(string(b), "=== koopq sweep: attempt") != 2 || !strings.Contains(string(b), "train --resume") {
+		t.Errorf("the interrupted run did not resume:\n%s", b)
+	}
+	r = runCLI(t, work, 3*time.Minute, "sweep", "run", "spec.yaml", "--out", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "0 done, 2 skipped") {
+		t.Errorf("third sweep ran something: %s", r.Stdout)
+	}
+	r = runCLI(t, work, time.Minute, "sweep", "plan", "spec.yaml", "--out", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "median of 2 finished runs") {
+		t.Errorf("plan with measured speed: %s%s", r.Stdout, r.Stderr)
+	}
+
+	// What a Kubernetes pod runs: the completion index picks the run.
+	r = runCLIEnv(t, work, []string{"JOB_COMPLETION_INDEX=1"}, time.Minute, "sweep", "exec", "--spec", "spec.yaml", "--out", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "run pendulum-medium__s4rl-n__s0: already done") {
+		t.Errorf("exec of a done run: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLIEnv(t, work, []string{"JOB_COMPLETION_INDEX=7"}, time.Minute, "sweep", "exec", "--spec", "spec.yaml", "--out", out)
+	expectCLIError(t, r, "--index 7", "runs 0..1")
+
+	// An edited spec is refused before anything changes in the sweep directory.
+	before, _ := os.ReadFile(filepath.Join(out, ".sweep", "spec.yaml"))
+	edited := strings.Replace(spec, "batch: 32", "batch: 64", 1)
+	if err := os.WriteFile(filepath.Join(work, "edited.yaml"), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, work, time.Minute, "sweep", "run", "edited.yaml", "--out", out)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "the spec changed since this run started") || !strings.Contains(r.Stderr, "batch=32") {
+		t.Errorf("edited spec: %d\n%s", r.Code, r.Stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, ".sweep", "spec.yaml")); string(after) != string(before) {
+		t.Error("the refused spec replaced the sweep's spec copy")
+	}
+
+	r = runCLI(t, work, 2*time.Minute, "report", out, "--reps", "200")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "| dataset | CQL | S4RL-N |") || !strings.Contains(r.Stdout, "P(method > CQL)") {
+		t.Fatalf("report: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, f := range []string{"table.md", "table.tex", "table.csv", "report.json", "iqm.svg", "performance-profiles.png", "curves-pendulum-medium.svg"} {
+		if _, err := os.Stat(filepath.Join(out, "report", f)); err != nil {
+			t.Errorf("report file %s: %v", f, err)
+		}
+	}
+}

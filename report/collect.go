@@ -1,0 +1,182 @@
+// Package report turns finished koopq run directories into the paper's
+// tables and into aggregate statistics as "Deep RL at the Edge of the
+// Statistical Precipice" recommends: interquartile mean (IQM) with stratified
+// bootstrap confidence intervals, probability of improvement over a baseline,
+// performance profiles, and learning curves with confidence bands. It reads
+// only files (results.json, history.json and a sweep's sweep-run.json) and
+// imports no training package, so it works on results copied from anywhere.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Point is one evaluation of a learning curve.
+type Point struct {
+	Step  int     `json:"step"`
+	Score float64 `json:"normalized_score"`
+}
+
+// Result is one finished run.
+type Result struct {
+	// Dir is the train run directory (holding results.json).
+	Dir     string `json:"dir"`
+	Dataset string `json:"dataset"`
+	Method  string `json:"method"`
+	Seed    uint64 `json:"seed"`
+	// Ablation is set for a sweep's ablation runs, Base is then the method
+	// the ablation varies.
+	Ablation bool   `json:"ablation,omitempty"`
+	Base     string `json:"base,omitempty"`
+	Augment  string `json:"augment"`
+	Steps    int    `json:"steps"`
+	// Score is the final evaluation's normalized score.
+	Score float64 `json:"score"`
+	// Order is the run's index in its sweep (−1 outside a sweep); it orders
+	// rows and columns as the spec lists them.
+	Order   int     `json:"-"`
+	History []Point `json:"-"`
+}
+
+// the parts of results.json and sweep-run.json the report reads.
+type resultsFile struct {
+	Config struct {
+		Env     string `json:"env"`
+		Data    string `json:"data"`
+		Augment string `json:"augment"`
+	} `json:"config"`
+	Seed  uint64 `json:"seed"`
+	Steps int    `json:"steps"`
+	Final struct {
+		Normalized *float64 `json:"normalized_score"`
+	} `json:"final_eval"`
+	History []struct {
+		Step       int      `json:"step"`
+		Normalized *float64 `json:"normalized_score"`
+	} `json:"history"`
+}
+
+type sweepRunFile struct {
+	Index    int    `json:"index"`
+	Dataset  string `json:"dataset"`
+	Method   string `json:"method"`
+	Ablation bool   `json:"ablation"`
+	Base     string `json:"base"`
+}
+
+func num(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// Collect finds every results.json under the given directories (a sweep
+// directory, run directories, or parents of either) and reads the runs.
+// Labels come from a sweep's sweep-run.json beside the run directory when
+// present; otherwise the dataset is the data file's base name and the method
+// the augmentation. Runs without a normalized score (an env with no
+// reference returns) are an error: the tables would be meaningless.
+func Collect(dirs ...string) ([]Result, error) {
+	var out []Result
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		} else if !st.IsDir() {
+			return nil, fmt.Errorf("report: %s is not a directory", d)
+		}
+		err := filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.IsDir() && (e.Name() == "checkpoints" || e.Name() == ".sweep") {
+				return filepath.SkipDir
+			}
+			if e.IsDir() || e.Name() != "results.json" {
+				return nil
+			}
+			abs, _ := filepath.Abs(p)
+			if seen[abs] {
+				return nil
+			}
+			seen[abs] = true
+			r, err := readRun(filepath.Dir(p))
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("report: no results.json under %s (runs that have not finished have none)", strings.Join(dirs, ", "))
+	}
+	return out, nil
+}
+
+func readRun(dir string) (Result, error) {
+	var rf resultsFile
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return Result{}, err
+	}
+	if err := json.Unmarshal(b, &rf); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rf.Config.Augment, Score: num(rf.Final.Normalized), Order: -1}
+	if math.IsNaN(r.Score) {
+		return r, fmt.Errorf("%s: no normalized score (env %q has no reference returns)", filepath.Join(dir, "results.json"), rf.Config.Env)
+	}
+	for _, h := range rf.History {
+		if v := num(h.Normalized); !math.IsNaN(v) {
+			r.History = append(r.History, Point{Step: h.Step, Score: v})
+		}
+	}
+	var sr sweepRunFile
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "sweep-run.json")); err == nil && json.Unmarshal(b, &sr) == nil && sr.Method != "" {
+		r.Dataset, r.Method, r.Ablation, r.Base, r.Order = sr.Dataset, sr.Method, sr.Ablation, sr.Base, sr.Index
+	} else {
+		base := filepath.Base(rf.Config.Data)
+		r.Dataset = strings.TrimSuffix(base, filepath.Ext(base))
+		r.Method = rf.Config.Augment
+	}
+	return r, nil
+}
+
+// order returns the distinct values of key over rs, in the order of their
+// first sweep index (then by name for runs outside a sweep).
+func order(rs []Result, key func(Result) string) []string {
+	first := map[string]int{}
+	for _, r := range rs {
+		k := key(r)
+		o := r.Order
+		if o < 0 {
+			o = math.MaxInt32
+		}
+		if v, ok := first[k]; !ok || o < v {
+			first[k] = o
+		}
+	}
+	out := make([]string, 0, len(first))
+	for k := range first {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if first[out[i]] != first[out[j]] {
+			return first[out[i]] < first[out[j]]
+		}
+		return out[i] < out[j]
+	})
+	return out
+}

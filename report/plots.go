@@ -1,0 +1,198 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+var palette = []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}}
+
+func (r *Report) colour(method string) color.RGBA {
+	for i, m := range r.Methods {
+		if m == method {
+			return palette[i%len(palette)]
+		}
+	}
+	return palette[len(palette)-1]
+}
+
+func translucent(c color.RGBA) color.NRGBA { return color.NRGBA{c.R, c.G, c.B, 60} }
+
+// band is a filled polygon between lo and hi over xs.
+func band(xs, lo, hi []float64, c color.RGBA) (*plotter.Polygon, error) {
+	pts := make(plotter.XYs, 0, 2*len(xs))
+	for i := range xs {
+		if !math.IsNaN(lo[i]) {
+			pts = append(pts, plotter.XY{X: xs[i], Y: lo[i]})
+		}
+	}
+	for i := len(xs) - 1; i >= 0; i-- {
+		if !math.IsNaN(hi[i]) {
+			pts = append(pts, plotter.XY{X: xs[i], Y: hi[i]})
+		}
+	}
+	if len(pts) < 3 {
+		return nil, nil
+	}
+	poly, err := plotter.NewPolygon(pts)
+	if err != nil {
+		return nil, err
+	}
+	poly.Color = translucent(c)
+	poly.LineStyle.Width = 0
+	return poly, nil
+}
+
+// save writes p as name.png and name.svg in dir.
+func save(p *plot.Plot, dir, name string, w, h vg.Length) ([]string, error) {
+	var out []string
+	for _, ext := range []string{".png", ".svg"} {
+		path := filepath.Join(dir, name+ext)
+		if err := p.Save(w, h, path); err != nil {
+			return out, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, path)
+	}
+	return out, nil
+}
+
+func fileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+			return r
+		case r == '+':
+			return 'p'
+		}
+		return '-'
+	}, s)
+}
+
+// plots draws the performance profiles, the IQM intervals and one
+// learning-curve figure per dataset.
+func (r *Report) plots(dir string) ([]string, error) {
+	var written []string
+	const w, h = 5.5 * vg.Inch, 3.8 * vg.Inch
+
+	// Performance profiles.
+	p := plot.New()
+	p.Title.Text = "Performance profiles"
+	p.X.Label.Text = "normalized score τ"
+	p.Y.Label.Text = "fraction of runs with score > τ"
+	p.Add(plotter.NewGrid())
+	for _, pc := range r.Profiles {
+		c := r.colour(pc.Method)
+		mean, lo, hi := make([]float64, len(pc.Curve)), make([]float64, len(pc.Curve)), make([]float64, len(pc.Curve))
+		pts := make(plotter.XYs, 0, len(pc.Curve))
+		for i, v := range pc.Curve {
+			mean[i], lo[i], hi[i] = v.Value, v.Lo, v.Hi
+			if !math.IsNaN(v.Value) {
+				pts = append(pts, plotter.XY{X: r.Taus[i], Y: v.Value})
+			}
+		}
+		if poly, err := band(r.Taus, lo, hi, c); err != nil {
+			return written, err
+		} else if poly != nil {
+			p.Add(poly)
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return written, err
+		}
+		l.Color, l.Width = c, vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(pc.Method, l)
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Legend.Top = true
+	files, err := save(p, dir, "performance-profiles", w, h)
+	written = append(written, files...)
+	if err != nil {
+		return written, err
+	}
+
+	// IQM with intervals: one horizontal bar per method.
+	p = plot.New()
+	p.Title.Text = fmt.Sprintf("IQM of the final normalized score (%.0f%% CI)", 100*r.Settings.Level)
+	p.X.Label.Text = "normalized score"
+	p.Add(plotter.NewGrid())
+	names := make([]string, len(r.IQM))
+	for i, m := range r.IQM {
+		names[i] = m.Method
+		c := r.colour(m.Method)
+		if !math.IsNaN(m.Lo) {
+			seg, err := plotter.NewLine(plotter.XYs{{X: m.Lo, Y: float64(i)}, {X: m.Hi, Y: float64(i)}})
+			if err != nil {
+				return written, err
+			}
+			seg.Color, seg.Width = c, vg.Points(6)
+			p.Add(seg)
+		}
+		dot, err := plotter.NewScatter(plotter.XYs{{X: m.Value, Y: float64(i)}})
+		if err != nil {
+			return written, err
+		}
+		dot.Color = color.Black
+		dot.GlyphStyle.Shape = draw.BoxGlyph{}
+		dot.GlyphStyle.Radius = vg.Points(3)
+		p.Add(dot)
+	}
+	p.NominalY(names...)
+	files, err = save(p, dir, "iqm", w, vg.Length(1.2+0.45*float64(len(names)))*vg.Inch)
+	written = append(written, files...)
+	if err != nil {
+		return written, err
+	}
+
+	// Learning curves, one figure per dataset.
+	for _, dc := range r.Curves {
+		if len(dc.Curves) == 0 {
+			continue
+		}
+		p := plot.New()
+		p.Title.Text = dc.Dataset
+		p.X.Label.Text = "gradient steps"
+		p.Y.Label.Text = fmt.Sprintf("normalized score (mean, %.0f%% CI)", 100*r.Settings.Level)
+		p.Add(plotter.NewGrid())
+		for _, cv := range dc.Curves {
+			c := r.colour(cv.Method)
+			xs := make([]float64, len(cv.Steps))
+			pts := make(plotter.XYs, len(cv.Steps))
+			for i, s := range cv.Steps {
+				xs[i] = float64(s)
+				pts[i] = plotter.XY{X: xs[i], Y: cv.Mean[i]}
+			}
+			if poly, err := band(xs, cv.Lo, cv.Hi, c); err != nil {
+				return written, err
+			} else if poly != nil {
+				p.Add(poly)
+			}
+			l, err := plotter.NewLine(pts)
+			if err != nil {
+				return written, err
+			}
+			l.Color, l.Width = c, vg.Points(1.5)
+			p.Add(l)
+			p.Legend.Add(fmt.Sprintf("%s (%d seeds)", cv.Method, cv.Seeds), l)
+		}
+		p.Legend.Top, p.Legend.Left = true, true
+		files, err := save(p, dir, "curves-"+fileName(dc.Dataset), w, h)
+		written = append(written, files...)
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}

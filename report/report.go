@@ -1,0 +1,397 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+)
+
+// Options configures the statistics.
+type Options struct {
+	// Baseline is the method the probability of improvement compares
+	// against; "" picks a method named CQL (any case), else one with
+	// augment none, else the first.
+	Baseline string
+	// Reps is the number of bootstrap resamples (default 2000).
+	Reps int
+	// Level is the confidence level (default 0.95).
+	Level float64
+	// Seed seeds the bootstrap: the same seed gives the same intervals.
+	Seed uint64
+	// ProfilePoints is the number of thresholds τ of the performance
+	// profiles (default 101).
+	ProfilePoints int
+}
+
+func (o *Options) defaults() {
+	if o.Reps <= 0 {
+		o.Reps = 2000
+	}
+	if !(o.Level > 0 && o.Level < 1) {
+		o.Level = 0.95
+	}
+	if o.ProfilePoints < 2 {
+		o.ProfilePoints = 101
+	}
+}
+
+// Cell is one table entry: the final normalized scores of a method on a
+// dataset over seeds.
+type Cell struct {
+	Mean   float64   `json:"mean"`
+	Std    float64   `json:"std"`
+	Scores []float64 `json:"scores"`
+	Seeds  []uint64  `json:"seeds"`
+	// Best marks the highest mean of its row.
+	Best bool `json:"best"`
+}
+
+// N is the number of seeds.
+func (c Cell) N() int { return len(c.Scores) }
+
+// MarshalJSON writes NaN (an empty cell) as null.
+func (c Cell) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		Mean   any       `json:"mean"`
+		Std    any       `json:"std"`
+		N      int       `json:"n"`
+		Scores []float64 `json:"scores"`
+		Seeds  []uint64  `json:"seeds"`
+		Best   bool      `json:"best"`
+	}
+	return json.Marshal(plain{jnum(c.Mean), jnum(c.Std), c.N(), nonNil(c.Scores), c.Seeds, c.Best})
+}
+
+// MarshalJSON writes NaN bounds as null.
+func (c CI) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"value": jnum(c.Value), "lo": jnum(c.Lo), "hi": jnum(c.Hi)})
+}
+
+func jnum(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return v
+}
+
+func nonNil(x []float64) []float64 {
+	if x == nil {
+		return []float64{}
+	}
+	return x
+}
+
+// Row is one dataset of a table.
+type Row struct {
+	Name  string `json:"name"`
+	Cells []Cell `json:"cells"`
+}
+
+// Table is datasets (rows) × methods (columns).
+type Table struct {
+	Columns []string `json:"columns"`
+	Rows    []Row    `json:"rows"`
+}
+
+// MethodCI is a per-method statistic with its interval.
+type MethodCI struct {
+	Method string `json:"method"`
+	Runs   int    `json:"runs"`
+	CI
+}
+
+// MarshalJSON flattens the interval next to the method.
+func (m MethodCI) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"method": m.Method, "runs": m.Runs, "value": jnum(m.Value), "lo": jnum(m.Lo), "hi": jnum(m.Hi)})
+}
+
+// ProfileCurve is one method's performance profile.
+type ProfileCurve struct {
+	Method string `json:"method"`
+	Curve  []CI   `json:"fraction_above"`
+}
+
+// Curve is one method's learning curve on one dataset: mean normalized score
+// over seeds at each evaluation step, with a bootstrap CI of the mean.
+type Curve struct {
+	Method string    `json:"method"`
+	Seeds  int       `json:"seeds"`
+	Steps  []int     `json:"steps"`
+	Mean   []float64 `json:"mean"`
+	Lo     []float64 `json:"lo"`
+	Hi     []float64 `json:"hi"`
+}
+
+// DatasetCurves are the learning curves of every method on one dataset.
+type DatasetCurves struct {
+	Dataset string  `json:"dataset"`
+	Curves  []Curve `json:"curves"`
+}
+
+// Report holds every number the report writes.
+type Report struct {
+	Settings struct {
+		BootstrapReps int     `json:"bootstrap_reps"`
+		Level         float64 `json:"confidence_level"`
+		Seed          uint64  `json:"seed"`
+		Interval      string  `json:"interval"`
+	} `json:"settings"`
+	Datasets []string `json:"datasets"`
+	Methods  []string `json:"methods"`
+	// Table is the paper's table: final normalized score, mean ± std over
+	// seeds.
+	Table Table `json:"table"`
+	// IQM per method over all its runs (datasets × seeds).
+	IQM []MethodCI `json:"iqm"`
+	// Mean per method over all its runs, with the same kind of interval.
+	Mean     []MethodCI `json:"mean"`
+	Baseline string     `json:"baseline"`
+	// PoI is P(method > baseline) for every other method.
+	PoI []MethodCI `json:"probability_of_improvement"`
+	// Taus are the thresholds of the performance profiles.
+	Taus     []float64       `json:"profile_taus"`
+	Profiles []ProfileCurve  `json:"performance_profiles"`
+	Curves   []DatasetCurves `json:"learning_curves"`
+	// Ablations is nil when no run is an ablation: rows are each ablated
+	// method followed by its ablations, columns the datasets.
+	Ablations *Table   `json:"ablations,omitempty"`
+	Runs      []Result `json:"runs"`
+}
+
+// tasks returns a method's final scores grouped by dataset (in datasets'
+// order; empty where the method has no run).
+func tasks(rs []Result, datasets []string, method string) Tasks {
+	t := make(Tasks, len(datasets))
+	for i, d := range datasets {
+		for _, r := range rs {
+			if r.Dataset == d && r.Method == method {
+				t[i] = append(t[i], r.Score)
+			}
+		}
+	}
+	return t
+}
+
+func cellOf(rs []Result, dataset, method string) Cell {
+	var c Cell
+	var sel []Result
+	for _, r := range rs {
+		if r.Dataset == dataset && r.Method == method {
+			sel = append(sel, r)
+		}
+	}
+	sort.Slice(sel, func(i, j int) bool { return sel[i].Seed < sel[j].Seed })
+	for _, r := range sel {
+		c.Scores = append(c.Scores, r.Score)
+		c.Seeds = append(c.Seeds, r.Seed)
+	}
+	c.Mean, c.Std = Mean(c.Scores), Std(c.Scores)
+	return c
+}
+
+func markBest(row *Row) {
+	best := math.Inf(-1)
+	for _, c := range row.Cells {
+		if c.N() > 0 && c.Mean > best {
+			best = c.Mean
+		}
+	}
+	for i := range row.Cells {
+		row.Cells[i].Best = row.Cells[i].N() > 0 && row.Cells[i].Mean == best
+	}
+}
+
+// Build computes the report from runs.
+func Build(runs []Result, o Options) (*Report, error) {
+	o.defaults()
+	rep := &Report{Runs: runs}
+	rep.Settings.BootstrapReps, rep.Settings.Level, rep.Settings.Seed = o.Reps, o.Level, o.Seed
+	rep.Settings.Interval = "percentile, stratified bootstrap over seeds within each dataset"
+	var main, abl []Result
+	for _, r := range runs {
+		if r.Ablation {
+			abl = append(abl, r)
+		} else {
+			main = append(main, r)
+		}
+	}
+	if len(main) == 0 {
+		return nil, fmt.Errorf("report: only ablation runs found; the table needs the methods' runs")
+	}
+	rep.Datasets = order(main, func(r Result) string { return r.Dataset })
+	rep.Methods = order(main, func(r Result) string { return r.Method })
+
+	rep.Table.Columns = rep.Methods
+	for _, d := range rep.Datasets {
+		row := Row{Name: d}
+		for _, m := range rep.Methods {
+			row.Cells = append(row.Cells, cellOf(main, d, m))
+		}
+		markBest(&row)
+		rep.Table.Rows = append(rep.Table.Rows, row)
+	}
+
+	// Baseline.
+	rep.Baseline = o.Baseline
+	if rep.Baseline == "" {
+		for _, m := range rep.Methods {
+			if strings.EqualFold(m, "cql") {
+				rep.Baseline = m
+			}
+		}
+	}
+	if rep.Baseline == "" {
+		for _, r := range main {
+			if r.Augment == "none" {
+				rep.Baseline = r.Method
+				break
+			}
+		}
+	}
+	if rep.Baseline == "" {
+		rep.Baseline = rep.Methods[0]
+	}
+	found := false
+	for _, m := range rep.Methods {
+		found = found || m == rep.Baseline
+	}
+	if !found {
+		return nil, fmt.Errorf("report: baseline %q is not among the methods (%s)", rep.Baseline, strings.Join(rep.Methods, ", "))
+	}
+
+	// Each statistic gets its own seeded stream, so adding one never changes
+	// another's numbers.
+	stream := func(k uint64) *rand.Rand { return rand.New(rand.NewPCG(o.Seed, k)) }
+	var all []float64
+	for i, m := range rep.Methods {
+		t := tasks(main, rep.Datasets, m)
+		n := len(t.flat())
+		all = append(all, t.flat()...)
+		rep.IQM = append(rep.IQM, MethodCI{Method: m, Runs: n, CI: BootstrapIQM(t, o.Reps, o.Level, stream(1000+uint64(i)))})
+		rep.Mean = append(rep.Mean, MethodCI{Method: m, Runs: n,
+			CI: Bootstrap(t, func(u Tasks) float64 { return Mean(u.flat()) }, o.Reps, o.Level, stream(2000+uint64(i)))})
+	}
+	base := tasks(main, rep.Datasets, rep.Baseline)
+	for i, m := range rep.Methods {
+		if m == rep.Baseline {
+			continue
+		}
+		t := tasks(main, rep.Datasets, m)
+		rep.PoI = append(rep.PoI, MethodCI{Method: m, Runs: len(t.flat()), CI: BootstrapPoI(t, base, o.Reps, o.Level, stream(3000+uint64(i)))})
+	}
+	lo, hi := all[0], all[0]
+	for _, v := range all {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	if hi == lo {
+		lo, hi = lo-1, hi+1
+	}
+	rep.Taus = make([]float64, o.ProfilePoints)
+	for i := range rep.Taus {
+		rep.Taus[i] = lo + (hi-lo)*float64(i)/float64(o.ProfilePoints-1)
+	}
+	for i, m := range rep.Methods {
+		rep.Profiles = append(rep.Profiles, ProfileCurve{Method: m,
+			Curve: BootstrapProfile(tasks(main, rep.Datasets, m), rep.Taus, o.Reps, o.Level, stream(4000+uint64(i)))})
+	}
+	for di, d := range rep.Datasets {
+		dc := DatasetCurves{Dataset: d}
+		for mi, m := range rep.Methods {
+			c := curveOf(main, d, m, o, stream(uint64(5000+1000*di+mi)))
+			if len(c.Steps) > 0 {
+				dc.Curves = append(dc.Curves, c)
+			}
+		}
+		rep.Curves = append(rep.Curves, dc)
+	}
+	if len(abl) > 0 {
+		rep.Ablations = ablationTable(main, abl)
+	}
+	return rep, nil
+}
+
+// curveOf averages the histories of a method's seeds on a dataset at the
+// steps every seed evaluated.
+func curveOf(rs []Result, dataset, method string, o Options, rng *rand.Rand) Curve {
+	c := Curve{Method: method}
+	var hs [][]Point
+	for _, r := range rs {
+		if r.Dataset == dataset && r.Method == method && len(r.History) > 0 {
+			hs = append(hs, r.History)
+		}
+	}
+	c.Seeds = len(hs)
+	if len(hs) == 0 {
+		return c
+	}
+	count := map[int]int{}
+	vals := map[int][]float64{}
+	for _, h := range hs {
+		seen := map[int]bool{}
+		for _, p := range h {
+			if seen[p.Step] {
+				continue
+			}
+			seen[p.Step] = true
+			count[p.Step]++
+			vals[p.Step] = append(vals[p.Step], p.Score)
+		}
+	}
+	for s, n := range count {
+		if n == len(hs) {
+			c.Steps = append(c.Steps, s)
+		}
+	}
+	sort.Ints(c.Steps)
+	for _, s := range c.Steps {
+		ci := BootstrapMean(vals[s], o.Reps, o.Level, rng)
+		c.Mean, c.Lo, c.Hi = append(c.Mean, ci.Value), append(c.Lo, ci.Lo), append(c.Hi, ci.Hi)
+	}
+	return c
+}
+
+// ablationTable has one row per ablated method (from the main grid) followed
+// by its ablations; columns are the datasets any ablation ran on.
+func ablationTable(main, abl []Result) *Table {
+	t := &Table{Columns: order(abl, func(r Result) string { return r.Dataset })}
+	for _, b := range order(abl, func(r Result) string { return r.Base }) {
+		row := Row{Name: b}
+		for _, d := range t.Columns {
+			row.Cells = append(row.Cells, cellOf(main, d, b))
+		}
+		var rows []Row
+		rows = append(rows, row)
+		var mine []Result
+		for _, r := range abl {
+			if r.Base == b {
+				mine = append(mine, r)
+			}
+		}
+		for _, a := range order(mine, func(r Result) string { return r.Method }) {
+			row := Row{Name: a}
+			for _, d := range t.Columns {
+				row.Cells = append(row.Cells, cellOf(mine, d, a))
+			}
+			rows = append(rows, row)
+		}
+		t.Rows = append(t.Rows, rows...)
+	}
+	// Best per column (dataset) within each group is what an ablation asks;
+	// mark it per column over the whole table.
+	for j := range t.Columns {
+		best := math.Inf(-1)
+		for _, r := range t.Rows {
+			if c := r.Cells[j]; c.N() > 0 && c.Mean > best {
+				best = c.Mean
+			}
+		}
+		for i := range t.Rows {
+			c := &t.Rows[i].Cells[j]
+			c.Best = c.N() > 0 && c.Mean == best
+		}
+	}
+	return t
+}

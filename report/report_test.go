@@ -1,0 +1,214 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeRun makes a finished run directory as koopq train and koopq sweep
+// leave it: <root>/<slot>/run/results.json (+ sweep-run.json in the slot
+// when sweep is true).
+func writeRun(t *testing.T, root string, index int, dataset, method, base string, seed uint64, final float64, hist []float64, sweep bool) {
+	t.Helper()
+	slot := filepath.Join(root, fmt.Sprintf("%s__%s__s%d", dataset, method, seed))
+	dir := filepath.Join(slot, "run-20260101-000000")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type pt struct {
+		Step  int     `json:"step"`
+		Score float64 `json:"normalized_score"`
+	}
+	var h []pt
+	for i, v := range hist {
+		h = append(h, pt{100 * (i + 1), v})
+	}
+	res := map[string]any{
+		"config":     map[string]any{"env": "pendulum", "data": "data/" + dataset + ".hdf5", "augment": strings.ToLower(method)},
+		"seed":       seed,
+		"steps":      100 * len(hist),
+		"final_eval": map[string]any{"normalized_score": final},
+		"history":    h,
+	}
+	b, _ := json.Marshal(res)
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sweep {
+		sr := map[string]any{"index": index, "dataset": dataset, "method": method, "ablation": base != "", "base": base}
+		b, _ := json.Marshal(sr)
+		if err := os.WriteFile(filepath.Join(slot, "sweep-run.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestReportFromRunDirectories(t *testing.T) {
+	root := t.TempDir()
+	// Spec order: datasets hopper-medium then walker-medium; methods CQL, KFC.
+	i := 0
+	scores := map[string][]float64{
+		"hopper-medium/CQL": {50, 54}, "hopper-medium/KFC": {60, 64},
+		"walker-medium/CQL": {80, 70}, "walker-medium/KFC": {72, 74},
+	}
+	for _, d := range []string{"hopper-medium", "walker-medium"} {
+		for _, m := range []string{"CQL", "KFC"} {
+			for s, v := range scores[d+"/"+m] {
+				writeRun(t, root, i, d, m, "", uint64(s), v, []float64{v / 2, v}, true)
+				i++
+			}
+		}
+	}
+	writeRun(t, root, i, "hopper-medium", "KFC-no-shift", "KFC", 0, 40, []float64{10, 40}, true)
+	writeRun(t, root, i+1, "hopper-medium", "KFC-no-shift", "KFC", 1, 44, []float64{12, 44}, true)
+
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 10 {
+		t.Fatalf("collected %d runs, want 10", len(runs))
+	}
+	rep, err := Build(runs, Options{Reps: 300, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rep.Datasets, ",") != "hopper-medium,walker-medium" || strings.Join(rep.Methods, ",") != "CQL,KFC" {
+		t.Fatalf("datasets %v methods %v", rep.Datasets, rep.Methods)
+	}
+	if rep.Baseline != "CQL" {
+		t.Errorf("baseline %q", rep.Baseline)
+	}
+	// hopper: CQL 52 ± 2.83, KFC 62 ± 2.83 (best); walker: CQL 75 ± 7.07 (best), KFC 73 ± 1.41.
+	c := rep.Table.Rows[0].Cells
+	if c[0].Mean != 52 || !near(c[0].Std, math.Sqrt(8), 1e-12) || c[0].Best || !c[1].Best || c[1].Mean != 62 {
+		t.Errorf("hopper row %+v", c)
+	}
+	c = rep.Table.Rows[1].Cells
+	if c[0].Mean != 75 || !c[0].Best || c[1].Best {
+		t.Errorf("walker row %+v", c)
+	}
+	md := rep.Table.Markdown("dataset")
+	if !strings.Contains(md, "| hopper-medium | 52.0 ± 2.8 | **62.0 ± 2.8** |") || !strings.Contains(md, "| walker-medium | **75.0 ± 7.1** | 73.0 ± 1.4 |") {
+		t.Errorf("markdown table:\n%s", md)
+	}
+	tex := rep.Table.LaTeX("dataset")
+	if !strings.Contains(tex, `hopper-medium & 52.0 $\pm$ 2.8 & \textbf{62.0 $\pm$ 2.8} \\`) {
+		t.Errorf("latex table:\n%s", tex)
+	}
+	csv := rep.Table.CSV("dataset", "method")
+	if !strings.Contains(csv, "hopper-medium,KFC,62,2.828427125,2,true") {
+		t.Errorf("csv:\n%s", csv)
+	}
+	// IQM of CQL over {50, 54, 80, 70}: drop 50 and 80 → 62. KFC {60, 64, 72, 74} → 68.
+	if rep.IQM[0].Value != 62 || rep.IQM[1].Value != 68 {
+		t.Errorf("IQM %+v", rep.IQM)
+	}
+	// P(KFC > CQL): hopper 1; walker pairs (72,80) (72,70) (74,80) (74,70) → ½ → 0.75.
+	if len(rep.PoI) != 1 || rep.PoI[0].Method != "KFC" || rep.PoI[0].Value != 0.75 {
+		t.Errorf("PoI %+v", rep.PoI)
+	}
+	if !(rep.PoI[0].Lo <= 0.75 && rep.PoI[0].Hi >= 0.75) {
+		t.Errorf("PoI interval %+v does not hold its estimate", rep.PoI[0])
+	}
+	// Curves: mean over seeds at steps 100, 200.
+	cv := rep.Curves[0].Curves[0]
+	if fmt.Sprint(cv.Steps) != "[100 200]" || cv.Mean[0] != 26 || cv.Mean[1] != 52 {
+		t.Errorf("hopper CQL curve %+v", cv)
+	}
+	if rep.Ablations == nil || len(rep.Ablations.Rows) != 2 || rep.Ablations.Rows[0].Name != "KFC" || rep.Ablations.Rows[1].Name != "KFC-no-shift" ||
+		rep.Ablations.Rows[1].Cells[0].Mean != 42 || !rep.Ablations.Rows[0].Cells[0].Best {
+		t.Errorf("ablations %+v", rep.Ablations)
+	}
+
+	out := filepath.Join(root, "report")
+	files, err := rep.Write(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"table.md", "table.csv", "table.tex", "summary.md", "ablations.md", "report.json",
+		"performance-profiles.png", "performance-profiles.svg", "iqm.png", "iqm.svg",
+		"curves-hopper-medium.png", "curves-hopper-medium.svg", "curves-walker-medium.png", "curves-walker-medium.svg"} {
+		p := filepath.Join(out, name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Errorf("%s missing (wrote %v)", name, files)
+			continue
+		}
+		switch filepath.Ext(name) {
+		case ".png":
+			if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case ".svg":
+			if !bytes.Contains(b, []byte("<svg")) {
+				t.Errorf("%s is not an SVG", name)
+			}
+		}
+	}
+	var back map[string]any
+	b, _ := os.ReadFile(filepath.Join(out, "report.json"))
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	iqm := back["iqm"].([]any)[1].(map[string]any)
+	if iqm["method"] != "KFC" || iqm["value"] != 68.0 {
+		t.Errorf("report.json iqm: %v", iqm)
+	}
+
+	// The same runs and seed give the same report.json.
+	rep2, _ := Build(runs, Options{Reps: 300, Seed: 1})
+	j1, _ := json.Marshal(rep)
+	j2, _ := json.Marshal(rep2)
+	if !bytes.Equal(j1, j2) {
+		t.Error("report not reproducible with the same seed")
+	}
+}
+
+func TestCollectWithoutSweepLabels(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, 0, "pendulum-medium", "none", "", 0, 10, []float64{5, 10}, false)
+	writeRun(t, root, 0, "pendulum-medium", "gaussian", "", 0, 12, []float64{6, 12}, false)
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(runs, Options{Reps: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Labels from the data file and the augmentation; baseline = augment none.
+	if rep.Datasets[0] != "pendulum-medium" || rep.Baseline != "none" || len(rep.PoI) != 1 || rep.PoI[0].Value != 1 {
+		t.Errorf("datasets %v baseline %q PoI %+v", rep.Datasets, rep.Baseline, rep.PoI)
+	}
+	if _, err := Build(runs, Options{Baseline: "CQL"}); err == nil || !strings.Contains(err.Error(), `baseline "CQL"`) {
+		t.Errorf("unknown baseline: err = %v", err)
+	}
+}
+
+func TestCollectErrors(t *testing.T) {
+	if _, err := Collect(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no results.json") {
+		t.Errorf("empty dir: %v", err)
+	}
+	if _, err := Collect(filepath.Join(t.TempDir(), "nope")); err == nil {
+		t.Error("missing dir: no error")
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "r")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{"config":{"env":"cartpole"},"final_eval":{"normalized_score":null}}`), 0o644)
+	if _, err := Collect(root); err == nil || !strings.Contains(err.Error(), "no normalized score") {
+		t.Errorf("NaN score: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{`), 0o644)
+	if _, err := Collect(root); err == nil || !strings.Contains(err.Error(), "results.json") {
+		t.Errorf("torn JSON: %v", err)
+	}
+}

@@ -1,0 +1,243 @@
+package report
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// The statistics below follow "Deep RL at the Edge of the Statistical
+// Precipice" (Agarwal et al., 2021) and its rliable library: scores are
+// grouped by task (dataset), each task holding one score per seed, and
+// confidence intervals come from a stratified bootstrap (seeds resampled with
+// replacement within each task) with percentile intervals.
+
+// Tasks holds the scores of one method: one slice per task (dataset), one
+// value per seed. Tasks may hold different numbers of seeds.
+type Tasks [][]float64
+
+// flat concatenates all scores.
+func (t Tasks) flat() []float64 {
+	var out []float64
+	for _, s := range t {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// Mean is the arithmetic mean (NaN for no values).
+func Mean(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// Std is the sample standard deviation (n−1 in the denominator; 0 for one
+// value, NaN for none), the "±" of the paper's tables.
+func Std(x []float64) float64 {
+	switch len(x) {
+	case 0:
+		return math.NaN()
+	case 1:
+		return 0
+	}
+	m := Mean(x)
+	s := 0.0
+	for _, v := range x {
+		s += (v - m) * (v - m)
+	}
+	return math.Sqrt(s / float64(len(x)-1))
+}
+
+// IQM is the interquartile mean: the mean of the values left after removing
+// ⌊n/4⌋ smallest and ⌊n/4⌋ largest (scipy.stats.trim_mean(x, 0.25), which
+// rliable uses). NaN for no values.
+func IQM(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	cut := len(s) / 4
+	return Mean(s[cut : len(s)-cut])
+}
+
+// ProbImprovement is P(X > Y) = mean over tasks of
+// (1/(n·m)) Σ_i Σ_j [x_i > y_j] + ½ [x_i = y_j], the probability that a run of
+// X beats a run of Y on a randomly chosen task (x and y must have the same
+// tasks in the same order; tasks where either is empty are left out).
+func ProbImprovement(x, y Tasks) float64 {
+	total, n := 0.0, 0
+	for t := range x {
+		if t >= len(y) || len(x[t]) == 0 || len(y[t]) == 0 {
+			continue
+		}
+		s := 0.0
+		for _, a := range x[t] {
+			for _, b := range y[t] {
+				switch {
+				case a > b:
+					s++
+				case a == b:
+					s += 0.5
+				}
+			}
+		}
+		total += s / float64(len(x[t])*len(y[t]))
+		n++
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return total / float64(n)
+}
+
+// Profile returns the performance profile of t at the thresholds taus: the
+// fraction of all runs with a score above τ.
+func Profile(t Tasks, taus []float64) []float64 {
+	x := t.flat()
+	out := make([]float64, len(taus))
+	for i, tau := range taus {
+		c := 0
+		for _, v := range x {
+			if v > tau {
+				c++
+			}
+		}
+		if len(x) > 0 {
+			out[i] = float64(c) / float64(len(x))
+		} else {
+			out[i] = math.NaN()
+		}
+	}
+	return out
+}
+
+// Percentile is the q-th percentile (0..100) of x by linear interpolation
+// between closest ranks (numpy's default). x need not be sorted.
+func Percentile(x []float64, q float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	return percentileSorted(s, q)
+}
+
+func percentileSorted(s []float64, q float64) float64 {
+	pos := q / 100 * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(s)-1)
+	f := pos - float64(lo)
+	return s[lo] + f*(s[hi]-s[lo])
+}
+
+// CI is a point estimate with a confidence interval.
+type CI struct {
+	Value float64 `json:"value"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+}
+
+// resample draws a stratified bootstrap sample of t into dst (same shape).
+func resample(dst, t Tasks, rng *rand.Rand) {
+	for i, s := range t {
+		for j := range dst[i] {
+			dst[i][j] = s[rng.IntN(len(s))]
+		}
+	}
+}
+
+func shapeLike(t Tasks) Tasks {
+	out := make(Tasks, len(t))
+	for i, s := range t {
+		out[i] = make([]float64, len(s))
+	}
+	return out
+}
+
+// Bootstrap returns stat(t) with a percentile confidence interval at level
+// (e.g. 0.95) from reps stratified bootstrap resamples of t, drawn from rng.
+func Bootstrap(t Tasks, stat func(Tasks) float64, reps int, level float64, rng *rand.Rand) CI {
+	ci := CI{Value: stat(t), Lo: math.NaN(), Hi: math.NaN()}
+	if len(t.flat()) == 0 || reps <= 0 {
+		return ci
+	}
+	buf := shapeLike(t)
+	vals := make([]float64, reps)
+	for r := range vals {
+		resample(buf, t, rng)
+		vals[r] = stat(buf)
+	}
+	sort.Float64s(vals)
+	a := (1 - level) / 2 * 100
+	ci.Lo, ci.Hi = percentileSorted(vals, a), percentileSorted(vals, 100-a)
+	return ci
+}
+
+// BootstrapIQM is the IQM over all runs of t with its stratified bootstrap CI.
+func BootstrapIQM(t Tasks, reps int, level float64, rng *rand.Rand) CI {
+	return Bootstrap(t, func(u Tasks) float64 { return IQM(u.flat()) }, reps, level, rng)
+}
+
+// BootstrapPoI is P(X > Y) with a CI from resampling X and Y independently,
+// each stratified by task.
+func BootstrapPoI(x, y Tasks, reps int, level float64, rng *rand.Rand) CI {
+	ci := CI{Value: ProbImprovement(x, y), Lo: math.NaN(), Hi: math.NaN()}
+	if math.IsNaN(ci.Value) || reps <= 0 {
+		return ci
+	}
+	bx, by := shapeLike(x), shapeLike(y)
+	vals := make([]float64, reps)
+	for r := range vals {
+		resample(bx, x, rng)
+		resample(by, y, rng)
+		vals[r] = ProbImprovement(bx, by)
+	}
+	sort.Float64s(vals)
+	a := (1 - level) / 2 * 100
+	ci.Lo, ci.Hi = percentileSorted(vals, a), percentileSorted(vals, 100-a)
+	return ci
+}
+
+// BootstrapProfile is the performance profile at taus with pointwise
+// stratified bootstrap bands.
+func BootstrapProfile(t Tasks, taus []float64, reps int, level float64, rng *rand.Rand) []CI {
+	base := Profile(t, taus)
+	out := make([]CI, len(taus))
+	for i := range out {
+		out[i] = CI{Value: base[i], Lo: math.NaN(), Hi: math.NaN()}
+	}
+	if len(t.flat()) == 0 || reps <= 0 {
+		return out
+	}
+	buf := shapeLike(t)
+	vals := make([][]float64, len(taus))
+	for i := range vals {
+		vals[i] = make([]float64, reps)
+	}
+	for r := 0; r < reps; r++ {
+		resample(buf, t, rng)
+		p := Profile(buf, taus)
+		for i := range p {
+			vals[i][r] = p[i]
+		}
+	}
+	a := (1 - level) / 2 * 100
+	for i := range out {
+		sort.Float64s(vals[i])
+		out[i].Lo, out[i].Hi = percentileSorted(vals[i], a), percentileSorted(vals[i], 100-a)
+	}
+	return out
+}
+
+// BootstrapMean is the mean of x with a percentile bootstrap CI (one task):
+// the band of the learning curves.
+func BootstrapMean(x []float64, reps int, level float64, rng *rand.Rand) CI {
+	return Bootstrap(Tasks{x}, func(u Tasks) float64 { return Mean(u[0]) }, reps, level, rng)
+}

@@ -1,0 +1,175 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+func pm(c Cell) string {
+	if c.N() == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f ± %.1f", c.Mean, c.Std)
+}
+
+// Markdown renders a table with the best entry of each row (or column, for
+// ablation tables) in bold; corner names the first column.
+func (t *Table) Markdown(corner string) string {
+	var b strings.Builder
+	b.WriteString("| " + corner + " |")
+	for _, c := range t.Columns {
+		b.WriteString(" " + c + " |")
+	}
+	b.WriteString("\n|---|")
+	for range t.Columns {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, r := range t.Rows {
+		b.WriteString("| " + r.Name + " |")
+		for _, c := range r.Cells {
+			s := pm(c)
+			if c.Best {
+				s = "**" + s + "**"
+			}
+			b.WriteString(" " + s + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// CSV renders a table in long form: one line per cell (row name, column
+// name, mean, std, n, best); corner and column name the first two fields.
+func (t *Table) CSV(corner, column string) string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	_ = w.Write([]string{corner, column, "mean", "std", "n", "best"})
+	for _, r := range t.Rows {
+		for j, c := range r.Cells {
+			mean, std := "", ""
+			if c.N() > 0 {
+				mean, std = strconv.FormatFloat(c.Mean, 'g', 10, 64), strconv.FormatFloat(c.Std, 'g', 10, 64)
+			}
+			_ = w.Write([]string{r.Name, t.Columns[j], mean, std, strconv.Itoa(c.N()), strconv.FormatBool(c.Best)})
+		}
+	}
+	w.Flush()
+	return b.String()
+}
+
+var texEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`,
+	"{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`)
+
+// LaTeX renders a table as a booktabs tabular with the best entries bold.
+func (t *Table) LaTeX(corner string) string {
+	var b strings.Builder
+	b.WriteString("\\begin{tabular}{l" + strings.Repeat("r", len(t.Columns)) + "}\n\\toprule\n")
+	b.WriteString(texEscaper.Replace(corner))
+	for _, c := range t.Columns {
+		b.WriteString(" & " + texEscaper.Replace(c))
+	}
+	b.WriteString(" \\\\\n\\midrule\n")
+	for _, r := range t.Rows {
+		b.WriteString(texEscaper.Replace(r.Name))
+		for _, c := range r.Cells {
+			s := "--"
+			if c.N() > 0 {
+				s = fmt.Sprintf("%.1f $\\pm$ %.1f", c.Mean, c.Std)
+				if c.Best {
+					s = "\\textbf{" + s + "}"
+				}
+			}
+			b.WriteString(" & " + s)
+		}
+		b.WriteString(" \\\\\n")
+	}
+	b.WriteString("\\bottomrule\n\\end{tabular}\n")
+	return b.String()
+}
+
+func ci(c CI) string {
+	if math.IsNaN(c.Value) {
+		return "–"
+	}
+	if math.IsNaN(c.Lo) {
+		return fmt.Sprintf("%.3g", c.Value)
+	}
+	return fmt.Sprintf("%.3g [%.3g, %.3g]", c.Value, c.Lo, c.Hi)
+}
+
+// Summary renders the aggregate statistics as Markdown.
+func (r *Report) Summary() string {
+	var b strings.Builder
+	level := fmt.Sprintf("%.0f%%", 100*r.Settings.Level)
+	fmt.Fprintf(&b, "## Final normalized score (mean ± std over seeds)\n\n%s\n", r.Table.Markdown("dataset"))
+	fmt.Fprintf(&b, "## Aggregates over all datasets × seeds (%s CIs, %d stratified bootstrap resamples, seed %d)\n\n",
+		level, r.Settings.BootstrapReps, r.Settings.Seed)
+	fmt.Fprintf(&b, "| method | runs | IQM | mean | P(method > %s) |\n|---|---:|---:|---:|---:|\n", r.Baseline)
+	for i, m := range r.IQM {
+		poi := "(baseline)"
+		for _, p := range r.PoI {
+			if p.Method == m.Method {
+				poi = ci(p.CI)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", m.Method, m.Runs, ci(m.CI), ci(r.Mean[i].CI), poi)
+	}
+	if r.Ablations != nil {
+		fmt.Fprintf(&b, "\n## Ablations (mean ± std over seeds)\n\n%s", r.Ablations.Markdown("variant"))
+	}
+	return b.String()
+}
+
+// Write writes the report into dir: table.md/.csv/.tex, ablations.md/.csv/
+// .tex (when there are ablations), summary.md, report.json, and the figures
+// (performance profiles, IQM intervals, one learning-curve plot per dataset,
+// each as PNG and SVG). It returns the paths written.
+func (r *Report) Write(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	put := func(name, text string) error {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			return err
+		}
+		written = append(written, p)
+		return nil
+	}
+	files := []struct{ name, text string }{
+		{"table.md", r.Table.Markdown("dataset")},
+		{"table.csv", r.Table.CSV("dataset", "method")},
+		{"table.tex", r.Table.LaTeX("dataset")},
+		{"summary.md", r.Summary()},
+	}
+	if r.Ablations != nil {
+		files = append(files, []struct{ name, text string }{
+			{"ablations.md", r.Ablations.Markdown("variant")},
+			{"ablations.csv", r.Ablations.CSV("variant", "dataset")},
+			{"ablations.tex", r.Ablations.LaTeX("variant")},
+		}...)
+	}
+	for _, f := range files {
+		if err := put(f.name, f.text); err != nil {
+			return written, err
+		}
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return written, err
+	}
+	if err := put("report.json", string(js)+"\n"); err != nil {
+		return written, err
+	}
+	figs, err := r.plots(dir)
+	written = append(written, figs...)
+	return written, err
+}

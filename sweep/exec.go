@@ -1,0 +1,263 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ExecOptions says how one run is executed.
+type ExecOptions struct {
+	// Koopq is the koopq binary the trainer subprocess runs.
+	Koopq string
+	// DataRoot is the directory relative dataset paths are resolved against.
+	DataRoot string
+	// Threads is the thread count of the trainer (GOMAXPROCS,
+	// OPENBLAS_NUM_THREADS, OMP_NUM_THREADS); 0 leaves the environment alone.
+	Threads int
+	// Executor labels the marker (local, slurm job id, k8s pod).
+	Executor string
+	// RetryFailed executes runs whose last attempt failed (otherwise they are
+	// reported and skipped).
+	RetryFailed bool
+	// TakeOver executes a run even when its marker says another process is
+	// running it (Slurm and Kubernetes guarantee one task per index; a
+	// requeued task finds its own stale marker from another node).
+	TakeOver bool
+	// StopGrace is how long a trainer gets to checkpoint and exit after
+	// SIGINT before it is killed; 0 means 2 minutes.
+	StopGrace time.Duration
+}
+
+// ErrSkipped is returned (wrapped) by Execute for runs it did not execute:
+// already done, running elsewhere, or failed without RetryFailed.
+var ErrSkipped = errors.New("skipped")
+
+// compareIdentity checks that the slot's sweep-run.json (if any) describes
+// run r: a spec edited under a sweep directory must not silently mix
+// different settings in one run directory. Steps may grow (the run is
+// extended). It reports whether sweep-run.json needs (re)writing.
+func compareIdentity(slot string, r Run) (write bool, err error) {
+	p := filepath.Join(slot, "sweep-run.json")
+	var old Run
+	if err := readJSON(p, &old); err != nil {
+		if os.IsNotExist(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("run %s: %s: %w", r.Name, p, err)
+	}
+	a, b := old, r
+	a.Index, b.Index, a.Steps, b.Steps = 0, 0, 0, 0
+	if !reflect.DeepEqual(a, b) {
+		return false, fmt.Errorf("run %s: the spec changed since this run started (was %s, now %s); use a new --out directory",
+			r.Name, describe(old), describe(r))
+	}
+	if r.Steps < old.Steps {
+		return false, fmt.Errorf("run %s: spec asks for %d steps, the run was started with %d; use a new --out directory", r.Name, r.Steps, old.Steps)
+	}
+	return r.Steps != old.Steps || r.Index != old.Index, nil
+}
+
+// CheckIdentities checks every run of a spec against the sweep directory out
+// before anything is written (see compareIdentity); all mismatches are
+// reported.
+func CheckIdentities(out string, runs []Run) error {
+	var p problems
+	for _, r := range runs {
+		if _, err := compareIdentity(SlotDir(out, r), r); err != nil {
+			p.add("%v", err)
+		}
+	}
+	return p.err()
+}
+
+// checkIdentity compares and then writes sweep-run.json when needed.
+func checkIdentity(slot string, r Run) error {
+	write, err := compareIdentity(slot, r)
+	if err != nil || !write {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(slot, "sweep-run.json"), append(b, '\n'))
+}
+
+func describe(r Run) string {
+	parts := []string{"augment=" + r.Augment, "env=" + r.Env, "data=" + r.Data}
+	if r.Preset != "" {
+		parts = append(parts, "preset="+r.Preset)
+	}
+	for _, f := range r.Flags {
+		parts = append(parts, f.Name+"="+f.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// TrainEnv returns the environment of a trainer with threads threads.
+func TrainEnv(threads int) []string {
+	env := os.Environ()
+	if threads <= 0 {
+		return env
+	}
+	t := strconv.Itoa(threads)
+	var out []string
+	for _, e := range env {
+		k, _, _ := strings.Cut(e, "=")
+		if k == "GOMAXPROCS" || k == "OPENBLAS_NUM_THREADS" || k == "OMP_NUM_THREADS" {
+			continue
+		}
+		out = append(out, e)
+	}
+	return append(out, "GOMAXPROCS="+t, "OPENBLAS_NUM_THREADS="+t, "OMP_NUM_THREADS="+t)
+}
+
+// Execute runs (or resumes) run r in the sweep directory out: a `koopq train`
+// subprocess whose output goes to the slot's train.log. A finished run is
+// skipped; a partial one resumes from its checkpoint. Cancelling ctx sends
+// the trainer SIGINT so it can checkpoint, and the run stays pending. It
+// returns the run's state afterwards; the error says why it is not done.
+func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, error) {
+	slot := SlotDir(out, r)
+	if err := os.MkdirAll(slot, 0o755); err != nil {
+		return Pending, err
+	}
+	if err := checkIdentity(slot, r); err != nil {
+		return Failed, err
+	}
+	st := RunStatus(out, r)
+	switch {
+	case st.State == Done:
+		return Done, fmt.Errorf("run %s: already done: %w", r.Name, ErrSkipped)
+	case st.State == Running && !o.TakeOver:
+		return Running, fmt.Errorf("run %s: running elsewhere: %w", r.Name, ErrSkipped)
+	case st.State == Failed && !o.RetryFailed:
+		return Failed, fmt.Errorf("run %s: failed before (%s; --retry-failed runs it again): %w", r.Name, firstLine(st.Message), ErrSkipped)
+	}
+	var args []string
+	if st.TrainDir == "" {
+		args = r.TrainArgs(r.ResolveData(o.DataRoot), slot, "run")
+	} else {
+		args = []string{"train", "--resume", st.TrainDir}
+		if _, err := os.Stat(filepath.Join(st.TrainDir, "results.json")); err == nil {
+			args = append(args, "--steps", strconv.Itoa(r.Steps)) // extend a finished shorter run
+		}
+	}
+	old, _ := readMarker(slot)
+	host, _ := os.Hostname()
+	m := Marker{State: "running", Host: host, PID: os.Getpid(), Executor: o.Executor, Started: time.Now().UTC(), Attempt: old.Attempt + 1}
+	if err := writeMarker(slot, m); err != nil {
+		return Pending, err
+	}
+	logf, err := os.OpenFile(filepath.Join(slot, "train.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return Pending, err
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "=== koopq sweep: attempt %d on %s (%s) at %s\n=== %s %s\n", m.Attempt, host, o.Executor,
+		m.Started.Format(time.RFC3339), o.Koopq, strings.Join(args, " "))
+
+	cmd := exec.CommandContext(ctx, o.Koopq, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = TrainEnv(o.Threads)
+	// Own process group: a terminal's Ctrl-C reaches the sweep only, which
+	// forwards one SIGINT so the trainer can checkpoint.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = o.StopGrace
+	if cmd.WaitDelay <= 0 {
+		cmd.WaitDelay = 2 * time.Minute
+	}
+	runErr := cmd.Run()
+	m.Ended = time.Now().UTC()
+	after := RunStatus(out, r)
+	switch {
+	case after.State == Done:
+		m.State, m.Error = "done", ""
+		if err := writeMarker(slot, m); err != nil {
+			return Done, err
+		}
+		return Done, nil
+	case ctx.Err() != nil:
+		m.State, m.Error = "interrupted", "stopped by a signal"
+		_ = writeMarker(slot, m)
+		return Pending, fmt.Errorf("run %s: interrupted at step %d: %w", r.Name, after.Step, ctx.Err())
+	}
+	m.State = "failed"
+	cleanOrphans(slot)
+	if ee, ok := runErr.(*exec.ExitError); ok {
+		m.ExitCode = ee.ExitCode()
+	} else if runErr == nil {
+		runErr = errors.New("trainer exited without writing results.json")
+		if _, err := os.Stat(filepath.Join(after.TrainDir, "results.json")); after.TrainDir != "" && err == nil {
+			runErr = fmt.Errorf("trainer stopped at step %d of %d (it did not extend the finished run)", after.Step, r.Steps)
+		}
+	}
+	m.Error = fmt.Sprintf("%v: %s", runErr, logTail(filepath.Join(slot, "train.log")))
+	_ = writeMarker(slot, m)
+	return Failed, fmt.Errorf("run %s failed: %s (log %s)", r.Name, m.Error, filepath.Join(slot, "train.log"))
+}
+
+// cleanOrphans removes run directories that a failed trainer created but
+// left empty (no config.json, nothing but empty directories inside), so
+// retries do not pile them up in the slot.
+func cleanOrphans(slot string) {
+	entries, err := os.ReadDir(slot)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(slot, e.Name())
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(p, "config.json")); err == nil {
+			continue
+		}
+		empty := true
+		_ = filepath.WalkDir(p, func(_ string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				empty = false
+			}
+			return nil
+		})
+		if empty {
+			_ = os.RemoveAll(p)
+		}
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// logTail returns the last meaningful line of a trainer log (progress bars
+// rewrite a line with \r; only the text after the last \r counts).
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i]
+		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+			l = l[j+1:]
+		}
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "===") {
+			return l
+		}
+	}
+	return ""
+}

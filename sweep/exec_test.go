@@ -1,0 +1,244 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeTrainer is a stand-in for `koopq train` with the same run-directory
+// contract: a fresh run makes <out>/<name>-<time>/ with config.json and a
+// checkpoint, then results.json; --resume DIR finishes DIR. FAKE_FAIL makes it
+// fail, FAKE_BLOCK makes it wait for SIGINT (after checkpointing). Every call
+// is appended to $FAKE_LOG.
+const fakeTrainer = `#!/bin/bash
+echo "$*" >> "$FAKE_LOG"
+echo "threads=$GOMAXPROCS/$OPENBLAS_NUM_THREADS" >> "$FAKE_LOG"
+if [ "$1" != train ]; then exit 2; fi
+shift
+dir=""; out=""; name=""; steps=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --resume) dir="$2"; shift 2;;
+    --out) out="$2"; shift 2;;
+    --name) name="$2"; shift 2;;
+    --steps) steps="$2"; shift 2;;
+    *) shift;;
+  esac
+done
+if [ -z "$dir" ]; then
+  dir="$out/$name-20260101-000000"
+  mkdir -p "$dir/checkpoints"
+  echo '{}' > "$dir/config.json"
+fi
+echo ckpt > "$dir/checkpoints/latest.safetensors"
+if [ -n "$FAKE_FAIL" ]; then echo "progress 10%"; echo "koopq: boom: diverged" >&2; exit 3; fi
+if [ -n "$FAKE_BLOCK" ]; then
+  trap 'echo "got SIGINT" >> "$FAKE_LOG"; exit 130' INT
+  touch "$FAKE_BLOCK"
+  while true; do sleep 0.05; done
+fi
+[ "$steps" = 0 ] && steps=$FAKE_STEPS
+echo "{\"steps\": $steps, \"steps_per_second\": 50, \"final_eval\": {\"normalized_score\": 42.5}}" > "$dir/results.json"
+`
+
+func setupFake(t *testing.T) (bin, logPath string) {
+	t.Helper()
+	d := t.TempDir()
+	bin = filepath.Join(d, "koopq")
+	if err := os.WriteFile(bin, []byte(fakeTrainer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logPath = filepath.Join(d, "calls.log")
+	t.Setenv("FAKE_LOG", logPath)
+	t.Setenv("FAKE_STEPS", "1000")
+	t.Setenv("FAKE_FAIL", "")
+	t.Setenv("FAKE_BLOCK", "")
+	return bin, logPath
+}
+
+func calls(t *testing.T, p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
+
+func TestExecuteSkipResumeFailRetry(t *testing.T) {
+	bin, logp := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	out := t.TempDir()
+	r := runs[0]
+	o := ExecOptions{Koopq: bin, DataRoot: "/data", Threads: 2}
+
+	if st := RunStatus(out, r); st.State != Pending || st.Partial {
+		t.Fatalf("fresh status %+v", st)
+	}
+	state, err := Execute(context.Background(), out, r, o)
+	if err != nil || state != Done {
+		t.Fatalf("first execute: %v %v\n%s", state, err, calls(t, logp))
+	}
+	log := calls(t, logp)
+	if !strings.Contains(log, "train --data /data/data/hopper-medium.hdf5 --env hopper --augment none --seed 3 --steps 1000") ||
+		!strings.Contains(log, "--out "+SlotDir(out, r)+" --name run") || !strings.Contains(log, "threads=2/2") {
+		t.Errorf("trainer calls:\n%s", log)
+	}
+	st := RunStatus(out, r)
+	if st.State != Done || st.LastScore != 42.5 || st.StepsPerSec != 50 {
+		t.Errorf("status after run: %+v", st)
+	}
+	// Done: skipped without calling the trainer.
+	before := calls(t, logp)
+	state, err = Execute(context.Background(), out, r, o)
+	if state != Done || !errors.Is(err, ErrSkipped) || calls(t, logp) != before {
+		t.Errorf("second execute: %v %v", state, err)
+	}
+
+	// A failure is recorded with the trainer's last line, then skipped
+	// until RetryFailed.
+	r2 := runs[1]
+	t.Setenv("FAKE_FAIL", "1")
+	state, err = Execute(context.Background(), out, r2, o)
+	if state != Failed || err == nil || !strings.Contains(err.Error(), "koopq: boom: diverged") || !strings.Contains(err.Error(), "exit status 3") {
+		t.Fatalf("failing run: %v %v", state, err)
+	}
+	st = RunStatus(out, r2)
+	if st.State != Failed || !st.Partial || !strings.Contains(st.Message, "boom") {
+		t.Errorf("failed status %+v", st)
+	}
+	t.Setenv("FAKE_FAIL", "")
+	if _, err := Execute(context.Background(), out, r2, o); !errors.Is(err, ErrSkipped) || !strings.Contains(err.Error(), "--retry-failed") {
+		t.Errorf("failed run without retry: %v", err)
+	}
+	o.RetryFailed = true
+	state, err = Execute(context.Background(), out, r2, o)
+	if err != nil || state != Done {
+		t.Fatalf("retry: %v %v", state, err)
+	}
+	// The retry resumed the existing run directory instead of starting over.
+	if !strings.Contains(calls(t, logp), "train --resume "+filepath.Join(SlotDir(out, r2), "run-20260101-000000")) {
+		t.Errorf("retry did not resume:\n%s", calls(t, logp))
+	}
+	entries, _ := filepath.Glob(filepath.Join(SlotDir(out, r2), "run-*"))
+	if len(entries) != 1 {
+		t.Errorf("run directories in the slot: %v", entries)
+	}
+
+	// More steps in the spec extend a finished run.
+	r.Steps = 2000
+	state, err = Execute(context.Background(), out, r, o)
+	if err != nil || state != Done || !strings.Contains(calls(t, logp), "--resume "+filepath.Join(SlotDir(out, r), "run-20260101-000000")+" --steps 2000") {
+		t.Errorf("extend: %v %v\n%s", state, err, calls(t, logp))
+	}
+	// A changed setting is refused.
+	r.Augment = "gaussian"
+	if _, err := Execute(context.Background(), out, r, o); err == nil || !strings.Contains(err.Error(), "the spec changed") {
+		t.Errorf("changed augment: %v", err)
+	}
+}
+
+func TestExecuteInterruptForwardsSIGINT(t *testing.T) {
+	bin, logp := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	out := t.TempDir()
+	started := filepath.Join(t.TempDir(), "started")
+	t.Setenv("FAKE_BLOCK", started)
+	ctx, cancel := context.WithCancel(context.Background())
+	type res struct {
+		s   State
+		err error
+	}
+	done := make(chan res)
+	go func() {
+		s, err := Execute(ctx, out, runs[0], ExecOptions{Koopq: bin, StopGrace: 20 * time.Second})
+		done <- res{s, err}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("fake trainer never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := RunStatus(out, runs[0]); st.State != Running {
+		t.Errorf("status while running: %+v", st)
+	}
+	cancel()
+	r := <-done
+	if r.s != Pending || !errors.Is(r.err, context.Canceled) {
+		t.Errorf("interrupted execute: %v %v", r.s, r.err)
+	}
+	if !strings.Contains(calls(t, logp), "got SIGINT") {
+		t.Errorf("trainer did not get SIGINT:\n%s", calls(t, logp))
+	}
+	st := RunStatus(out, runs[0])
+	if st.State != Pending || !st.Partial || st.Message != "interrupted" {
+		t.Errorf("status after interrupt: %+v", st)
+	}
+	// The next execution resumes it.
+	t.Setenv("FAKE_BLOCK", "")
+	if s, err := Execute(context.Background(), out, runs[0], ExecOptions{Koopq: bin}); s != Done || err != nil {
+		t.Errorf("resume after interrupt: %v %v", s, err)
+	}
+}
+
+func TestRunLocalConcurrency(t *testing.T) {
+	bin, logp := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	out := t.TempDir()
+	var progress strings.Builder
+	sum := RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin, Threads: 1}, Jobs: 3, Progress: &progress})
+	if sum.Done != len(runs) || sum.Failed != 0 || sum.Err() != nil {
+		t.Fatalf("summary %+v\n%s", sum, progress.String())
+	}
+	if c := Counts(Statuses(out, runs)); c[Done] != len(runs) {
+		t.Errorf("counts %v", c)
+	}
+	n := strings.Count(calls(t, logp), "train --data")
+	sum = RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 2})
+	if sum.Skipped != len(runs) || strings.Count(calls(t, logp), "train --data") != n {
+		t.Errorf("second sweep ran something: %+v", sum)
+	}
+	if !strings.Contains(FormatStatus(Statuses(out, runs)), "9 runs: 9 done, 0 running, 0 failed, 0 pending") {
+		t.Errorf("status table:\n%s", FormatStatus(Statuses(out, runs)))
+	}
+}
+
+func TestRunLocalFailuresAndOrphans(t *testing.T) {
+	bin, _ := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	runs = runs[:2]
+	out := t.TempDir()
+	t.Setenv("FAKE_FAIL", "1")
+	sum := RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 2})
+	if sum.Failed != 2 || sum.Err() == nil || !strings.Contains(sum.Err().Error(), "2 runs failed") {
+		t.Fatalf("first sweep %+v", sum)
+	}
+	// Without --retry-failed the failures are left alone, and still an error.
+	sum = RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 2})
+	if sum.NotRetried != 2 || sum.Failed != 0 || sum.Err() == nil || !strings.Contains(sum.Err().Error(), "not retried") {
+		t.Errorf("second sweep %+v", sum)
+	}
+	t.Setenv("FAKE_FAIL", "")
+	sum = RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin, RetryFailed: true}, Jobs: 2})
+	if sum.Done != 2 || sum.Err() != nil {
+		t.Errorf("retry %+v", sum)
+	}
+
+	slot := t.TempDir()
+	for _, d := range []string{"run-1/checkpoints", "run-2", "run-3"} {
+		os.MkdirAll(filepath.Join(slot, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(slot, "run-2", "config.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(slot, "run-3", "notes.txt"), []byte("x"), 0o644)
+	cleanOrphans(slot)
+	got, _ := filepath.Glob(filepath.Join(slot, "run-*"))
+	if len(got) != 2 || filepath.Base(got[0]) != "run-2" || filepath.Base(got[1]) != "run-3" {
+		t.Errorf("after cleanOrphans: %v", got)
+	}
+}

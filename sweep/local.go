@@ -1,0 +1,195 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// LocalOptions configures the local executor.
+type LocalOptions struct {
+	ExecOptions
+	// Jobs is the number of concurrent runs; 0 fills the cores
+	// (NumCPU / Threads, at least 1).
+	Jobs int
+	// Progress receives one line per active run every ProgressEvery, and a
+	// line per start and end (nil: silent).
+	Progress      io.Writer
+	ProgressEvery time.Duration
+}
+
+// Summary is what an executor did.
+type Summary struct {
+	Done, Skipped, Failed, Interrupted int
+	// NotRetried counts runs that had failed before and were left alone
+	// (no RetryFailed); Running counts runs another process is executing.
+	NotRetried, Running int
+	// Errors has one entry per failed run.
+	Errors []string
+}
+
+// Err returns an error describing failures, or nil when every executed run
+// finished.
+func (s Summary) Err() error {
+	switch {
+	case s.Interrupted > 0:
+		return fmt.Errorf("stopped: %d runs interrupted (they resume from their checkpoints on the next 'koopq sweep run')", s.Interrupted)
+	case s.Failed > 0:
+		return fmt.Errorf("%d runs failed (see 'koopq sweep status'; rerun with --retry-failed):\n  %s", s.Failed, strings.Join(s.Errors, "\n  "))
+	case s.NotRetried > 0:
+		return fmt.Errorf("%d runs failed in an earlier attempt and were not retried (see 'koopq sweep status'; --retry-failed runs them again)", s.NotRetried)
+	}
+	return nil
+}
+
+// DefaultJobs is the concurrency that fills the cores with runs of threads
+// threads each.
+func DefaultJobs(threads int) int {
+	return max(1, runtime.NumCPU()/max(1, threads))
+}
+
+// RunLocal executes runs on this machine, o.Jobs at a time. Done runs are
+// skipped, failed ones too unless o.RetryFailed. Cancelling ctx (Ctrl-C)
+// stops starting new runs and asks the active trainers to checkpoint and
+// exit.
+func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summary {
+	jobs := o.Jobs
+	if jobs <= 0 {
+		jobs = DefaultJobs(o.Threads)
+	}
+	if o.Executor == "" {
+		o.Executor = "local"
+	}
+	var (
+		mu     sync.Mutex
+		sum    Summary
+		active = map[int]Run{}
+	)
+	say := func(format string, a ...any) {
+		if o.Progress != nil {
+			mu.Lock()
+			fmt.Fprintf(o.Progress, format+"\n", a...)
+			mu.Unlock()
+		}
+	}
+	todo := make(chan Run)
+	var wg sync.WaitGroup
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range todo {
+				mu.Lock()
+				active[r.Index] = r
+				mu.Unlock()
+				state, err := Execute(ctx, out, r, o.ExecOptions)
+				mu.Lock()
+				delete(active, r.Index)
+				switch {
+				case err == nil:
+					sum.Done++
+				case errors.Is(err, ErrSkipped):
+					sum.Skipped++
+				case state == Pending && ctx.Err() != nil:
+					sum.Interrupted++
+				default:
+					sum.Failed++
+					sum.Errors = append(sum.Errors, err.Error())
+				}
+				mu.Unlock()
+				switch {
+				case err == nil:
+					st := RunStatus(out, r)
+					say("done    %s  score %s  (%.1f steps/s)", r.Name, fmtScore(st.LastScore), st.StepsPerSec)
+				case errors.Is(err, ErrSkipped):
+					if state != Done {
+						say("skip    %s", err)
+					}
+				default:
+					say("%-7s %s", map[bool]string{true: "stopped", false: "FAILED"}[ctx.Err() != nil], err)
+				}
+			}
+		}()
+	}
+	stopTicker := make(chan struct{})
+	tickDone := make(chan struct{})
+	go func() {
+		defer close(tickDone)
+		every := o.ProgressEvery
+		if every <= 0 || o.Progress == nil {
+			<-stopTicker
+			return
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopTicker:
+				return
+			case <-t.C:
+				mu.Lock()
+				rs := make([]Run, 0, len(active))
+				for _, r := range active {
+					rs = append(rs, r)
+				}
+				mu.Unlock()
+				sort.Slice(rs, func(i, j int) bool { return rs[i].Index < rs[j].Index })
+				for _, r := range rs {
+					st := RunStatus(out, r)
+					say("running %s  step %d/%d (%.0f%%)  score %s  %.1f steps/s", r.Name, st.Step, r.Steps,
+						100*float64(st.Step)/float64(max(r.Steps, 1)), fmtScore(st.LastScore), st.StepsPerSec)
+				}
+			}
+		}
+	}()
+	skippedDone := 0
+feed:
+	for _, r := range runs {
+		switch st := RunStatus(out, r); {
+		case st.State == Done:
+			skippedDone++
+			continue
+		case st.State == Failed && !o.RetryFailed:
+			mu.Lock()
+			sum.NotRetried++
+			mu.Unlock()
+			say("skip    %s: failed before: %s", r.Name, firstLine(st.Message))
+			continue
+		case st.State == Running && !o.TakeOver:
+			mu.Lock()
+			sum.Running++
+			mu.Unlock()
+			say("skip    %s: running elsewhere", r.Name)
+			continue
+		}
+		select {
+		case todo <- r:
+			say("start   %s", r.Name)
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(todo)
+	wg.Wait()
+	close(stopTicker)
+	<-tickDone
+	sum.Skipped += skippedDone
+	if skippedDone > 0 {
+		say("%d runs were already done", skippedDone)
+	}
+	return sum
+}
+
+func fmtScore(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", v)
+}

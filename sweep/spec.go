@@ -1,0 +1,705 @@
+// Package sweep runs grids of koopq trainings described by a spec file:
+// datasets × methods × seeds plus explicit extra runs (ablations). Every run
+// is an ordinary `koopq train` run directory, named deterministically from
+// its parameters, so a sweep is resumable: finished runs are skipped, partial
+// runs resume from their checkpoints, failed runs are reported and retried on
+// request.
+//
+// A run is executed as a subprocess `koopq train ...` whose flags come from
+// the spec; the sweep never links the training code. Executors decide where
+// that subprocess runs: here (Local, N at a time), on a Slurm cluster (one
+// sbatch array, one task per run) or on Kubernetes (one Indexed Job, one
+// completion index per run). The array task / pod calls `koopq sweep exec`
+// with its index, which maps to the same run through the same spec.
+//
+// Layout of a sweep directory OUT:
+//
+//	OUT/<run>/sweep-run.json   what the run is (Run), written before it starts
+//	OUT/<run>/state.json       executor marker: running (pid, host), failed, interrupted, done
+//	OUT/<run>/train.log        the trainer's stdout and stderr
+//	OUT/<run>/<train dir>/     the `koopq train` run directory (config.json, results.json, ...)
+//	OUT/.sweep/                pinned spec copies, Slurm scripts and logs, Kubernetes manifests
+package sweep
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Spec is a sweep spec file (YAML). Flags maps are extra `koopq train` flags
+// (name without dashes → value); lists become comma-separated values.
+// Flags are merged in this order, later wins: spec flags, the spec's flag
+// sets (use), the dataset's flags, the method's flag sets and flags, an
+// ablation's flag sets and flags.
+type Spec struct {
+	// Name labels the sweep (Slurm job name, Kubernetes object names).
+	Name string `yaml:"name"`
+	// Datasets are the table's rows.
+	Datasets []Dataset `yaml:"datasets"`
+	// Methods are the table's columns.
+	Methods []Method `yaml:"methods"`
+	// Seeds: every dataset × method runs once per seed.
+	Seeds []uint64 `yaml:"seeds"`
+	// Steps is the number of gradient steps of every run (train --steps).
+	Steps int `yaml:"steps"`
+	// Preset is train's named settings preset (train --preset, e.g. paper);
+	// empty: train's default.
+	Preset string `yaml:"preset"`
+	// Eval sets train's --eval-every and --eval-episodes.
+	Eval Eval `yaml:"eval"`
+	// Flags are extra train flags for every run.
+	Flags map[string]any `yaml:"flags"`
+	// FlagSets are named bundles of train flags that the spec, methods and
+	// ablations pull in with `use:`.
+	FlagSets map[string]map[string]any `yaml:"flag_sets"`
+	// Use names flag sets applied to every run.
+	Use []string `yaml:"use"`
+	// Ablations are explicit extra runs, each a variant of one method.
+	Ablations []Ablation `yaml:"ablations"`
+	// Baseline is the method the report compares against (probability of
+	// improvement); default the method named CQL when there is one.
+	Baseline string `yaml:"baseline"`
+	// StepsPerSecond is the expected training speed of one run at Threads
+	// threads, for `sweep plan`'s CPU-hour estimate. 0: unknown (plan then
+	// uses runs already finished in --out, if any).
+	StepsPerSecond float64 `yaml:"steps_per_second"`
+	// Threads is the number of threads (cores) each run uses (GOMAXPROCS,
+	// OPENBLAS_NUM_THREADS, OMP_NUM_THREADS of the trainer). Default 1.
+	Threads int `yaml:"threads"`
+	// Slurm holds the resources of each array task.
+	Slurm SlurmSpec `yaml:"slurm"`
+	// Kubernetes holds the settings of the Indexed Job.
+	Kubernetes KubernetesSpec `yaml:"kubernetes"`
+}
+
+// Dataset is one row of the table: a dataset file and its simulator.
+type Dataset struct {
+	Name string `yaml:"name"`
+	// Env is the simulator the policy is evaluated in (train --env).
+	Env string `yaml:"env"`
+	// Data is the dataset file (train --data), relative to the data root
+	// (by default the spec file's directory) unless absolute.
+	Data  string         `yaml:"data"`
+	Flags map[string]any `yaml:"flags"`
+	// Collect, when set, makes a missing Data file before the sweep runs:
+	// `koopq collect --env <env> --out <Data's directory>` with these extra
+	// collect flags (Data must then be named <env>-<kind>.hdf5, as collect
+	// writes it). Not used by the Kubernetes executor (datasets live on its
+	// volume).
+	Collect map[string]any `yaml:"collect"`
+}
+
+// Method is one column of the table: an augmentation plus flag overrides.
+type Method struct {
+	Name string `yaml:"name"`
+	// Augment is train's --augment (none, gaussian, s4rl-adv, kfc, kfc++, ...).
+	Augment string         `yaml:"augment"`
+	Preset  string         `yaml:"preset"`
+	Use     []string       `yaml:"use"`
+	Flags   map[string]any `yaml:"flags"`
+}
+
+// Ablation is a variant of one method run on some datasets (default all) and
+// seeds (default the spec's); it reports as its own row in the ablation table.
+type Ablation struct {
+	Name string `yaml:"name"`
+	// Method is the method the ablation modifies.
+	Method   string         `yaml:"method"`
+	Augment  string         `yaml:"augment"` // overrides the method's augment when set
+	Datasets []string       `yaml:"datasets"`
+	Seeds    []uint64       `yaml:"seeds"`
+	Use      []string       `yaml:"use"`
+	Flags    map[string]any `yaml:"flags"`
+}
+
+// Eval holds the evaluation protocol.
+type Eval struct {
+	// Every is gradient steps between evaluations (train --eval-every);
+	// nil: train's default.
+	Every *int `yaml:"every"`
+	// Episodes per evaluation (train --eval-episodes); nil: train's default.
+	Episodes *int `yaml:"episodes"`
+}
+
+// SlurmSpec holds sbatch settings for each array task.
+type SlurmSpec struct {
+	Partition string `yaml:"partition"`
+	Account   string `yaml:"account"`
+	// Time is the per-task time limit in Slurm's format (e.g. 12:00:00).
+	Time string `yaml:"time"`
+	// Mem is the per-task memory (e.g. 4G).
+	Mem string `yaml:"mem"`
+	// MaxParallel caps simultaneously running tasks (%N of --array); 0: no cap.
+	MaxParallel int `yaml:"max_parallel"`
+	// Extra are further #SBATCH lines, verbatim (e.g. "--qos=long").
+	Extra []string `yaml:"extra"`
+}
+
+// KubernetesSpec holds the settings of the Kubernetes Indexed Job.
+type KubernetesSpec struct {
+	// Image is a container image with koopq on PATH.
+	Image     string `yaml:"image"`
+	Namespace string `yaml:"namespace"`
+	// Parallelism is the number of pods running at once; 0: all runs.
+	Parallelism int `yaml:"parallelism"`
+	// Storage is the PersistentVolumeClaim size (e.g. 20Gi) holding the
+	// datasets (under data/) and the run directories (under runs/).
+	Storage      string `yaml:"storage"`
+	StorageClass string `yaml:"storage_class"`
+	// Memory requested per pod (e.g. 4Gi).
+	Memory string `yaml:"memory"`
+	// BackoffLimitPerIndex is the retries of one run's pod; default 3.
+	BackoffLimitPerIndex *int `yaml:"backoff_limit_per_index"`
+}
+
+// Run is one training of the sweep.
+type Run struct {
+	// Index is the run's position in the spec's expansion (array task and
+	// completion index).
+	Index int `json:"index"`
+	// Name is the run's directory name, deterministic from its parameters.
+	Name    string `json:"name"`
+	Dataset string `json:"dataset"`
+	Env     string `json:"env"`
+	Data    string `json:"data"`
+	// Method is the method's name, or the ablation's name for ablation runs.
+	Method string `json:"method"`
+	// Ablation is set for ablation runs: then Base is the method it varies.
+	Ablation bool   `json:"ablation,omitempty"`
+	Base     string `json:"base,omitempty"`
+	Augment  string `json:"augment"`
+	Seed     uint64 `json:"seed"`
+	Steps    int    `json:"steps"`
+	Preset   string `json:"preset,omitempty"`
+	// Flags are the extra train flags, sorted by name.
+	Flags []Flag `json:"flags"`
+}
+
+// Flag is one train flag and its value as text.
+type Flag struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// TrainArgs returns the `koopq train` arguments of a fresh run: data is the
+// resolved dataset path, out the parent directory and name the run
+// directory's name.
+func (r Run) TrainArgs(data, out, name string) []string {
+	a := []string{"train", "--data", data, "--env", r.Env, "--augment", r.Augment,
+		"--seed", strconv.FormatUint(r.Seed, 10), "--steps", strconv.Itoa(r.Steps)}
+	if r.Preset != "" {
+		a = append(a, "--preset", r.Preset)
+	}
+	for _, f := range r.Flags {
+		a = append(a, "--"+f.Name+"="+f.Value)
+	}
+	return append(a, "--out", out, "--name", name)
+}
+
+// reserved are train flags the spec sets through its own keys.
+var reserved = map[string]string{
+	"data": "datasets[].data", "env": "datasets[].env", "augment": "methods[].augment", "seed": "seeds",
+	"steps": "steps", "out": "sweep run --out", "name": "(run names are derived)", "resume": "(the sweep resumes runs itself)",
+	"config": "preset", "preset": "preset", "config-file": "(a sweep spells every setting out)",
+	"eval-every": "eval.every", "eval-episodes": "eval.episodes",
+}
+
+// Checker validates what the sweep package cannot know by itself: train flag
+// names and values, env names and augment names. The CLI supplies one that
+// asks the train command; nil fields check nothing.
+type Checker struct {
+	// Flag returns an error when name is not a train flag or value is not
+	// valid for it.
+	Flag func(name, value string) error
+	// Env returns an error for an unknown environment.
+	Env func(name string) error
+	// Augment returns an error for an unknown augmentation.
+	Augment func(name string) error
+	// CollectFlag is Flag for `koopq collect` (datasets[].collect).
+	CollectFlag func(name, value string) error
+}
+
+var namePat = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+
+// Load reads, validates and expands a spec file. Every problem found is
+// reported (not only the first), each naming its key.
+func Load(path string, chk Checker) (*Spec, []Run, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec: %w", err)
+	}
+	s, runs, err := Parse(b, chk)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec %s: %w", path, err)
+	}
+	return s, runs, nil
+}
+
+// Parse decodes and validates spec text (unknown keys are errors) and
+// expands it into runs.
+func Parse(text []byte, chk Checker) (*Spec, []Run, error) {
+	var s Spec
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			// One line per problem, e.g. "line 12: field stepz not found in type sweep.Spec".
+			msgs := make([]string, len(te.Errors))
+			for i, e := range te.Errors {
+				msgs[i] = strings.Replace(e, " in type sweep.", " in ", 1)
+			}
+			return nil, nil, errors.New(strings.Join(msgs, "; "))
+		}
+		return nil, nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var extra any
+	if err := dec.Decode(&extra); err == nil {
+		return nil, nil, errors.New("more than one YAML document")
+	}
+	runs, err := s.expand(chk)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &s, runs, nil
+}
+
+// Hash is a short content hash of spec text, naming pinned copies.
+func Hash(text []byte) string {
+	h := sha256.Sum256(text)
+	return hex.EncodeToString(h[:])[:12]
+}
+
+type problems []string
+
+func (p *problems) add(format string, a ...any) { *p = append(*p, fmt.Sprintf(format, a...)) }
+
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	if len(p) == 1 {
+		return errors.New(p[0])
+	}
+	return fmt.Errorf("%d problems:\n  %s", len(p), strings.Join(p, "\n  "))
+}
+
+// flagText turns a YAML value into a flag value.
+func flagText(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int:
+		return strconv.Itoa(x), nil
+	case uint64:
+		return strconv.FormatUint(x, 10), nil
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			t, err := flagText(e)
+			if err != nil {
+				return "", err
+			}
+			if _, isList := e.([]any); isList {
+				return "", errors.New("nested lists are not flag values")
+			}
+			parts[i] = t
+		}
+		return strings.Join(parts, ","), nil
+	case nil:
+		return "", errors.New("empty value")
+	default:
+		return "", fmt.Errorf("a %T is not a flag value", v)
+	}
+}
+
+// mergeFlags copies the flags of m into dst, checking each (where names the
+// map in errors).
+func mergeFlags(dst map[string]string, m map[string]any, where string, chk Checker, p *problems) {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		name := strings.TrimLeft(k, "-")
+		if key, ok := reserved[name]; ok {
+			p.add("%s: flag %q is set by the spec key %s, not in flags", where, k, key)
+			continue
+		}
+		val, err := flagText(m[k])
+		if err != nil {
+			p.add("%s: flag %q: %v", where, k, err)
+			continue
+		}
+		if chk.Flag != nil {
+			if err := chk.Flag(name, val); err != nil {
+				p.add("%s: flag %q: %v", where, k, err)
+				continue
+			}
+		}
+		dst[name] = val
+	}
+}
+
+func (s *Spec) useSets(dst map[string]string, use []string, where string, chk Checker, p *problems) {
+	for _, u := range use {
+		set, ok := s.FlagSets[u]
+		if !ok {
+			p.add("%s: use: no flag set %q in flag_sets", where, u)
+			continue
+		}
+		mergeFlags(dst, set, fmt.Sprintf("flag_sets.%s", u), chk, p)
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CollectArgs returns the `koopq collect` arguments that make dataset d's
+// file under root, or nil when d has no collect settings. The spec must have
+// been validated.
+func (d Dataset) CollectArgs(root string) []string {
+	if d.Collect == nil {
+		return nil
+	}
+	data := d.Data
+	if !filepath.IsAbs(data) {
+		data = filepath.Join(root, data)
+	}
+	a := []string{"collect", "--env", d.Env, "--out", filepath.Dir(data)}
+	for _, k := range sortedKeys(d.Collect) {
+		v, _ := flagText(d.Collect[k])
+		a = append(a, "--"+strings.TrimLeft(k, "-")+"="+v)
+	}
+	return a
+}
+
+func sortedFlags(m map[string]string) []Flag {
+	out := make([]Flag, 0, len(m))
+	for k, v := range m {
+		out = append(out, Flag{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+			b.WriteRune(r)
+		case r == '+':
+			b.WriteRune('p')
+		default:
+			b.WriteRune('-')
+		}
+	}
+	return b.String()
+}
+
+// RunName is the deterministic directory name of a run:
+// <dataset>__<method>__s<seed>, lower-cased, '+' spelt 'p'.
+func RunName(dataset, method string, seed uint64) string {
+	return fmt.Sprintf("%s__%s__s%d", sanitize(dataset), sanitize(method), seed)
+}
+
+// expand validates the spec and lists its runs: the grid in dataset-major,
+// method, seed order, then the ablations in spec order.
+func (s *Spec) expand(chk Checker) ([]Run, error) {
+	var p problems
+	if s.Name == "" {
+		p.add("name: missing (it labels Slurm jobs and Kubernetes objects)")
+	} else if !namePat.MatchString(s.Name) {
+		p.add("name %q: use letters, digits, '.', '_', '+', '-'", s.Name)
+	}
+	if len(s.Datasets) == 0 {
+		p.add("datasets: none given")
+	}
+	if len(s.Methods) == 0 {
+		p.add("methods: none given")
+	}
+	if len(s.Seeds) == 0 {
+		p.add("seeds: none given")
+	}
+	seen := map[uint64]bool{}
+	for _, sd := range s.Seeds {
+		if seen[sd] {
+			p.add("seeds: %d appears twice", sd)
+		}
+		seen[sd] = true
+	}
+	if s.Steps <= 0 {
+		p.add("steps: must be a positive number of gradient steps (got %d)", s.Steps)
+	}
+	if s.Eval.Every != nil && *s.Eval.Every < 0 {
+		p.add("eval.every: must be >= 0 (got %d)", *s.Eval.Every)
+	}
+	if s.Eval.Episodes != nil && *s.Eval.Episodes <= 0 {
+		p.add("eval.episodes: must be positive (got %d)", *s.Eval.Episodes)
+	}
+	if s.StepsPerSecond < 0 {
+		p.add("steps_per_second: must be >= 0 (got %g)", s.StepsPerSecond)
+	}
+	if s.Threads < 0 {
+		p.add("threads: must be >= 0 (got %d)", s.Threads)
+	}
+	if s.Slurm.MaxParallel < 0 {
+		p.add("slurm.max_parallel: must be >= 0")
+	}
+	if s.Kubernetes.Parallelism < 0 {
+		p.add("kubernetes.parallelism: must be >= 0")
+	}
+	if b := s.Kubernetes.BackoffLimitPerIndex; b != nil && *b < 0 {
+		p.add("kubernetes.backoff_limit_per_index: must be >= 0")
+	}
+	for name := range s.FlagSets {
+		mergeFlags(map[string]string{}, s.FlagSets[name], "flag_sets."+name, chk, &p)
+	}
+	// Flag sets were checked once above; check again only through use.
+	quiet := Checker{}
+	base := map[string]string{}
+	mergeFlags(base, s.Flags, "flags", chk, &p)
+	s.useSets(base, s.Use, "use", quiet, &p)
+
+	dsIdx := map[string]int{}
+	for i, d := range s.Datasets {
+		where := fmt.Sprintf("datasets[%d]", i)
+		if d.Name == "" {
+			p.add("%s: name missing", where)
+		} else {
+			where += " (" + d.Name + ")"
+			if !namePat.MatchString(d.Name) {
+				p.add("%s: name: use letters, digits, '.', '_', '+', '-'", where)
+			}
+			if _, dup := dsIdx[d.Name]; dup {
+				p.add("%s: name %q used twice", where, d.Name)
+			}
+			dsIdx[d.Name] = i
+		}
+		if d.Env == "" {
+			p.add("%s: env missing (the simulator to evaluate in)", where)
+		} else if chk.Env != nil {
+			if err := chk.Env(d.Env); err != nil {
+				p.add("%s: env: %v", where, err)
+			}
+		}
+		if d.Data == "" {
+			p.add("%s: data missing (a D4RL-layout HDF5 file)", where)
+		}
+		mergeFlags(map[string]string{}, d.Flags, where+".flags", chk, &p)
+		if d.Collect != nil {
+			base := filepath.Base(d.Data)
+			if d.Env != "" && (!strings.HasPrefix(base, d.Env+"-") || filepath.Ext(base) != ".hdf5") {
+				p.add("%s: collect: data must be named %s-<random|medium|expert|medium-replay|medium-expert>.hdf5 (koopq collect's names), not %s",
+					where, d.Env, base)
+			}
+			for _, k := range sortedKeys(d.Collect) {
+				name := strings.TrimLeft(k, "-")
+				val, err := flagText(d.Collect[k])
+				switch {
+				case name == "env" || name == "out":
+					p.add("%s: collect: %q is set by the dataset's env and data", where, k)
+				case err != nil:
+					p.add("%s: collect: flag %q: %v", where, k, err)
+				case chk.CollectFlag != nil:
+					if err := chk.CollectFlag(name, val); err != nil {
+						p.add("%s: collect: flag %q: %v", where, k, err)
+					}
+				}
+			}
+		}
+	}
+	mIdx := map[string]int{}
+	for i, m := range s.Methods {
+		where := fmt.Sprintf("methods[%d]", i)
+		if m.Name == "" {
+			p.add("%s: name missing", where)
+		} else {
+			where += " (" + m.Name + ")"
+			if !namePat.MatchString(m.Name) {
+				p.add("%s: name: use letters, digits, '.', '_', '+', '-'", where)
+			}
+			if _, dup := mIdx[m.Name]; dup {
+				p.add("%s: name %q used twice", where, m.Name)
+			}
+			mIdx[m.Name] = i
+		}
+		if m.Augment == "" {
+			p.add("%s: augment missing (none for plain CQL)", where)
+		} else if chk.Augment != nil {
+			if err := chk.Augment(m.Augment); err != nil {
+				p.add("%s: augment: %v", where, err)
+			}
+		}
+		mergeFlags(map[string]string{}, m.Flags, where+".flags", chk, &p)
+		s.useSets(map[string]string{}, m.Use, where, quiet, &p)
+	}
+	if s.Baseline != "" {
+		if _, ok := mIdx[s.Baseline]; !ok {
+			p.add("baseline: no method named %q", s.Baseline)
+		}
+	}
+	abNames := map[string]bool{}
+	for i, a := range s.Ablations {
+		where := fmt.Sprintf("ablations[%d]", i)
+		if a.Name == "" {
+			p.add("%s: name missing", where)
+		} else {
+			where += " (" + a.Name + ")"
+			if !namePat.MatchString(a.Name) {
+				p.add("%s: name: use letters, digits, '.', '_', '+', '-'", where)
+			}
+			if _, clash := mIdx[a.Name]; clash || abNames[a.Name] {
+				p.add("%s: name %q is already a method or ablation", where, a.Name)
+			}
+			abNames[a.Name] = true
+		}
+		if _, ok := mIdx[a.Method]; !ok {
+			p.add("%s: method: no method named %q", where, a.Method)
+		}
+		for _, d := range a.Datasets {
+			if _, ok := dsIdx[d]; !ok {
+				p.add("%s: datasets: no dataset named %q", where, d)
+			}
+		}
+		if a.Augment != "" && chk.Augment != nil {
+			if err := chk.Augment(a.Augment); err != nil {
+				p.add("%s: augment: %v", where, err)
+			}
+		}
+		mergeFlags(map[string]string{}, a.Flags, where+".flags", chk, &p)
+		s.useSets(map[string]string{}, a.Use, where, quiet, &p)
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+
+	// Validated: build the runs without checking again.
+	var runs []Run
+	mk := func(d Dataset, m Method, a *Ablation, seed uint64) Run {
+		f := map[string]string{}
+		for k, v := range base {
+			f[k] = v
+		}
+		var q problems
+		mergeFlags(f, d.Flags, "", quiet, &q)
+		s.useSets(f, m.Use, "", quiet, &q)
+		mergeFlags(f, m.Flags, "", quiet, &q)
+		r := Run{Dataset: d.Name, Env: d.Env, Data: d.Data, Method: m.Name, Augment: m.Augment, Seed: seed,
+			Steps: s.Steps, Preset: s.Preset}
+		if m.Preset != "" {
+			r.Preset = m.Preset
+		}
+		if a != nil {
+			s.useSets(f, a.Use, "", quiet, &q)
+			mergeFlags(f, a.Flags, "", quiet, &q)
+			r.Method, r.Ablation, r.Base = a.Name, true, m.Name
+			if a.Augment != "" {
+				r.Augment = a.Augment
+			}
+		}
+		if s.Eval.Every != nil {
+			f["eval-every"] = strconv.Itoa(*s.Eval.Every)
+		}
+		if s.Eval.Episodes != nil {
+			f["eval-episodes"] = strconv.Itoa(*s.Eval.Episodes)
+		}
+		r.Flags = sortedFlags(f)
+		r.Name = RunName(r.Dataset, r.Method, seed)
+		return r
+	}
+	for _, d := range s.Datasets {
+		for _, m := range s.Methods {
+			for _, seed := range s.Seeds {
+				runs = append(runs, mk(d, m, nil, seed))
+			}
+		}
+	}
+	for i := range s.Ablations {
+		a := &s.Ablations[i]
+		ds := a.Datasets
+		if len(ds) == 0 {
+			for _, d := range s.Datasets {
+				ds = append(ds, d.Name)
+			}
+		}
+		seeds := a.Seeds
+		if len(seeds) == 0 {
+			seeds = s.Seeds
+		}
+		for _, dn := range ds {
+			for _, seed := range seeds {
+				runs = append(runs, mk(s.Datasets[dsIdx[dn]], s.Methods[mIdx[a.Method]], a, seed))
+			}
+		}
+	}
+	names := map[string]int{}
+	for i := range runs {
+		runs[i].Index = i
+		if j, dup := names[runs[i].Name]; dup {
+			p.add("runs %d and %d both get the directory name %q (names differ only in case or punctuation)", j, i, runs[i].Name)
+		}
+		names[runs[i].Name] = i
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// ResolveData returns the dataset path of r: absolute paths as they are,
+// relative ones joined onto root.
+func (r Run) ResolveData(root string) string {
+	if filepath.IsAbs(r.Data) {
+		return r.Data
+	}
+	return filepath.Join(root, r.Data)
+}
+
+// BaselineName returns the method the report compares against: Baseline,
+// else a method named CQL (any case), else the first method.
+func (s *Spec) BaselineName() string {
+	if s.Baseline != "" {
+		return s.Baseline
+	}
+	for _, m := range s.Methods {
+		if strings.EqualFold(m.Name, "cql") {
+			return m.Name
+		}
+	}
+	if len(s.Methods) > 0 {
+		return s.Methods[0].Name
+	}
+	return ""
+}
+
+// ThreadsPerRun is Threads with its default (1).
+func (s *Spec) ThreadsPerRun() int {
+	if s.Threads <= 0 {
+		return 1
+	}
+	return s.Threads
+}

@@ -1,0 +1,220 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const testSpec = `
+name: t
+datasets:
+  - {name: hopper-medium, env: hopper, data: data/hopper-medium.hdf5}
+  - {name: walker-medium, env: walker2d, data: /abs/walker.hdf5, flags: {min-q-weight: 5}}
+methods:
+  - {name: CQL, augment: none}
+  - name: KFC++
+    augment: kfc++
+    use: [koop]
+    flags: {koopman-prob: 0.8, hidden: [64, 64]}
+seeds: [3, 1]
+steps: 1000
+preset: paper
+eval: {every: 100, episodes: 2}
+flags: {hidden: [32, 32], residual: true}
+flag_sets:
+  koop: {koopman-epochs: 3, min-q-weight: 7}
+ablations:
+  - {name: KFC++-p0, method: KFC++, datasets: [hopper-medium], seeds: [3], flags: {koopman-prob: 0}}
+`
+
+func mustParse(t *testing.T, text string, chk Checker) (*Spec, []Run) {
+	t.Helper()
+	s, runs, err := Parse([]byte(text), chk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, runs
+}
+
+func flagsOf(r Run) string {
+	var p []string
+	for _, f := range r.Flags {
+		p = append(p, f.Name+"="+f.Value)
+	}
+	return strings.Join(p, " ")
+}
+
+func TestSpecExpansion(t *testing.T) {
+	s, runs := mustParse(t, testSpec, Checker{})
+	if len(runs) != 2*2*2+1 {
+		t.Fatalf("%d runs, want 9", len(runs))
+	}
+	var names []string
+	for i, r := range runs {
+		if r.Index != i {
+			t.Errorf("run %d has index %d", i, r.Index)
+		}
+		names = append(names, r.Name)
+	}
+	want := "hopper-medium__cql__s3 hopper-medium__cql__s1 hopper-medium__kfcpp__s3 hopper-medium__kfcpp__s1 " +
+		"walker-medium__cql__s3 walker-medium__cql__s1 walker-medium__kfcpp__s3 walker-medium__kfcpp__s1 hopper-medium__kfcpp-p0__s3"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("names\n got %s\nwant %s", got, want)
+	}
+	// Merge order: spec flags < dataset < method's sets < method flags; eval last.
+	if got := flagsOf(runs[7]); got != "eval-episodes=2 eval-every=100 hidden=64,64 koopman-epochs=3 koopman-prob=0.8 min-q-weight=7 residual=true" {
+		t.Errorf("walker KFC++ flags: %s", got)
+	}
+	if got := flagsOf(runs[4]); got != "eval-episodes=2 eval-every=100 hidden=32,32 min-q-weight=5 residual=true" {
+		t.Errorf("walker CQL flags: %s", got)
+	}
+	ab := runs[8]
+	if !ab.Ablation || ab.Base != "KFC++" || ab.Method != "KFC++-p0" || ab.Augment != "kfc++" || ab.Seed != 3 ||
+		!strings.Contains(flagsOf(ab), "koopman-prob=0 ") {
+		t.Errorf("ablation run %+v", ab)
+	}
+	args := strings.Join(runs[0].TrainArgs("/d/h.hdf5", "/out/slot", "run"), " ")
+	if args != "train --data /d/h.hdf5 --env hopper --augment none --seed 3 --steps 1000 --preset paper --eval-episodes=2 --eval-every=100 --hidden=32,32 --residual=true --out /out/slot --name run" {
+		t.Errorf("train args: %s", args)
+	}
+	if runs[0].ResolveData("/root") != "/root/data/hopper-medium.hdf5" || runs[4].ResolveData("/root") != "/abs/walker.hdf5" {
+		t.Error("ResolveData")
+	}
+	if s.BaselineName() != "CQL" || s.ThreadsPerRun() != 1 {
+		t.Errorf("baseline %q threads %d", s.BaselineName(), s.ThreadsPerRun())
+	}
+	// Expansion is deterministic.
+	_, again := mustParse(t, testSpec, Checker{})
+	if fmt.Sprint(again) != fmt.Sprint(runs) {
+		t.Error("two expansions of one spec differ")
+	}
+}
+
+func TestSpecErrors(t *testing.T) {
+	chk := Checker{
+		Flag: func(name, value string) error {
+			switch name {
+			case "hidden", "koopman-epochs", "min-q-weight", "koopman-prob", "residual", "batch":
+				if name == "batch" && value == "x" {
+					return errors.New("invalid syntax")
+				}
+				return nil
+			}
+			return errors.New("not a 'koopq train' flag")
+		},
+		Env: func(n string) error {
+			if n == "hopper" || n == "walker2d" {
+				return nil
+			}
+			return fmt.Errorf("unknown env %q", n)
+		},
+		Augment: func(n string) error {
+			if n == "none" || n == "kfc++" {
+				return nil
+			}
+			return fmt.Errorf("unknown augment %q", n)
+		},
+	}
+	if _, _, err := Parse([]byte(testSpec), chk); err != nil {
+		t.Fatalf("valid spec rejected: %v", err)
+	}
+	cases := []struct {
+		name, edit, want string
+	}{
+		{"unknown key", "seeds: [3, 1]\n=seeds: [3, 1]\nsteeps: 5\n", "field steeps not found"},
+		{"no name", "name: t\n=name: \"\"\n", "name: missing"},
+		{"zero steps", "steps: 1000\n=steps: 0\n", "steps: must be a positive"},
+		{"dup seed", "seeds: [3, 1]\n=seeds: [3, 3]\n", "seeds: 3 appears twice"},
+		{"bad env", "env: hopper,=env: hoper,", `datasets[0] (hopper-medium): env: unknown env "hoper"`},
+		{"bad augment", "augment: kfc++\n=augment: kfc+++\n", `methods[1] (KFC++): augment: unknown augment "kfc+++"`},
+		{"typo flag", "koopman-prob: 0.8=koopman-prb: 0.8", `methods[1] (KFC++).flags: flag "koopman-prb": not a 'koopq train' flag`},
+		{"bad value", "residual: true}=residual: true, batch: x}", `flags: flag "batch": invalid syntax`},
+		{"reserved", "residual: true}=residual: true, seed: 4}", `flag "seed" is set by the spec key seeds`},
+		{"missing set", "use: [koop]=use: [kop]", `use: no flag set "kop"`},
+		{"ablation method", "method: KFC++, datasets=method: KFC, datasets", `ablations[0] (KFC++-p0): method: no method named "KFC"`},
+		{"ablation dataset", "datasets: [hopper-medium]=datasets: [hopper]", `no dataset named "hopper"`},
+		{"dup method", "{name: CQL, augment: none}={name: KFC++, augment: none}", `name "KFC++" used twice`},
+		{"nested list", "hidden: [32, 32]=hidden: [[32], 32]", "nested lists"},
+		{"eval", "episodes: 2}=episodes: 0}", "eval.episodes: must be positive"},
+		{"baseline", "steps: 1000\n=steps: 1000\nbaseline: SAC\n", `baseline: no method named "SAC"`},
+		{"two docs", "steps: 1000\n=steps: 1000\n---\nname: x\n", "more than one YAML document"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			old, new, _ := strings.Cut(c.edit, "=")
+			if !strings.Contains(testSpec, old) {
+				t.Fatalf("test edit %q does not apply", old)
+			}
+			text := strings.Replace(testSpec, old, new, 1)
+			_, _, err := Parse([]byte(text), chk)
+			if err == nil {
+				t.Fatalf("no error for %s", c.name)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not contain %q", err, c.want)
+			}
+		})
+	}
+	// Several problems are all reported.
+	text := strings.Replace(strings.Replace(testSpec, "steps: 1000", "steps: -1", 1), "env: hopper,", "env: hoper,", 1)
+	_, _, err := Parse([]byte(text), chk)
+	if err == nil || !strings.Contains(err.Error(), "2 problems") {
+		t.Errorf("two problems: %v", err)
+	}
+}
+
+func TestRunNamesCollide(t *testing.T) {
+	text := strings.Replace(testSpec, "{name: CQL, augment: none}", "{name: kfc++, augment: none}", 1)
+	_, _, err := Parse([]byte(text), Checker{})
+	if err == nil || !strings.Contains(err.Error(), "both get the directory name") {
+		t.Errorf("colliding names: %v", err)
+	}
+}
+
+func TestCompressRanges(t *testing.T) {
+	for _, c := range []struct {
+		in   []int
+		want string
+	}{
+		{[]int{0, 1, 2, 3}, "0-3"},
+		{[]int{9, 0, 2, 3, 4, 7}, "0,2-4,7,9"},
+		{[]int{5}, "5"},
+	} {
+		if got := compressRanges(c.in); got != c.want {
+			t.Errorf("compressRanges(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCPUHours(t *testing.T) {
+	runs := []Run{{Steps: 3600}, {Steps: 7200}}
+	// 10800 steps at 2 steps/s = 5400 s = 1.5 h per thread; 2 threads → 3 CPU-hours.
+	if got := CPUHours(runs, 2, 2); got != 3 {
+		t.Errorf("CPUHours = %v, want 3", got)
+	}
+	if CPUHours(runs, 0, 1) != 0 {
+		t.Error("unknown speed must give 0")
+	}
+}
+
+func TestCollectArgs(t *testing.T) {
+	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: d/hopper-medium.hdf5, collect: {sac-steps: 100, hidden: [8, 8]}}", 1)
+	s, _ := mustParse(t, text, Checker{})
+	got := strings.Join(s.Datasets[0].CollectArgs("/root"), " ")
+	if got != "collect --env hopper --out /root/d --hidden=8,8 --sac-steps=100" {
+		t.Errorf("collect args %q", got)
+	}
+	if s.Datasets[1].CollectArgs("/root") != nil {
+		t.Error("a dataset without collect: has collect args")
+	}
+	missing := MissingData(s, t.TempDir())
+	if len(missing) != 1 || !strings.Contains(missing[0], "dataset walker-medium: data /abs/walker.hdf5: no such file") {
+		t.Errorf("missing data %v", missing)
+	}
+	bad := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: data/hopper-medium.hdf5, collect: {env: hopper}}", 1)
+	if _, _, err := Parse([]byte(bad), Checker{}); err == nil || !strings.Contains(err.Error(), `collect: "env" is set by the dataset's env and data`) {
+		t.Errorf("collect env: %v", err)
+	}
+}

@@ -1,0 +1,276 @@
+package sweep
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// State is where a run stands.
+type State string
+
+// The states of a run. Partial and interrupted runs are pending: the next
+// `sweep run` resumes them from their latest checkpoint.
+const (
+	Pending State = "pending"
+	Running State = "running"
+	Failed  State = "failed"
+	Done    State = "done"
+)
+
+// Marker is a run slot's state.json, written by whoever executes the run.
+type Marker struct {
+	State    string    `json:"state"` // running, done, failed, interrupted
+	Host     string    `json:"host"`
+	PID      int       `json:"pid"`
+	Executor string    `json:"executor"` // local, slurm (with job id), k8s
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended,omitzero"`
+	Attempt  int       `json:"attempt"`
+	ExitCode int       `json:"exit_code,omitempty"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// Status is one run's row in `sweep status`.
+type Status struct {
+	Run   Run
+	State State
+	// Partial is set for pending runs that have a checkpoint to resume from.
+	Partial bool
+	// Step is the last logged gradient step.
+	Step int
+	// LastScore is the normalized score of the latest evaluation (NaN: none).
+	LastScore float64
+	// StepsPerSec is the training speed (results.json for finished runs, the
+	// last two metric rows otherwise; 0 unknown).
+	StepsPerSec float64
+	// TrainDir is the `koopq train` run directory ("" before the run starts).
+	TrainDir string
+	// Message explains failures.
+	Message string
+}
+
+// SlotDir is the directory of run r in the sweep directory out.
+func SlotDir(out string, r Run) string { return filepath.Join(out, r.Name) }
+
+// findTrainDir returns the train run directory inside a slot: the
+// subdirectory holding config.json (the newest by name if several).
+func findTrainDir(slot string) string {
+	m, _ := filepath.Glob(filepath.Join(slot, "*", "config.json"))
+	if len(m) == 0 {
+		return ""
+	}
+	sort.Strings(m)
+	return filepath.Dir(m[len(m)-1])
+}
+
+// resultInfo is the part of results.json the sweep reads.
+type resultInfo struct {
+	Steps       int     `json:"steps"`
+	StepsPerSec float64 `json:"steps_per_second"`
+	Final       struct {
+		Normalized *float64 `json:"normalized_score"`
+	} `json:"final_eval"`
+}
+
+type historyPoint struct {
+	Step       int      `json:"step"`
+	Normalized *float64 `json:"normalized_score"`
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func readMarker(slot string) (Marker, bool) {
+	var m Marker
+	if err := readJSON(filepath.Join(slot, "state.json"), &m); err != nil {
+		return m, false
+	}
+	return m, true
+}
+
+// writeMarker writes state.json atomically.
+func writeMarker(slot string, m Marker) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(slot, "state.json"), append(b, '\n'))
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// alive reports whether the marker's process still runs: on this host by
+// its pid; on another host it is trusted.
+func (m Marker) alive() bool {
+	host, _ := os.Hostname()
+	if m.Host != host {
+		return true
+	}
+	if m.PID <= 0 {
+		return false
+	}
+	err := syscall.Kill(m.PID, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// lastMetrics returns the step and speed from the last rows of metrics.jsonl.
+func lastMetrics(trainDir string) (step int, sps float64) {
+	f, err := os.Open(filepath.Join(trainDir, "metrics.jsonl"))
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	var prev, last map[string]float64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	for sc.Scan() {
+		var row map[string]float64
+		if json.Unmarshal(sc.Bytes(), &row) != nil {
+			continue
+		}
+		prev, last = last, row
+	}
+	if last == nil {
+		return 0, 0
+	}
+	step = int(last["step"])
+	if prev != nil {
+		ds, dt := last["step"]-prev["step"], last["wall_seconds"]-prev["wall_seconds"]
+		if ds > 0 && dt > 0 {
+			sps = ds / dt
+		}
+	}
+	return step, sps
+}
+
+// RunStatus inspects the slot of run r in out.
+func RunStatus(out string, r Run) Status {
+	st := Status{Run: r, State: Pending, LastScore: math.NaN()}
+	slot := SlotDir(out, r)
+	st.TrainDir = findTrainDir(slot)
+	if st.TrainDir != "" {
+		var res resultInfo
+		if err := readJSON(filepath.Join(st.TrainDir, "results.json"), &res); err == nil {
+			st.Step, st.StepsPerSec = res.Steps, res.StepsPerSec
+			if res.Final.Normalized != nil {
+				st.LastScore = *res.Final.Normalized
+			}
+			if res.Steps >= r.Steps {
+				st.State = Done
+				return st
+			}
+		}
+		var hist []historyPoint
+		if readJSON(filepath.Join(st.TrainDir, "history.json"), &hist) == nil && len(hist) > 0 {
+			if h := hist[len(hist)-1]; h.Normalized != nil {
+				st.LastScore = *h.Normalized
+			}
+		}
+		step, sps := lastMetrics(st.TrainDir)
+		if step > st.Step {
+			st.Step, st.StepsPerSec = step, sps
+		}
+		if _, err := os.Stat(filepath.Join(st.TrainDir, "checkpoints", "latest.safetensors")); err == nil {
+			st.Partial = true
+		}
+	}
+	if m, ok := readMarker(slot); ok {
+		switch m.State {
+		case "running":
+			if m.alive() {
+				st.State = Running
+			} else {
+				st.Message = fmt.Sprintf("its process (%s pid %d) is gone: interrupted", m.Host, m.PID)
+			}
+		case "failed":
+			st.State = Failed
+			st.Message = m.Error
+		case "interrupted":
+			st.Message = "interrupted"
+		}
+	}
+	return st
+}
+
+// Statuses inspects every run of a sweep.
+func Statuses(out string, runs []Run) []Status {
+	st := make([]Status, len(runs))
+	for i, r := range runs {
+		st[i] = RunStatus(out, r)
+	}
+	return st
+}
+
+// Counts tallies statuses by state.
+func Counts(st []Status) map[State]int {
+	c := map[State]int{}
+	for _, s := range st {
+		c[s.State]++
+	}
+	return c
+}
+
+// FormatStatus renders statuses as a plain-text table.
+func FormatStatus(st []Status) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-4s %-44s %-8s %9s %9s %9s  %s\n", "#", "run", "state", "step", "score", "steps/s", "note")
+	for _, s := range st {
+		state := string(s.State)
+		if s.State == Pending && s.Partial {
+			state = "partial"
+		}
+		score := "-"
+		if !math.IsNaN(s.LastScore) {
+			score = fmt.Sprintf("%.1f", s.LastScore)
+		}
+		sps := "-"
+		if s.StepsPerSec > 0 {
+			sps = fmt.Sprintf("%.1f", s.StepsPerSec)
+		}
+		step := fmt.Sprintf("%d/%d", s.Step, s.Run.Steps)
+		msg := s.Message
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		fmt.Fprintf(&b, "%-4d %-44s %-8s %9s %9s %9s  %s\n", s.Run.Index, s.Run.Name, state, step, score, sps, msg)
+	}
+	c := Counts(st)
+	fmt.Fprintf(&b, "%d runs: %d done, %d running, %d failed, %d pending\n", len(st), c[Done], c[Running], c[Failed], c[Pending])
+	return b.String()
+}
