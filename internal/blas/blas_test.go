@@ -328,6 +328,107 @@ func TestDefaultIsFastestPresent(t *testing.T) {
 	}
 }
 
+// configs lists every backend × precision this binary can run, fastest
+// backends first, as "backend/precision".
+func configs() [][2]string {
+	var out [][2]string
+	for _, b := range Available() {
+		for _, p := range []Precision{F32, BF16} {
+			if registry[b].supports(p) {
+				out = append(out, [2]string{b, p.String()})
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkGemm reports GFLOP/s of the shapes that dominate a CQL step, per
+// backend × precision × threads inside one call.
+func BenchmarkGemm(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, cf := range configs() {
+		if cf[0] == "gonum" {
+			continue
+		}
+		for _, s := range []struct {
+			name    string
+			ta, tb  bool
+			m, n, k int
+		}{
+			{"fwd-7936x256x256", false, false, 7936, 256, 256},
+			{"dW-256x256x7936", true, false, 256, 256, 7936},
+			{"dX-7936x256x256", false, true, 7936, 256, 256},
+			{"fwd-7936x256x14", false, false, 7936, 256, 14},
+			{"fwd-256x256x256", false, false, 256, 256, 256},
+		} {
+			for _, th := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%s/%s/threads=%d", cf[0], cf[1], s.name, th), func(b *testing.B) {
+					p, _ := ParsePrecision(cf[1])
+					use(b, cf[0], p)
+					SetThreads(th)
+					defer SetThreads(1)
+					a := randSlice(r, s.m*s.k)
+					bb := randSlice(r, s.k*s.n)
+					c := make([]float32, s.m*s.n)
+					MatMul(s.ta, s.tb, s.m, s.n, s.k, a, bb, c, false)
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						MatMul(s.ta, s.tb, s.m, s.n, s.k, a, bb, c, false)
+					}
+					b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkTwinCallers compares the two ways to use both cores for the twin
+// critics' dominant GEMM (7936×256×256, one per critic): two goroutines
+// with one thread per call ("2callers×1") against the two GEMMs one after
+// the other with two threads per call ("1caller×2").
+func BenchmarkTwinCallers(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const m, n, k = 7936, 256, 256
+	for _, cf := range configs() {
+		if cf[0] == "gonum" {
+			continue
+		}
+		for _, mode := range []string{"2callers×1", "1caller×2"} {
+			b.Run(cf[0]+"/"+cf[1]+"/"+mode, func(b *testing.B) {
+				p, _ := ParsePrecision(cf[1])
+				use(b, cf[0], p)
+				var x, w, y [2][]float32
+				for i := range x {
+					x[i], w[i], y[i] = randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
+				}
+				step := func(i int) { MatMul(false, false, m, n, k, x[i], w[i], y[i], false) }
+				run := func() {
+					if mode == "1caller×2" {
+						step(0)
+						step(1)
+						return
+					}
+					var wg sync.WaitGroup
+					wg.Add(1)
+					go func() { defer wg.Done(); step(1) }()
+					step(0)
+					wg.Wait()
+				}
+				if mode == "1caller×2" {
+					SetThreads(2)
+					defer SetThreads(1)
+				}
+				run()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					run()
+				}
+				b.ReportMetric(2*2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
 func TestGemmPanicsOnShortSlices(t *testing.T) {
 	defer func() {
 		if recover() == nil {
