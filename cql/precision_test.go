@@ -17,11 +17,11 @@ import (
 // from the seeds' spread), and every run must beat random by a wide margin (250; one run's 20-episode
 // mean has a standard error of about 120 here).
 func TestCQLBF16LearnsLikeF32(t *testing.T) {
+	old := blas.Describe()
+	defer func() { _ = blas.Configure(old.Backend, old.Precision) }()
 	if blas.Configure("onednn", "bf16") != nil {
 		t.Skip("no bf16 GEMM in this build or on this CPU")
 	}
-	old := blas.Describe()
-	defer func() { _ = blas.Configure(old.Backend, old.Precision) }()
 	data, info := pendulumData(t)
 	const steps = 3000
 	seeds := []uint64{1, 2, 3}

@@ -27,12 +27,11 @@ import (
 // GEMM touches must also differ by more than u/16: less means bf16 did not
 // run (the output bias gradient, Σ w, involves no GEMM and is exact).
 func TestMLPGradientsBF16(t *testing.T) {
+	old := blas.Describe()
+	defer func() { _ = blas.Configure(old.Backend, old.Precision) }()
 	if blas.Configure("onednn", "bf16") != nil {
 		t.Skip("no bf16 GEMM in this build or on this CPU") // purego build
 	}
-	old := blas.Describe()
-	_ = blas.Configure(old.Backend, "f32")
-	defer func() { _ = blas.Configure(old.Backend, old.Precision) }()
 
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, act := range []Activation{ReLU, Tanh} {

@@ -38,6 +38,9 @@ func (l *Linear) Forward(x []float32, rows int, y []float32) {
 	if len(x) < rows*l.In || len(y) < rows*l.Out {
 		panic(fmt.Sprintf("nn: Linear %dx%d forward with len(x)=%d len(y)=%d rows=%d", l.In, l.Out, len(x), len(y), rows))
 	}
+	if l.forwardFused(x, rows, y, Identity) {
+		return
+	}
 	if l.B != nil {
 		b := l.B.Data
 		for r := 0; r < rows; r++ {
@@ -45,6 +48,29 @@ func (l *Linear) Forward(x []float32, rows int, y []float32) {
 		}
 	}
 	blas.MatMul(false, false, rows, l.Out, l.In, x, l.W.Data, y, l.B != nil)
+}
+
+// forwardFused writes y = act(x·W + b) as one GEMM with the bias and the
+// activation fused in (blas.Affine) and reports whether the GEMM backend
+// could; measured on the critic's 7936×256→256 layer it takes 0.64-0.78× the
+// time of the separate bias, GEMM and activation passes
+// (go test -bench Affine ./internal/blas/).
+func (l *Linear) forwardFused(x []float32, rows int, y []float32, act Activation) bool {
+	var b []float32
+	if l.B != nil {
+		b = l.B.Data
+	}
+	ba := blas.ActNone
+	switch act {
+	case ReLU:
+		ba = blas.ActReLU
+	case Tanh:
+		ba = blas.ActTanh
+	case Identity:
+	default:
+		return false
+	}
+	return blas.Affine(rows, l.In, l.Out, x, l.W.Data, b, y, ba)
 }
 
 // Backward takes dy = ∂L/∂y [rows, Out] and the forward input x [rows, In].

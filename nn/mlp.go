@@ -82,8 +82,10 @@ func (m *MLP) Forward(c *Cache, x []float32, rows int) []float32 {
 	in := x
 	for i, l := range m.Layers {
 		c.outs[i] = grow(c.outs[i], rows*l.Out)
-		l.Forward(in, rows, c.outs[i])
-		m.act(i).apply(c.outs[i])
+		if !l.forwardFused(in, rows, c.outs[i], m.act(i)) {
+			l.Forward(in, rows, c.outs[i])
+			m.act(i).apply(c.outs[i])
+		}
 		in = c.outs[i]
 	}
 	return in

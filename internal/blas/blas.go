@@ -89,6 +89,8 @@ type impl interface {
 	isa() string
 	// setThreads is called when the thread count changes.
 	setThreads(n int)
+	// affine is Affine's fused path; false when the backend has none.
+	affine(p Precision, threads int, rows, in, out int, x, w, bias, y []float32, act Act) bool
 }
 
 var (
@@ -272,6 +274,44 @@ func MatMul(transA, transB bool, m, n, k int, a, b, c []float32, accumulate bool
 		beta = 1
 	}
 	Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, beta, c, n)
+}
+
+// Act is an elementwise function that Affine applies to a GEMM's output.
+type Act int
+
+const (
+	// ActNone is the identity.
+	ActNone Act = iota
+	// ActReLU is max(v, 0).
+	ActReLU
+	// ActTanh is tanh(v).
+	ActTanh
+)
+
+var fusion atomic.Bool
+
+func init() { fusion.Store(true) }
+
+// SetFusion turns Affine's fused path on (the default) or off, for A/B
+// measurements; off, Affine always returns false.
+func SetFusion(on bool) { fusion.Store(on) }
+
+// Affine computes y = act(x·W + b) in one fused GEMM (bias and activation as
+// post-ops) when the backend offers it (onednn), and returns true. x: [rows,
+// in], W: [in, out], b: [out] or nil, y: [rows, out], all tight row-major.
+// It returns false and leaves y untouched when the backend has no fused path
+// (openblas, gonum) or fusion is off: the caller then copies the bias, calls
+// MatMul and applies the activation itself. GEMM inputs follow the current
+// precision; the bias and the activation are applied in f32.
+func Affine(rows, in, out int, x, w, b, y []float32, act Act) bool {
+	if !fusion.Load() || rows == 0 || out == 0 || in == 0 {
+		return false
+	}
+	if len(x) < rows*in || len(w) < in*out || len(y) < rows*out || (b != nil && len(b) < out) || act < ActNone || act > ActTanh {
+		panic(fmt.Sprintf("blas: Affine %d×%d→%d with len(x)=%d len(w)=%d len(b)=%d len(y)=%d act=%d", rows, in, out, len(x), len(w), len(b), len(y), act))
+	}
+	c := current()
+	return c.impl.affine(c.prec, Threads(), rows, in, out, x, w, b, y, act)
 }
 
 // sortedKeys is a small helper for stable descriptions of sets.

@@ -37,7 +37,7 @@ package blas
 
 typedef struct {
 	dnnl_primitive_t mm, ra, rb;
-	dnnl_memory_t src, wei, dst, smm, a32, b32, sra, srb;
+	dnnl_memory_t src, wei, dst, smm, a32, b32, sra, srb, bia;
 	size_t scratch, abytes, bbytes;
 	int bf16;
 	char impl[64];
@@ -86,15 +86,16 @@ static int kq_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *
 static void kq_destroy(kq_mm *e) {
 	dnnl_primitive_t ps[3] = {e->mm, e->ra, e->rb};
 	for (int i = 0; i < 3; i++) if (ps[i]) dnnl_primitive_destroy(ps[i]);
-	dnnl_memory_t ms[8] = {e->src, e->wei, e->dst, e->smm, e->a32, e->b32, e->sra, e->srb};
-	for (int i = 0; i < 8; i++) if (ms[i]) dnnl_memory_destroy(ms[i]);
+	dnnl_memory_t ms[9] = {e->src, e->wei, e->dst, e->smm, e->a32, e->b32, e->sra, e->srb, e->bia};
+	for (int i = 0; i < 9; i++) if (ms[i]) dnnl_memory_destroy(ms[i]);
 	memset(e, 0, sizeof *e);
 }
 
 // kq_create builds the primitives and (handle-less) memory objects for
-// C[m,n] = alpha·op(A)[m,k]·op(B)[k,n] (+ C if sum). Returns a dnnl status.
+// C[m,n] = act(alpha·op(A)[m,k]·op(B)[k,n] (+ bias[n] if bias) (+ C if sum))
+// with act 0 = none, 1 = ReLU, 2 = tanh. Returns a dnnl status.
 static int kq_create(kq_mm *e, int bf16, int ta, int tb, int64_t m, int64_t n, int64_t k,
-		int64_t lda, int64_t ldb, int64_t ldc, float alpha, int sum, int nthr) {
+		int64_t lda, int64_t ldb, int64_t ldc, float alpha, int sum, int bias, int act, int nthr) {
 	omp_set_num_threads(nthr);
 	memset(e, 0, sizeof *e);
 	e->bf16 = bf16;
@@ -116,16 +117,19 @@ static int kq_create(kq_mm *e, int bf16, int ta, int tb, int64_t m, int64_t n, i
 	if (st) return st;
 	dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
 	if (alpha != 1.0f) st = (int)dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha);
-	if (!st && sum) {
+	if (!st && (sum || act)) {
 		dnnl_post_ops_t po;
 		st = (int)dnnl_post_ops_create(&po);
-		if (!st) st = (int)dnnl_post_ops_append_sum(po, 1.0f);
+		if (!st && sum) st = (int)dnnl_post_ops_append_sum(po, 1.0f);
+		if (!st && act) st = (int)dnnl_post_ops_append_eltwise(po, 1.0f, act == 1 ? dnnl_eltwise_relu : dnnl_eltwise_tanh, 0.0f, 0.0f);
 		if (!st) st = (int)dnnl_primitive_attr_set_post_ops(attr, po);
 		dnnl_post_ops_destroy(po);
 	}
+	dnnl_memory_desc_t bi32;
+	kq_md(&bi32, 1, n, 0, n, dnnl_f32);
 	dnnl_matmul_desc_t d;
 	dnnl_primitive_desc_t pd = NULL;
-	if (!st) st = (int)dnnl_matmul_desc_init(&d, src, wei, NULL, &c32);
+	if (!st) st = (int)dnnl_matmul_desc_init(&d, src, wei, bias ? &bi32 : NULL, &c32);
 	if (!st) st = (int)dnnl_primitive_desc_create(&pd, &d, attr, kq_engine, NULL);
 	dnnl_primitive_attr_destroy(attr);
 	if (st) { snprintf(e->err, sizeof e->err, "matmul primitive descriptor"); return st; }
@@ -138,6 +142,7 @@ static int kq_create(kq_mm *e, int bf16, int ta, int tb, int64_t m, int64_t n, i
 	if (!st) st = (int)dnnl_memory_create(&e->src, src, kq_engine, DNNL_MEMORY_NONE);
 	if (!st) st = (int)dnnl_memory_create(&e->wei, wei, kq_engine, DNNL_MEMORY_NONE);
 	if (!st) st = (int)dnnl_memory_create(&e->dst, &c32, kq_engine, DNNL_MEMORY_NONE);
+	if (!st && bias) st = (int)dnnl_memory_create(&e->bia, &bi32, kq_engine, DNNL_MEMORY_NONE);
 	if (!st && bf16) {
 		st = kq_reorder(&a32, &a16, &e->ra, &e->sra, &e->scratch);
 		if (!st) st = kq_reorder(&b32, &b16, &e->rb, &e->srb, &e->scratch);
@@ -150,12 +155,13 @@ static int kq_create(kq_mm *e, int bf16, int ta, int tb, int64_t m, int64_t n, i
 }
 
 static int kq_run(dnnl_primitive_t p, dnnl_stream_t s, dnnl_memory_t from, int fromArg, dnnl_memory_t to, int toArg,
-		dnnl_memory_t w, dnnl_memory_t sm, void *scr) {
-	dnnl_exec_arg_t args[4];
+		dnnl_memory_t w, dnnl_memory_t bia, dnnl_memory_t sm, void *scr) {
+	dnnl_exec_arg_t args[5];
 	int n = 0;
 	args[n].arg = fromArg; args[n].memory = from; n++;
 	args[n].arg = toArg; args[n].memory = to; n++;
 	if (w) { args[n].arg = DNNL_ARG_WEIGHTS; args[n].memory = w; n++; }
+	if (bia) { args[n].arg = DNNL_ARG_BIAS; args[n].memory = bia; n++; }
 	if (sm) { dnnl_memory_set_data_handle(sm, scr); args[n].arg = DNNL_ARG_SCRATCHPAD; args[n].memory = sm; n++; }
 	return (int)dnnl_primitive_execute(p, s, n, args);
 }
@@ -163,25 +169,26 @@ static int kq_run(dnnl_primitive_t p, dnnl_stream_t s, dnnl_memory_t from, int f
 // kq_exec runs one cached GEMM on Go memory a, b, c (pinned by cgo for this
 // call) with the slot's C buffers; every Go pointer is cleared before return.
 static int kq_exec(kq_mm *e, dnnl_stream_t s, void *scr, void *abuf, void *bbuf,
-		const float *a, const float *b, float *c, int nthr) {
+		const float *a, const float *b, const float *bias, float *c, int nthr) {
 	omp_set_num_threads(nthr);
 	int st = 0;
 	if (e->bf16) {
 		dnnl_memory_set_data_handle(e->a32, (void *)a);
 		dnnl_memory_set_data_handle(e->src, abuf);
-		st = kq_run(e->ra, s, e->a32, DNNL_ARG_FROM, e->src, DNNL_ARG_TO, NULL, e->sra, scr);
+		st = kq_run(e->ra, s, e->a32, DNNL_ARG_FROM, e->src, DNNL_ARG_TO, NULL, NULL, e->sra, scr);
 		dnnl_memory_set_data_handle(e->b32, (void *)b);
 		dnnl_memory_set_data_handle(e->wei, bbuf);
-		if (!st) st = kq_run(e->rb, s, e->b32, DNNL_ARG_FROM, e->wei, DNNL_ARG_TO, NULL, e->srb, scr);
+		if (!st) st = kq_run(e->rb, s, e->b32, DNNL_ARG_FROM, e->wei, DNNL_ARG_TO, NULL, NULL, e->srb, scr);
 	} else {
 		dnnl_memory_set_data_handle(e->src, (void *)a);
 		dnnl_memory_set_data_handle(e->wei, (void *)b);
 	}
 	dnnl_memory_set_data_handle(e->dst, c);
-	if (!st) st = kq_run(e->mm, s, e->src, DNNL_ARG_SRC, e->dst, DNNL_ARG_DST, e->wei, e->smm, scr);
+	if (e->bia) dnnl_memory_set_data_handle(e->bia, (void *)bias);
+	if (!st) st = kq_run(e->mm, s, e->src, DNNL_ARG_SRC, e->dst, DNNL_ARG_DST, e->wei, e->bia, e->smm, scr);
 	if (!st) st = (int)dnnl_stream_wait(s);
-	dnnl_memory_t ms[5] = {e->src, e->wei, e->dst, e->a32, e->b32};
-	for (int i = 0; i < 5; i++) if (ms[i]) dnnl_memory_set_data_handle(ms[i], DNNL_MEMORY_NONE);
+	dnnl_memory_t ms[6] = {e->src, e->wei, e->dst, e->a32, e->b32, e->bia};
+	for (int i = 0; i < 6; i++) if (ms[i]) dnnl_memory_set_data_handle(ms[i], DNNL_MEMORY_NONE);
 	return st;
 }
 
@@ -228,6 +235,8 @@ type dnnlKey struct {
 	lda, ldb, ldc     int
 	alpha             float32
 	threads           int
+	bias              bool
+	act               Act
 }
 
 // slot is everything one concurrent caller needs; see the file comment.
@@ -254,7 +263,7 @@ func init() {
 	o := &onednn{impls: [2]map[string]bool{{}, {}}}
 	// bf16 support: try to build a small bf16 primitive.
 	var e C.kq_mm
-	if st := C.kq_create(&e, 1, 0, 0, 16, 16, 16, 16, 16, 16, 1, 0, 1); st == 0 {
+	if st := C.kq_create(&e, 1, 0, 0, 16, 16, 16, 16, 16, 16, 1, 0, 0, 0, 1); st == 0 {
 		o.bf16 = true
 		C.kq_destroy(&e)
 	} else {
@@ -338,7 +347,7 @@ func (o *onednn) entry(s *slot, key dnnlKey) *C.kq_mm {
 	}
 	e := (*C.kq_mm)(C.calloc(1, C.size_t(unsafe.Sizeof(C.kq_mm{}))))
 	st := C.kq_create(e, cbool(key.bf16), cbool(key.ta), cbool(key.tb), C.int64_t(key.m), C.int64_t(key.n), C.int64_t(key.k),
-		C.int64_t(key.lda), C.int64_t(key.ldb), C.int64_t(key.ldc), C.float(key.alpha), cbool(key.sum), C.int(key.threads))
+		C.int64_t(key.lda), C.int64_t(key.ldb), C.int64_t(key.ldc), C.float(key.alpha), cbool(key.sum), cbool(key.bias), C.int(key.act), C.int(key.threads))
 	if st != 0 {
 		msg := C.GoString(&e.err[0])
 		C.free(unsafe.Pointer(e))
@@ -377,12 +386,25 @@ func (o *onednn) gemm(p Precision, threads int, transA, transB bool, m, n, k int
 		}
 		beta = 1
 	}
-	key := dnnlKey{bf16: p == BF16, ta: transA, tb: transB, sum: beta == 1, m: m, n: n, k: k,
-		lda: lda, ldb: ldb, ldc: ldc, alpha: alpha, threads: threads}
+	o.exec(dnnlKey{bf16: p == BF16, ta: transA, tb: transB, sum: beta == 1, m: m, n: n, k: k,
+		lda: lda, ldb: ldb, ldc: ldc, alpha: alpha, threads: threads}, a, b, nil, c)
+}
+
+func (o *onednn) affine(p Precision, threads int, rows, in, out int, x, w, bias, y []float32, act Act) bool {
+	o.exec(dnnlKey{bf16: p == BF16, m: rows, n: out, k: in, lda: in, ldb: out, ldc: out, alpha: 1,
+		threads: threads, bias: bias != nil, act: act}, x, w, bias, y)
+	return true
+}
+
+func (o *onednn) exec(key dnnlKey, a, b, bias, c []float32) {
+	var bp *C.float
+	if bias != nil {
+		bp = (*C.float)(unsafe.Pointer(&bias[0]))
+	}
 	s := o.getSlot()
 	e := o.entry(s, key)
 	st := C.kq_exec(e, s.stream, s.scr, s.abuf, s.bbuf,
-		(*C.float)(unsafe.Pointer(&a[0])), (*C.float)(unsafe.Pointer(&b[0])), (*C.float)(unsafe.Pointer(&c[0])), C.int(threads))
+		(*C.float)(unsafe.Pointer(&a[0])), (*C.float)(unsafe.Pointer(&b[0])), bp, (*C.float)(unsafe.Pointer(&c[0])), C.int(key.threads))
 	o.putSlot(s)
 	if st != 0 {
 		panic(fmt.Sprintf("blas: oneDNN matmul failed (dnnl status %d) for %+v", int(st), key))

@@ -52,3 +52,8 @@ func (o openblas) kernel(Precision) string {
 	}
 	return "OpenBLAS sgemm, core " + core + " (auto-detected)"
 }
+
+// openblas has no fused bias/activation GEMM.
+func (openblas) affine(Precision, int, int, int, int, []float32, []float32, []float32, []float32, Act) bool {
+	return false
+}

@@ -34,3 +34,8 @@ func (gonum) setThreads(int) {}
 func (gonum) isa() string { return "Go (gonum SSE kernels)" }
 
 func (gonum) kernel(Precision) string { return "gonum blas32 (pure Go)" }
+
+// gonum has no fused bias/activation GEMM.
+func (gonum) affine(Precision, int, int, int, int, []float32, []float32, []float32, []float32, Act) bool {
+	return false
+}
