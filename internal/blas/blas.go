@@ -73,8 +73,9 @@ const (
 )
 
 // DefaultOrder lists backends fastest first, as measured on this project's
-// machines (README "Speed": oneDNN f32 beats OpenBLAS on every CQL shape);
-// the default backend is the first one compiled in.
+// AVX-512 machines (README "Speed": oneDNN f32 beats OpenBLAS on every CQL
+// shape); the default backend is the first one compiled in (onednn only
+// where its ISA is AVX-512, the measured case).
 var DefaultOrder = []string{"onednn", "openblas", "gonum"}
 
 // impl is one GEMM backend. Implementations must allow concurrent calls.
@@ -120,7 +121,17 @@ func Available() []string {
 	return out
 }
 
-func defaultName() string { return Available()[0] }
+// defaultName is the first of Available, except that onednn is passed over
+// on CPUs without AVX-512, where its speed against OpenBLAS was not measured.
+func defaultName() string {
+	for _, n := range Available() {
+		if n == "onednn" && !strings.HasPrefix(registry[n].isa(), "avx512") {
+			continue
+		}
+		return n
+	}
+	return "gonum"
+}
 
 // Configure selects the backend and precision: an empty argument falls back
 // to the environment (KOOPQ_BACKEND, KOOPQ_PRECISION), then to the default
