@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -241,11 +242,14 @@ func BenchmarkCQLGEMMLimit(b *testing.B) {
 // GEMM backend × precision, its own GEMM-only ceiling, and the PyTorch CPU
 // reference (bench/torch_cql.py, the same update and shapes, run by
 // /usr/bin/python3 in a child process) take turns, one step each per
-// iteration, so all ratios come from the same seconds of a shared machine.
-// Metrics per backend-precision: steps/s, ceiling ratio, × the OpenBLAS f32
-// step and × PyTorch. KOOPQ_TORCH_THREADS sets PyTorch's thread count
-// (default 1, its fastest on 2 cores); without python3-torch the PyTorch
-// columns are left out (logged). ns/op covers everything and means nothing.
+// iteration. Every figure is a median over iterations of per-iteration
+// values (rates, and ratios of times taken seconds apart), so load from
+// other processes on a shared machine shifts all arms alike and bursts
+// drop out. Metrics per backend-precision: steps/s, ceiling ratio (GEMM-only
+// time / step time), × the OpenBLAS f32 step and × PyTorch.
+// KOOPQ_TORCH_THREADS sets PyTorch's thread count (default 1, its fastest on
+// 2 cores); without python3-torch the PyTorch columns are left out (logged).
+// ns/op covers everything and means nothing.
 func BenchmarkCQLSideBySide(b *testing.B) {
 	for _, tc := range []struct {
 		name   string
@@ -253,8 +257,6 @@ func BenchmarkCQLSideBySide(b *testing.B) {
 		hidden string
 	}{{"hopper-paper", DefaultConfig(), "256,256"}, {"hopper-corl", CORLConfig(), "256,256,256"}} {
 		b.Run(tc.name, func(b *testing.B) {
-			old := blas.Describe()
-			defer func() { _ = blas.Configure(old.Backend, old.Precision) }()
 			type arm struct {
 				name      string
 				l         *Learner
@@ -262,9 +264,10 @@ func BenchmarkCQLSideBySide(b *testing.B) {
 				batch     *dataset.Batch
 				rng       *rand.Rand
 				replay    func()
-				step, gem time.Duration
+				step, gem []float64 // seconds per iteration
 			}
 			var arms []*arm
+			base := -1
 			for _, be := range benchConfigs() {
 				useBackend(b, be)
 				rng := rand.New(rand.NewPCG(1, 2))
@@ -272,10 +275,13 @@ func BenchmarkCQLSideBySide(b *testing.B) {
 				cfg.BCSteps = 0
 				a := &arm{name: be, l: NewLearner(cfg, 11, 3, nil, rng), s: dataset.NewSampler(dataset.Synthetic(11, 3, 10000, rng), rng),
 					batch: dataset.NewBatch(cfg.Batch, 11, 3), rng: rng, replay: gemmReplay(cfg, 11, 3)}
+				if be == "openblas-f32" {
+					base = len(arms)
+				}
 				arms = append(arms, a)
 				b.Logf("%s: %v", be, blas.Describe())
 			}
-			run := func(a *arm) (step, gem time.Duration) {
+			run := func(a *arm) (step, gem float64) {
 				useBackend(b, a.name)
 				t0 := time.Now()
 				a.s.Sample(a.batch)
@@ -284,7 +290,7 @@ func BenchmarkCQLSideBySide(b *testing.B) {
 				}
 				t1 := time.Now()
 				a.replay()
-				return t1.Sub(t0), time.Since(t1)
+				return t1.Sub(t0).Seconds(), time.Since(t1).Seconds()
 			}
 			torch := startTorch(b, tc.hidden)
 			for i := 0; i < 3; i++ { // warm-up: workspaces, primitive caches
@@ -292,42 +298,52 @@ func BenchmarkCQLSideBySide(b *testing.B) {
 					run(a)
 				}
 			}
-			var torchT time.Duration
+			var torchT []float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				for _, a := range arms {
 					s, g := run(a)
-					a.step += s
-					a.gem += g
+					a.step = append(a.step, s)
+					a.gem = append(a.gem, g)
 				}
 				if torch != nil {
-					torchT += torch.step(b)
+					torchT = append(torchT, torch.step(b).Seconds())
 				}
 			}
 			b.StopTimer()
-			var base float64
 			for _, a := range arms {
-				if a.name == "openblas-f32" {
-					base = float64(b.N) / a.step.Seconds()
-				}
-			}
-			for _, a := range arms {
-				rate := float64(b.N) / a.step.Seconds()
-				b.ReportMetric(rate, a.name+"-steps/s")
-				b.ReportMetric(a.gem.Seconds()/a.step.Seconds(), a.name+"-ceiling-ratio")
-				if base > 0 {
-					b.ReportMetric(rate/base, a.name+"-x-openblas")
+				b.ReportMetric(1/median(a.step, nil), a.name+"-steps/s")
+				b.ReportMetric(median(a.gem, a.step), a.name+"-ceiling-ratio")
+				if base >= 0 {
+					b.ReportMetric(median(arms[base].step, a.step), a.name+"-x-openblas")
 				}
 				if torch != nil {
-					b.ReportMetric(rate*torchT.Seconds()/float64(b.N), a.name+"-x-torch")
+					b.ReportMetric(median(torchT, a.step), a.name+"-x-torch")
 				}
 			}
 			if torch != nil {
-				b.ReportMetric(float64(b.N)/torchT.Seconds(), "torch-steps/s")
+				b.ReportMetric(1/median(torchT, nil), "torch-steps/s")
 				b.Logf("PyTorch reference: %s", torch.banner)
 				torch.close()
 			}
 		})
+	}
+}
+
+// median returns the median of num[i]/den[i] (of num[i] when den is nil).
+func median(num, den []float64) float64 {
+	r := make([]float64, len(num))
+	for i, v := range num {
+		r[i] = v
+		if den != nil {
+			r[i] = v / den[i]
+		}
+	}
+	slices.Sort(r)
+	if n := len(r); n%2 == 1 {
+		return r[n/2]
+	} else {
+		return (r[n/2-1] + r[n/2]) / 2
 	}
 }
 
