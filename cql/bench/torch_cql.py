@@ -76,9 +76,9 @@ class CQL:
         idx = torch.randint(0, self.obs.shape[0], (B,))
         s, a, r, s2, d = self.obs[idx], self.act[idx], self.rew[idx], self.nxt[idx], self.done[idx]
         mu, std = self.dist(s)
-        mu2, std2 = self.dist(s2)
         a_pi, logp_pi = self.sample(mu, std, 1)
         with torch.no_grad():
+            mu2, std2 = self.dist(s2)
             a_nx, logp_nx = self.sample(mu2, std2, 1)
             tq = torch.min(*[t(torch.cat([s2, a_nx], 1)).squeeze(1) for t in self.qt])
             y = r + self.gamma * (1 - d) * (tq - self.alpha * logp_nx)
@@ -105,8 +105,10 @@ class CQL:
             gaps.append(gap.detach())
             q_loss = q_loss + F.mse_loss(q_data, y) + alpha_prime.detach() * self.min_q_weight * (gap - self.thresh)
         ap_loss = -0.5 * sum(alpha_prime * self.min_q_weight * (g - self.thresh) for g in gaps)
-        self.opt_actor.zero_grad()
-        actor_loss.backward()
+        # actor gradients only (no critic weight gradients from this loss, as in koopq)
+        actor_params = list(self.actor.parameters())
+        for p, g in zip(actor_params, torch.autograd.grad(actor_loss, actor_params)):
+            p.grad = g
         self.opt_q.zero_grad()
         q_loss.backward()
         self.opt_ap.zero_grad()
