@@ -77,9 +77,15 @@ func (l *Linear) forwardFused(x []float32, rows int, y []float32, act Activation
 // When params is true it accumulates ∂L/∂W += xᵀ·dy and ∂L/∂b += Σ_rows dy.
 // When dx is non-nil it writes ∂L/∂x = dy·Wᵀ into dx [rows, In].
 func (l *Linear) Backward(x, dy []float32, rows int, dx []float32, params bool) {
+	l.backward(x, dy, rows, dx, params, true)
+}
+
+// backward is Backward; with bias false it leaves ∂L/∂b to the caller (MLP
+// folds it into the activation's backward pass).
+func (l *Linear) backward(x, dy []float32, rows int, dx []float32, params, bias bool) {
 	if params {
 		blas.MatMul(true, false, l.In, l.Out, rows, x, dy, l.W.Grad, true)
-		if l.B != nil {
+		if bias && l.B != nil {
 			colSumAdd(dy, rows, l.Out, l.B.Grad)
 		}
 	}
