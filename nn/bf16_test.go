@@ -88,3 +88,21 @@ func TestMLPGradientsBF16(t *testing.T) {
 }
 
 func sq(x float64) float64 { return x * x }
+
+// A NaN input must reach the output of a ReLU network (a diverged network
+// stays visible in its loss). oneDNN's fused ReLU post-op maps NaN to 0, so
+// the fused forward pass must not use it.
+func TestMLPForwardPropagatesNaN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	m := NewMLP("q", []int{4, 8, 8, 1}, ReLU, Identity, rng)
+	x := randVec(rng, 3*4, 1)
+	x[4] = float32(math.NaN()) // row 1
+	var c Cache
+	out := m.Forward(&c, x, 3)
+	if !math.IsNaN(float64(out[1])) {
+		t.Errorf("row with a NaN input gave %v, want NaN (backend %s)", out[1], blas.Backend())
+	}
+	if math.IsNaN(float64(out[0])) || math.IsNaN(float64(out[2])) {
+		t.Errorf("NaN leaked into other rows: %v", out)
+	}
+}

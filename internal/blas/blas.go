@@ -293,7 +293,7 @@ type Act int
 const (
 	// ActNone is the identity.
 	ActNone Act = iota
-	// ActReLU is max(v, 0).
+	// ActReLU is max(v, 0); oneDNN's post-op maps NaN to 0.
 	ActReLU
 	// ActTanh is tanh(v).
 	ActTanh
