@@ -7,7 +7,8 @@ package blas
 //   - oneDNN 2.6's matmul is a primitive: op descriptor → primitive descriptor
 //     (JIT-compiles a kernel for one exact shape) → primitive. Creating one
 //     costs milliseconds, executing one costs the GEMM, so primitives are
-//     cached per (shape, strides, transposes, precision, alpha, beta, threads).
+//     cached per (shape, strides, transposes, precision, alpha, beta, threads,
+//     fused bias and activation post-ops).
 //   - Memory objects hold a data pointer, so they are per caller, not shared.
 //     Everything a caller needs (stream, primitives, memory objects, the
 //     scratchpad and the bf16 conversion buffers) lives in a slot; a call
