@@ -1,9 +1,17 @@
 package cql
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
@@ -40,9 +48,42 @@ func StepFLOPs(cfg Config, obsDim, actDim int) float64 {
 	return 2*critic + actor
 }
 
+// benchConfigs lists the GEMM backend × precision pairs this binary can
+// run, e.g. "onednn-bf16", fastest backends first; the pure-Go backend is
+// left out (10× slower, it would dominate the run time).
+func benchConfigs() []string {
+	var out []string
+	for _, b := range blas.Available() {
+		if b == "gonum" {
+			continue
+		}
+		for _, p := range []blas.Precision{blas.F32, blas.BF16} {
+			if err := blas.Configure(b, p.String()); err == nil {
+				out = append(out, b+"-"+p.String())
+			}
+		}
+	}
+	return out
+}
+
+// useBackend switches the GEMM layer to "backend-precision" for the rest of
+// the benchmark.
+func useBackend(b *testing.B, name string) {
+	old := blas.Describe()
+	be, p, _ := strings.Cut(name, "-")
+	if err := blas.Configure(be, p); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = blas.Configure(old.Backend, old.Precision) })
+}
+
 // BenchmarkCQLStep times one full CQL update on Hopper-sized data
 // (obs 11, act 3) in the paper's 2×256 and CORL's 3×256 configurations,
-// after the behaviour-cloning warm-up (the more expensive actor path).
+// after the behaviour-cloning warm-up (the more expensive actor path), for
+// every GEMM backend × precision. Each iteration also replays the step's
+// GEMMs alone (gemmReplay, timed separately), so "ceiling-steps/s" and
+// "ratio" (step rate / ceiling rate) come from the same seconds of a shared
+// machine. ns/op covers both; read steps/s.
 func BenchmarkCQLStep(b *testing.B) {
 	for _, tc := range []struct {
 		name string
@@ -54,34 +95,45 @@ func BenchmarkCQLStep(b *testing.B) {
 		{"hopper-paper-s4rl-n", DefaultConfig(), augment.Gaussian{Sigma: 3e-3}},
 		{"hopper-paper-kfc++", DefaultConfig(), &lazyKFCpp{}},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			d := dataset.Synthetic(11, 3, 10000, rng)
-			cfg := tc.cfg
-			cfg.BCSteps = 0
-			l := NewLearner(cfg, 11, 3, nil, rng)
-			batch := dataset.NewBatch(cfg.Batch, 11, 3)
-			s := dataset.NewSampler(d, rng)
-			for i := 0; i < 3; i++ { // warm workspaces
-				s.Sample(batch)
-				if _, err := l.Step(batch, tc.aug, rng); err != nil {
-					b.Fatal(err)
+		for _, be := range benchConfigs() {
+			b.Run(tc.name+"/"+be, func(b *testing.B) {
+				useBackend(b, be)
+				rng := rand.New(rand.NewPCG(1, 2))
+				d := dataset.Synthetic(11, 3, 10000, rng)
+				cfg := tc.cfg
+				cfg.BCSteps = 0
+				l := NewLearner(cfg, 11, 3, nil, rng)
+				batch := dataset.NewBatch(cfg.Batch, 11, 3)
+				s := dataset.NewSampler(d, rng)
+				replay := gemmReplay(cfg, 11, 3)
+				for i := 0; i < 3; i++ { // warm workspaces and primitive caches
+					s.Sample(batch)
+					if _, err := l.Step(batch, tc.aug, rng); err != nil {
+						b.Fatal(err)
+					}
+					replay()
 				}
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				s.Sample(batch)
-				if _, err := l.Step(batch, tc.aug, rng); err != nil {
-					b.Fatal(err)
+				var stepT, gemmT time.Duration
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					s.Sample(batch)
+					if _, err := l.Step(batch, tc.aug, rng); err != nil {
+						b.Fatal(err)
+					}
+					t1 := time.Now()
+					replay()
+					stepT += t1.Sub(t0)
+					gemmT += time.Since(t1)
 				}
-			}
-			sec := b.Elapsed().Seconds()
-			f := StepFLOPs(cfg, 11, 3)
-			b.ReportMetric(float64(b.N)/sec, "steps/s")
-			b.ReportMetric(f*float64(b.N)/sec/1e9, "GFLOP/s")
-			b.ReportMetric(f/1e9, "GFLOP/step")
-			b.Logf("%s: blas %s, kernel %s", tc.name, blas.Backend(), blas.Kernel())
-		})
+				f := StepFLOPs(cfg, 11, 3)
+				b.ReportMetric(float64(b.N)/stepT.Seconds(), "steps/s")
+				b.ReportMetric(f*float64(b.N)/stepT.Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(float64(b.N)/gemmT.Seconds(), "ceiling-steps/s")
+				b.ReportMetric(gemmT.Seconds()/stepT.Seconds(), "ratio")
+				b.Logf("%s: %v", tc.name, blas.Describe())
+			})
+		}
 	}
 }
 
@@ -114,63 +166,242 @@ func ExampleStepFLOPs() {
 	// Output: paper 6.85 GFLOP, corl 13.42 GFLOP
 }
 
-// BenchmarkCQLGEMMLimit runs only the GEMMs of one CQL update (same shapes,
-// same two-goroutine split of the twin critics, one BLAS thread each), i.e.
-// the time a step would take if everything but matrix multiplication were
-// free. steps/s here is the machine's ceiling for BenchmarkCQLStep.
+// gemmReplay returns a function that runs only the GEMMs of one CQL update
+// (same shapes, same two-goroutine split of the twin critics, one BLAS thread
+// each): the time a step would take if everything but matrix multiplication
+// were free, i.e. the ceiling for BenchmarkCQLStep.
+func gemmReplay(cfg Config, S, A int) func() {
+	B, N := cfg.Batch, cfg.NumActions
+	R := B * (1 + 3*N)
+	qs := append(append([]int{S + A}, cfg.Net.Hidden...), 1)
+	as := append(append([]int{S}, cfg.Net.Hidden...), 2*A)
+	widest := max(2*A, S+A)
+	for _, h := range cfg.Net.Hidden {
+		widest = max(widest, h)
+	}
+	type bufs struct{ x, y, w, g []float32 }
+	mk := func(rows int) bufs {
+		return bufs{make([]float32, rows*widest), make([]float32, rows*widest), make([]float32, widest*widest), make([]float32, widest*widest)}
+	}
+	// One layer stack: forward over rows, then (optionally) dW and dX.
+	pass := func(sz []int, rows int, bb bufs, dW, dX bool) {
+		for i := 0; i+1 < len(sz); i++ {
+			blas.MatMul(false, false, rows, sz[i+1], sz[i], bb.x, bb.w, bb.y, false)
+		}
+		for i := len(sz) - 2; i >= 0; i-- {
+			if dW {
+				blas.MatMul(true, false, sz[i], sz[i+1], rows, bb.x, bb.y, bb.g, true)
+			}
+			if dX && (i > 0 || !dW) {
+				blas.MatMul(false, true, rows, sz[i], sz[i+1], bb.y, bb.w, bb.x, false)
+			}
+		}
+	}
+	cb := [2]bufs{mk(R), mk(R)}
+	ab := mk(2 * B)
+	return func() {
+		pass(as, 2*B, ab, false, false) // actor on s and s'
+		nn.Both(func(i int) {
+			pass(qs, B, cb[i], false, false) // target
+			pass(qs, B, cb[i], false, false) // Q(s, a_π)
+		})
+		nn.Both(func(i int) {
+			pass(qs, R, cb[i], true, true)  // big batch: forward, dW, dX (not layer 0)
+			pass(qs, B, cb[i], false, true) // ∂Q/∂a for the actor
+		})
+		pass(as, B, ab, true, true) // actor backward (forward replayed: counted in FLOPs below)
+	}
+}
+
+// BenchmarkCQLGEMMLimit runs gemmReplay alone per backend × precision;
+// steps/s here is the machine's ceiling for BenchmarkCQLStep.
 func BenchmarkCQLGEMMLimit(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
 	}{{"hopper-paper", DefaultConfig()}, {"hopper-corl", CORLConfig()}} {
+		for _, be := range benchConfigs() {
+			b.Run(tc.name+"/"+be, func(b *testing.B) {
+				useBackend(b, be)
+				replay := gemmReplay(tc.cfg, 11, 3)
+				replay()
+				b.ResetTimer()
+				for it := 0; it < b.N; it++ {
+					replay()
+				}
+				sec := b.Elapsed().Seconds()
+				b.ReportMetric(float64(b.N)/sec, "steps/s")
+				b.ReportMetric(StepFLOPs(tc.cfg, 11, 3)*float64(b.N)/sec/1e9, "GFLOP/s")
+				b.Logf("%v", blas.Describe())
+			})
+		}
+	}
+}
+
+// BenchmarkCQLSideBySide is the README's speed table in one benchmark: every
+// GEMM backend × precision, its own GEMM-only ceiling, and the PyTorch CPU
+// reference (bench/torch_cql.py, the same update and shapes, run by
+// /usr/bin/python3 in a child process) take turns, one step each per
+// iteration. Every figure is a median over iterations of per-iteration
+// values (rates, and ratios of times taken seconds apart), so load from
+// other processes on a shared machine shifts all arms alike and bursts
+// drop out. Metrics per backend-precision: steps/s, ceiling ratio (GEMM-only
+// time / step time), × the OpenBLAS f32 step and × PyTorch.
+// KOOPQ_TORCH_THREADS sets PyTorch's thread count (default 1, its fastest on
+// 2 cores); without python3-torch the PyTorch columns are left out (logged).
+// ns/op covers everything and means nothing.
+func BenchmarkCQLSideBySide(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		cfg    Config
+		hidden string
+	}{{"hopper-paper", DefaultConfig(), "256,256"}, {"hopper-corl", CORLConfig(), "256,256,256"}} {
 		b.Run(tc.name, func(b *testing.B) {
-			cfg := tc.cfg
-			S, A, B, N := 11, 3, cfg.Batch, cfg.NumActions
-			R := B * (1 + 3*N)
-			qs := append(append([]int{S + A}, cfg.Net.Hidden...), 1)
-			as := append(append([]int{S}, cfg.Net.Hidden...), 2*A)
-			widest := 2 * A
-			for _, h := range cfg.Net.Hidden {
-				widest = max(widest, h)
+			type arm struct {
+				name      string
+				l         *Learner
+				s         *dataset.Sampler
+				batch     *dataset.Batch
+				rng       *rand.Rand
+				replay    func()
+				step, gem []float64 // seconds per iteration
 			}
-			widest = max(widest, S+A)
-			type bufs struct{ x, y, w, g []float32 }
-			mk := func(rows int) bufs {
-				return bufs{make([]float32, rows*widest), make([]float32, rows*widest), make([]float32, widest*widest), make([]float32, widest*widest)}
-			}
-			// One layer stack: forward over rows, then (optionally) dW and dX.
-			pass := func(sz []int, rows int, bb bufs, dW, dX bool) {
-				for i := 0; i+1 < len(sz); i++ {
-					blas.MatMul(false, false, rows, sz[i+1], sz[i], bb.x, bb.w, bb.y, false)
+			var arms []*arm
+			base := -1
+			for _, be := range benchConfigs() {
+				useBackend(b, be)
+				rng := rand.New(rand.NewPCG(1, 2))
+				cfg := tc.cfg
+				cfg.BCSteps = 0
+				a := &arm{name: be, l: NewLearner(cfg, 11, 3, nil, rng), s: dataset.NewSampler(dataset.Synthetic(11, 3, 10000, rng), rng),
+					batch: dataset.NewBatch(cfg.Batch, 11, 3), rng: rng, replay: gemmReplay(cfg, 11, 3)}
+				if be == "openblas-f32" {
+					base = len(arms)
 				}
-				for i := len(sz) - 2; i >= 0; i-- {
-					if dW {
-						blas.MatMul(true, false, sz[i], sz[i+1], rows, bb.x, bb.y, bb.g, true)
-					}
-					if dX && (i > 0 || !dW) {
-						blas.MatMul(false, true, rows, sz[i], sz[i+1], bb.y, bb.w, bb.x, false)
-					}
+				arms = append(arms, a)
+				b.Logf("%s: %v", be, blas.Describe())
+			}
+			run := func(a *arm) (step, gem float64) {
+				useBackend(b, a.name)
+				t0 := time.Now()
+				a.s.Sample(a.batch)
+				if _, err := a.l.Step(a.batch, augment.None{}, a.rng); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				a.replay()
+				return t1.Sub(t0).Seconds(), time.Since(t1).Seconds()
+			}
+			torch := startTorch(b, tc.hidden)
+			for i := 0; i < 3; i++ { // warm-up: workspaces, primitive caches
+				for _, a := range arms {
+					run(a)
 				}
 			}
-			cb := [2]bufs{mk(R), mk(R)}
-			ab := mk(2 * B)
+			var torchT []float64
 			b.ResetTimer()
-			for it := 0; it < b.N; it++ {
-				pass(as, 2*B, ab, false, false) // actor on s and s'
-				nn.Both(func(i int) {
-					pass(qs, B, cb[i], false, false) // target
-					pass(qs, B, cb[i], false, false) // Q(s, a_π)
-				})
-				nn.Both(func(i int) {
-					pass(qs, R, cb[i], true, true)  // big batch: forward, dW, dX (not layer 0)
-					pass(qs, B, cb[i], false, true) // ∂Q/∂a for the actor
-				})
-				pass(as, B, ab, true, true) // actor backward (forward replayed: counted in FLOPs below)
+			for i := 0; i < b.N; i++ {
+				for _, a := range arms {
+					s, g := run(a)
+					a.step = append(a.step, s)
+					a.gem = append(a.gem, g)
+				}
+				if torch != nil {
+					torchT = append(torchT, torch.step(b).Seconds())
+				}
 			}
-			sec := b.Elapsed().Seconds()
-			b.ReportMetric(float64(b.N)/sec, "steps/s")
-			b.ReportMetric(StepFLOPs(cfg, S, A)*float64(b.N)/sec/1e9, "GFLOP/s")
-			b.Logf("blas %s, kernel %s", blas.Backend(), blas.Kernel())
+			b.StopTimer()
+			for _, a := range arms {
+				b.ReportMetric(1/median(a.step, nil), a.name+"-steps/s")
+				b.ReportMetric(median(a.gem, a.step), a.name+"-ceiling-ratio")
+				if base >= 0 {
+					b.ReportMetric(median(arms[base].step, a.step), a.name+"-x-openblas")
+				}
+				if torch != nil {
+					b.ReportMetric(median(torchT, a.step), a.name+"-x-torch")
+				}
+			}
+			if torch != nil {
+				b.ReportMetric(1/median(torchT, nil), "torch-steps/s")
+				b.Logf("PyTorch reference: %s", torch.banner)
+				torch.close()
+			}
 		})
 	}
+}
+
+// median returns the median of num[i]/den[i] (of num[i] when den is nil).
+func median(num, den []float64) float64 {
+	r := make([]float64, len(num))
+	for i, v := range num {
+		r[i] = v
+		if den != nil {
+			r[i] = v / den[i]
+		}
+	}
+	slices.Sort(r)
+	if n := len(r); n%2 == 1 {
+		return r[n/2]
+	} else {
+		return (r[n/2-1] + r[n/2]) / 2
+	}
+}
+
+// torchProc is bench/torch_cql.py --serve: one line in (steps), one line
+// out (their wall seconds).
+type torchProc struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	banner string
+}
+
+// startTorch starts the PyTorch reference, or returns nil (logged) when
+// /usr/bin/python3 or its torch module is missing.
+func startTorch(b *testing.B, hidden string) *torchProc {
+	threads := os.Getenv("KOOPQ_TORCH_THREADS")
+	if threads == "" {
+		threads = "1"
+	}
+	cmd := exec.Command("/usr/bin/python3", "bench/torch_cql.py", "--serve", "--threads", threads, "--hidden", hidden)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outp, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Logf("PyTorch reference not run: %v", err)
+		return nil
+	}
+	t := &torchProc{cmd: cmd, in: in, out: bufio.NewScanner(outp)}
+	if !t.out.Scan() || !strings.HasPrefix(t.out.Text(), "ready") {
+		b.Logf("PyTorch reference not run: %q (is python3-torch installed?)", t.out.Text())
+		t.close()
+		return nil
+	}
+	t.banner = t.out.Text()
+	return t
+}
+
+func (t *torchProc) step(b *testing.B) time.Duration {
+	if _, err := fmt.Fprintln(t.in, 1); err != nil {
+		b.Fatal(err)
+	}
+	if !t.out.Scan() {
+		b.Fatalf("PyTorch reference stopped: %v", t.out.Err())
+	}
+	sec, err := strconv.ParseFloat(t.out.Text(), 64)
+	if err != nil {
+		b.Fatalf("PyTorch reference: %v", err)
+	}
+	return time.Duration(sec * float64(time.Second))
+}
+
+func (t *torchProc) close() {
+	t.in.Close()
+	_ = t.cmd.Wait()
 }

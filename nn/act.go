@@ -81,6 +81,25 @@ func (a Activation) backward(y, d []float32) {
 	}
 }
 
+// backwardBiasGrad is backward followed by adding the column sums of the
+// result d [rows, cols] into bias [cols], done row by row so that each row
+// is still in L1 cache for the sum: one pass over d instead of two, with the
+// same arithmetic in the same order as backward + colSumAdd.
+func (a Activation) backwardBiasGrad(y, d []float32, rows, cols int, bias []float32) {
+	bias = bias[:cols]
+	for r := 0; r < rows; r++ {
+		dr := d[r*cols : (r+1)*cols]
+		a.backward(y[r*cols:(r+1)*cols], dr)
+		n := 0
+		if useAVX2 {
+			n = addToAVX2(bias, dr)
+		}
+		for j := n; j < cols; j++ {
+			bias[j] += dr[j]
+		}
+	}
+}
+
 // tanh32 is a float32 hyperbolic tangent: the odd rational minimax
 // approximation x·P(x²)/Q(x²) of degree 13/6 (the coefficients Eigen uses for
 // its vectorized float tanh), exact to a few float32 ulps on the clamped

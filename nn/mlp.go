@@ -82,8 +82,10 @@ func (m *MLP) Forward(c *Cache, x []float32, rows int) []float32 {
 	in := x
 	for i, l := range m.Layers {
 		c.outs[i] = grow(c.outs[i], rows*l.Out)
-		l.Forward(in, rows, c.outs[i])
-		m.act(i).apply(c.outs[i])
+		if !l.forwardFused(in, rows, c.outs[i], m.act(i)) {
+			l.Forward(in, rows, c.outs[i])
+			m.act(i).apply(c.outs[i])
+		}
 		in = c.outs[i]
 	}
 	return in
@@ -106,7 +108,12 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 	copy(d, dy[:rows*m.Out()])
 	for i := n - 1; i >= 0; i-- {
 		l := m.Layers[i]
-		m.act(i).backward(c.outs[i], d)
+		biasDone := params && l.B != nil
+		if biasDone {
+			m.act(i).backwardBiasGrad(c.outs[i], d, rows, l.Out, l.B.Grad)
+		} else {
+			m.act(i).backward(c.outs[i], d)
+		}
 		in := c.x
 		if i > 0 {
 			in = c.outs[i-1]
@@ -118,7 +125,7 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 		case dx != nil:
 			next = dx[:rows*l.In]
 		}
-		l.Backward(in, d, rows, next, params)
+		l.backward(in, d, rows, next, params, !biasDone)
 		if i > 0 {
 			c.d0, c.d1 = c.d1, c.d0
 			d = next

@@ -18,27 +18,32 @@ import (
 
 // Provenance records what produced a result: code version and machine.
 type Provenance struct {
-	Version     string `json:"version"`    // module version or "devel"
-	Commit      string `json:"git_commit"` // VCS revision the binary was built from
-	Dirty       bool   `json:"git_dirty"`  // built from a modified tree
-	GoVersion   string `json:"go_version"`
-	OS          string `json:"os"`
-	Arch        string `json:"arch"`
-	CPUs        int    `json:"cpus"`
-	CPUModel    string `json:"cpu_model"`
-	Hostname    string `json:"hostname"`
-	BLAS        string `json:"blas"`        // GEMM backend
-	BLASKernel  string `json:"blas_kernel"` // OpenBLAS core type and whether OPENBLAS_CORETYPE forced it
-	GOMAXPROCS  int    `json:"gomaxprocs"`
-	Started     string `json:"started"` // RFC 3339
-	CommandLine string `json:"command_line"`
+	Version       string `json:"version"`    // module version or "devel"
+	Commit        string `json:"git_commit"` // VCS revision the binary was built from
+	Dirty         bool   `json:"git_dirty"`  // built from a modified tree
+	GoVersion     string `json:"go_version"`
+	OS            string `json:"os"`
+	Arch          string `json:"arch"`
+	CPUs          int    `json:"cpus"`
+	CPUModel      string `json:"cpu_model"`
+	Hostname      string `json:"hostname"`
+	BLAS          string `json:"blas"`           // GEMM backend: onednn, openblas or gonum
+	BLASPrecision string `json:"blas_precision"` // GEMM inputs: f32, or bf16 (mixed precision, f32 accumulation)
+	BLASISA       string `json:"blas_isa"`       // CPU instruction set the GEMM backend dispatches to
+	BLASThreads   int    `json:"blas_threads"`   // threads inside one GEMM call
+	BLASKernel    string `json:"blas_kernel"`    // implementation: oneDNN matmul kernels, or OpenBLAS core type and whether OPENBLAS_CORETYPE forced it
+	GOMAXPROCS    int    `json:"gomaxprocs"`
+	Started       string `json:"started"` // RFC 3339
+	CommandLine   string `json:"command_line"`
 }
 
 // CurrentProvenance describes this process.
 func CurrentProvenance() Provenance {
 	p := Provenance{Version: "devel", Commit: "unknown", GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
-		CPUs: runtime.NumCPU(), BLAS: blas.Backend(), BLASKernel: blas.Kernel(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Started: time.Now().UTC().Format(time.RFC3339), CommandLine: strings.Join(os.Args, " ")}
+	g := blas.Describe()
+	p.BLAS, p.BLASPrecision, p.BLASISA, p.BLASThreads, p.BLASKernel = g.Backend, g.Precision, g.ISA, g.Threads, g.Kernel
 	v := version.Get()
 	p.Version, p.Commit, p.Dirty = v.Module, v.Commit, v.Dirty
 	p.Hostname, _ = os.Hostname()

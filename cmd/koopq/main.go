@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/koopq/koopq/internal/blas"
+
 	_ "github.com/koopq/koopq/env/classic" // registers cartpole, pendulum, mountaincar-continuous, ...
 	_ "github.com/koopq/koopq/env/mujoco"  // registers hopper, halfcheetah, walker2d, ant
 )
@@ -21,6 +23,24 @@ var rootCmd = &cobra.Command{
 	SilenceUsage:  true,
 	SilenceErrors: true,
 }
+
+// GEMM backend and precision, persistent on every verb; empty = the
+// environment (KOOPQ_BACKEND, KOOPQ_PRECISION), then the fastest backend
+// present with f32. They apply to every GEMM: CQL, SAC and Koopman training.
+var gemmBackend, gemmPrecision string
+
+func init() {
+	pf := rootCmd.PersistentFlags()
+	pf.StringVar(&gemmBackend, "backend", "", "GEMM backend: "+strings.Join(blas.Available(), ", ")+" (default: $"+blas.EnvBackend+", else the fastest present)")
+	pf.StringVar(&gemmPrecision, "precision", "", "GEMM input precision: f32, or bf16 mixed precision (onednn only; default: $"+blas.EnvPrecision+", else f32)")
+	// Run this hook even when a verb has its own PersistentPreRun.
+	cobra.EnableTraverseRunHooks = true
+	rootCmd.PersistentPreRunE = func(*cobra.Command, []string) error { return configureGEMM() }
+}
+
+// configureGEMM applies --backend/--precision before any verb runs, so a bad
+// value is an error naming the flag and nothing has been written yet.
+func configureGEMM() error { return blas.Configure(gemmBackend, gemmPrecision) }
 
 func main() {
 	if err := rootCmd.Execute(); err != nil {

@@ -214,13 +214,13 @@ func TestOtherVerbsBadInput(t *testing.T) {
 }
 
 // TestVersion: koopq --version names the commit, the Go version and the
-// BLAS backend with its kernel.
+// GEMM backend with its precision, ISA, threads and kernel.
 func TestVersion(t *testing.T) {
 	r := runCLI(t, "", time.Minute, "--version")
 	if r.Code != 0 {
 		t.Fatalf("code %d, stderr %s", r.Code, r.Stderr)
 	}
-	for _, re := range []string{`(?m)^koopq \S+$`, `(?m)^commit: +(unknown|[0-9a-f]{40})`, `(?m)^go: +go1\.\d+`, `(?m)^blas: +\S+.*, kernel \S+`} {
+	for _, re := range []string{`(?m)^koopq \S+$`, `(?m)^commit: +(unknown|[0-9a-f]{40})`, `(?m)^go: +go1\.\d+`, `(?m)^gemm: +(onednn|openblas|gonum) (f32|bf16), ISA \S+, \d+ thread\(s\) per GEMM; kernel \S+`} {
 		if !regexp.MustCompile(re).MatchString(r.Stdout) {
 			t.Errorf("--version output does not match %s:\n%s", re, r.Stdout)
 		}

@@ -11,7 +11,7 @@ import (
 
 // versionText is what `koopq --version` prints: the code (module version,
 // git commit, whether the tree was modified), the Go toolchain and the
-// GEMM backend with its kernel. It is computed only when asked for: in a
+// default GEMM backend with its precision, CPU ISA, threads and kernel. It is computed only when asked for: in a
 // source build without VCS stamps it asks git.
 func versionText() string {
 	p := run.CurrentProvenance()
@@ -23,7 +23,7 @@ func versionText() string {
 	}
 	fmt.Fprintf(&b, "commit: %s\n", commit)
 	fmt.Fprintf(&b, "go:     %s %s/%s\n", p.GoVersion, p.OS, p.Arch)
-	fmt.Fprintf(&b, "blas:   %s, kernel %s\n", p.BLAS, p.BLASKernel)
+	fmt.Fprintf(&b, "gemm:   %s %s, ISA %s, %d thread(s) per GEMM; kernel %s\n", p.BLAS, p.BLASPrecision, p.BLASISA, p.BLASThreads, p.BLASKernel)
 	return b.String()
 }
 

@@ -1,16 +1,240 @@
 // Package blas is koopq's single entry point for float32 matrix multiplication.
 //
-// Every GEMM in the networks goes through Gemm. The default build calls
-// OpenBLAS's cblas_sgemm through cgo (Debian package libopenblas-dev); building
-// with -tags purego (or with CGO_ENABLED=0) uses gonum's pure-Go blas32 instead,
-// which is 7-13x slower but needs no C library.
+// Every GEMM in the networks goes through Gemm (or MatMul), which hands it to
+// one of several backends chosen once per process:
 //
-// OpenBLAS picks its kernel when the library loads, from the environment
-// variable OPENBLAS_CORETYPE; Kernel reports which one is in use so benchmarks
-// can say what they measured.
+//   - "onednn": oneDNN's matmul primitive through cgo (Debian libdnnl-dev).
+//     Primitives are created once per shape, transposes, precision and thread
+//     count and cached; it is the only backend that runs bf16 GEMMs.
+//   - "openblas": OpenBLAS's cblas_sgemm through cgo (libopenblas-dev).
+//     OpenBLAS picks its kernel when the library loads, from the environment
+//     variable OPENBLAS_CORETYPE; Kernel reports which one is in use.
+//   - "gonum": gonum's pure-Go blas32, the only backend when building with
+//     -tags purego or CGO_ENABLED=0 (7-13x slower, needs no C library).
+//
+// The default is the fastest backend present, in the order of DefaultOrder
+// (measured; see README "Speed"). SetBackend / SetPrecision (or Configure,
+// which also reads KOOPQ_BACKEND and KOOPQ_PRECISION) change it; the choice
+// is process-wide and should be made before training starts.
+//
+// Precision BF16 means mixed precision: both GEMM inputs are rounded to
+// bfloat16 (8-bit significand, round to nearest even), products are
+// accumulated and written in float32. Everything outside the GEMM (master
+// weights, gradients, optimizer moments, losses) stays float32.
 package blas
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Precision is the arithmetic of the GEMM inputs.
+type Precision int
+
+const (
+	// F32: inputs, products and accumulation in float32.
+	F32 Precision = iota
+	// BF16: inputs rounded to bfloat16, accumulation and output in float32.
+	BF16
+)
+
+// String returns "f32" or "bf16".
+func (p Precision) String() string {
+	switch p {
+	case F32:
+		return "f32"
+	case BF16:
+		return "bf16"
+	}
+	return fmt.Sprintf("Precision(%d)", int(p))
+}
+
+// ParsePrecision parses "f32" or "bf16" (case-insensitive).
+func ParsePrecision(s string) (Precision, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "f32", "fp32", "float32":
+		return F32, nil
+	case "bf16", "bfloat16":
+		return BF16, nil
+	}
+	return F32, fmt.Errorf("unknown precision %q (want f32 or bf16)", s)
+}
+
+// Environment variables read by Configure (and by the first GEMM of a
+// process that never called Configure, SetBackend or SetPrecision).
+const (
+	EnvBackend   = "KOOPQ_BACKEND"
+	EnvPrecision = "KOOPQ_PRECISION"
+)
+
+// DefaultOrder lists backends fastest first, as measured on this project's
+// AVX-512 machines (README "Speed": oneDNN f32 beats OpenBLAS on every CQL
+// shape); the default backend is the first one compiled in (onednn only
+// where its ISA is AVX-512, the measured case).
+var DefaultOrder = []string{"onednn", "openblas", "gonum"}
+
+// impl is one GEMM backend. Implementations must allow concurrent calls.
+type impl interface {
+	// gemm has Gemm's contract, with arguments already validated, k > 0,
+	// and the precision and thread count to use.
+	gemm(p Precision, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	supports(p Precision) bool
+	// kernel describes the code that runs for precision p, e.g. the CPU ISA.
+	kernel(p Precision) string
+	// isa names the instruction set the backend dispatches to.
+	isa() string
+	// setThreads is called when the thread count changes.
+	setThreads(n int)
+	// affine is Affine's fused path; false when the backend has none.
+	affine(p Precision, threads int, rows, in, out int, x, w, bias, y []float32, act Act) bool
+}
+
+var (
+	registry = map[string]impl{}
+	state    atomic.Pointer[config]
+	initOnce sync.Once
+	threads  atomic.Int32
+)
+
+type config struct {
+	name string
+	impl impl
+	prec Precision
+}
+
+// register adds a backend; called from the build-tagged files' init.
+func register(name string, b impl) { registry[name] = b }
+
+// Available lists the backends compiled into this binary, fastest first.
+func Available() []string {
+	var out []string
+	for _, n := range DefaultOrder {
+		if _, ok := registry[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// defaultName is the first of Available, except that onednn is passed over
+// on CPUs without AVX-512, where its speed against OpenBLAS was not measured.
+func defaultName() string {
+	for _, n := range Available() {
+		if n == "onednn" && !strings.HasPrefix(registry[n].isa(), "avx512") {
+			continue
+		}
+		return n
+	}
+	return "gonum"
+}
+
+// Configure selects the backend and precision: an empty argument falls back
+// to the environment (KOOPQ_BACKEND, KOOPQ_PRECISION), then to the default
+// (fastest backend present, f32). It returns an error naming the flag or
+// variable at fault, and changes nothing on error.
+func Configure(backend, precision string) error {
+	src := "--backend"
+	if backend == "" {
+		backend, src = os.Getenv(EnvBackend), EnvBackend
+	}
+	if backend == "" || backend == "auto" {
+		backend = defaultName()
+	}
+	psrc := "--precision"
+	if precision == "" {
+		precision, psrc = os.Getenv(EnvPrecision), EnvPrecision
+	}
+	p := F32
+	if precision != "" {
+		var err error
+		if p, err = ParsePrecision(precision); err != nil {
+			return fmt.Errorf("%s: %w", psrc, err)
+		}
+	}
+	if _, ok := registry[backend]; !ok {
+		return fmt.Errorf("%s: unknown or unavailable GEMM backend %q (this binary has %s)", src, backend, strings.Join(Available(), ", "))
+	}
+	if !registry[backend].supports(p) {
+		return fmt.Errorf("%s %s: backend %s has no %s GEMM (bf16 needs onednn)", psrc, p, backend, p)
+	}
+	state.Store(&config{name: backend, impl: registry[backend], prec: p})
+	return nil
+}
+
+// SetBackend switches to the named backend, keeping the current precision.
+func SetBackend(name string) error { return Configure(name, CurrentPrecision().String()) }
+
+// SetPrecision switches the current backend to precision p.
+func SetPrecision(p Precision) error { return Configure(Backend(), p.String()) }
+
+func current() *config {
+	if c := state.Load(); c != nil {
+		return c
+	}
+	initOnce.Do(func() {
+		if state.Load() != nil {
+			return
+		}
+		if err := Configure("", ""); err != nil {
+			// Only reachable by programs that skipped Configure; the CLI
+			// validates these variables before doing anything.
+			panic("blas: " + err.Error())
+		}
+	})
+	return state.Load()
+}
+
+// Backend names the GEMM backend in use: "onednn", "openblas" or "gonum".
+func Backend() string { return current().name }
+
+// CurrentPrecision returns the precision of the GEMM inputs.
+func CurrentPrecision() Precision { return current().prec }
+
+// Kernel describes the code the current backend runs (library, kernel family
+// or implementation, and why it was chosen), for provenance.
+func Kernel() string { c := current(); return c.impl.kernel(c.prec) }
+
+// ISA names the CPU instruction set the current backend dispatches to.
+func ISA() string { return current().impl.isa() }
+
+// Info is the provenance of the GEMM layer: what produced the numbers.
+type Info struct {
+	Backend   string `json:"backend"`   // "onednn", "openblas" or "gonum"
+	Precision string `json:"precision"` // "f32" or "bf16" (GEMM inputs)
+	ISA       string `json:"isa"`       // instruction set dispatched to
+	Kernel    string `json:"kernel"`    // implementation detail, see Kernel
+	Threads   int    `json:"threads"`   // threads inside one GEMM call
+}
+
+// Describe returns the current backend, precision, ISA, kernel and threads.
+func Describe() Info {
+	c := current()
+	return Info{Backend: c.name, Precision: c.prec.String(), ISA: c.impl.isa(), Kernel: c.impl.kernel(c.prec), Threads: Threads()}
+}
+
+// String formats Info on one line, e.g. for --version.
+func (i Info) String() string {
+	return fmt.Sprintf("%s %s, ISA %s, %d thread(s) per GEMM; %s", i.Backend, i.Precision, i.ISA, i.Threads, i.Kernel)
+}
+
+// SetThreads sets the number of threads used inside one GEMM call (n < 1
+// means 1). koopq defaults to 1 and runs independent networks on separate
+// goroutines instead.
+func SetThreads(n int) {
+	n = max(n, 1)
+	threads.Store(int32(n))
+	for _, b := range registry {
+		b.setThreads(n)
+	}
+}
+
+// Threads returns the thread count used inside one GEMM call.
+func Threads() int { return max(int(threads.Load()), 1) }
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32 matrices,
 // where op(X) is X or Xᵀ (transA, transB). op(A) is [m, k], op(B) is [k, n],
@@ -43,7 +267,8 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 		}
 		return
 	}
-	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	cf := current()
+	cf.impl.gemm(cf.prec, Threads(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // MatMul is Gemm with alpha = 1 and tight strides: C = op(A)·op(B) (+ C if accumulate).
@@ -61,3 +286,68 @@ func MatMul(transA, transB bool, m, n, k int, a, b, c []float32, accumulate bool
 	}
 	Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, beta, c, n)
 }
+
+// Act is an elementwise function that Affine applies to a GEMM's output.
+type Act int
+
+const (
+	// ActNone is the identity.
+	ActNone Act = iota
+	// ActReLU is max(v, 0); oneDNN's post-op maps NaN to 0.
+	ActReLU
+	// ActTanh is tanh(v).
+	ActTanh
+)
+
+var fusion atomic.Bool
+
+func init() { fusion.Store(true) }
+
+// SetFusion turns Affine's fused path on (the default) or off, for A/B
+// measurements; off, Affine always returns false.
+func SetFusion(on bool) { fusion.Store(on) }
+
+// Affine computes y = act(x·W + b) in one fused GEMM (bias and activation as
+// post-ops) when the backend offers it (onednn), and returns true. x: [rows,
+// in], W: [in, out], b: [out] or nil, y: [rows, out], all tight row-major.
+// It returns false and leaves y untouched when the backend has no fused path
+// (openblas, gonum) or fusion is off: the caller then copies the bias, calls
+// MatMul and applies the activation itself. GEMM inputs follow the current
+// precision; the bias and the activation are applied in f32.
+func Affine(rows, in, out int, x, w, b, y []float32, act Act) bool {
+	if !fusion.Load() || rows == 0 || out == 0 || in == 0 {
+		return false
+	}
+	if len(x) < rows*in || len(w) < in*out || len(y) < rows*out || (b != nil && len(b) < out) || act < ActNone || act > ActTanh {
+		panic(fmt.Sprintf("blas: Affine %d×%d→%d with len(x)=%d len(w)=%d len(b)=%d len(y)=%d act=%d", rows, in, out, len(x), len(w), len(b), len(y), act))
+	}
+	c := current()
+	return c.impl.affine(c.prec, Threads(), rows, in, out, x, w, b, y, act)
+}
+
+// sortedKeys is a small helper for stable descriptions of sets.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RoundBF16 rounds x to the nearest bfloat16 value (ties to even) and
+// returns it as a float32: what BF16 precision does to every GEMM input.
+// NaN and ±Inf pass through.
+func RoundBF16(x float32) float32 {
+	b := math.Float32bits(x)
+	if b&0x7f800000 == 0x7f800000 {
+		return x
+	}
+	b += 0x7fff + (b>>16)&1
+	return math.Float32frombits(b &^ 0xffff)
+}
+
+// BF16UnitRoundoff is u = 2⁻⁸, the largest relative error of RoundBF16
+// (bfloat16 keeps 8 significant bits). A product of two rounded inputs has
+// relative error at most 2u + u².
+const BF16UnitRoundoff = 1.0 / 256

@@ -5,7 +5,6 @@ package blas
 /*
 #cgo LDFLAGS: -lopenblas
 #include <cblas.h>
-#include <stdlib.h>
 */
 import "C"
 
@@ -14,7 +13,16 @@ import (
 	"unsafe"
 )
 
-func gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// openblas calls cblas_sgemm. OpenBLAS is safe to call from several
+// goroutines at once; its thread count is process-wide.
+type openblas struct{}
+
+func init() {
+	register("openblas", openblas{})
+	C.openblas_set_num_threads(1)
+}
+
+func (openblas) gemm(_ Precision, _ int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	ta, tb := uint32(C.CblasNoTrans), uint32(C.CblasNoTrans)
 	if transA {
 		ta = C.CblasTrans
@@ -28,29 +36,24 @@ func gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 		C.float(beta), (*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
 }
 
-// SetThreads sets the number of threads OpenBLAS uses inside one GEMM call.
-// koopq defaults to 1 and parallelizes independent networks in Go instead.
-func SetThreads(n int) {
-	if n < 1 {
-		n = 1
-	}
-	C.openblas_set_num_threads(C.int(n))
-}
+// OpenBLAS has no bf16 GEMM in Debian's build (cblas_sbgemm is not exported).
+func (openblas) supports(p Precision) bool { return p == F32 }
 
-// Threads returns OpenBLAS's current thread count.
-func Threads() int { return int(C.openblas_get_num_threads()) }
+func (openblas) setThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
 
-// Backend names the GEMM implementation in use.
-func Backend() string { return "openblas" }
+// isa is OpenBLAS's core type, e.g. "Haswell" (AVX2) or "Cooperlake" (AVX-512).
+func (openblas) isa() string { return C.GoString(C.openblas_get_corename()) }
 
-// Kernel reports OpenBLAS's core type (the kernel family it dispatches to),
-// e.g. "Haswell" or "Cooperlake", and whether OPENBLAS_CORETYPE forced it.
-func Kernel() string {
-	core := C.GoString(C.openblas_get_corename())
+// kernel reports OpenBLAS's core type and whether OPENBLAS_CORETYPE forced it.
+func (o openblas) kernel(Precision) string {
+	core := o.isa()
 	if v, ok := os.LookupEnv("OPENBLAS_CORETYPE"); ok {
-		return core + " (OPENBLAS_CORETYPE=" + v + ")"
+		return "OpenBLAS sgemm, core " + core + " (OPENBLAS_CORETYPE=" + v + ")"
 	}
-	return core + " (auto-detected)"
+	return "OpenBLAS sgemm, core " + core + " (auto-detected)"
 }
 
-func init() { SetThreads(1) }
+// openblas has no fused bias/activation GEMM.
+func (openblas) affine(Precision, int, int, int, int, []float32, []float32, []float32, []float32, Act) bool {
+	return false
+}

@@ -1,5 +1,3 @@
-//go:build !cgo || purego
-
 package blas
 
 import (
@@ -7,7 +5,13 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
-func gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// gonum is the pure-Go backend (gonum's blas32). It is always compiled in,
+// as the fallback of last resort and as an independent reference in tests.
+type gonum struct{}
+
+func init() { register("gonum", gonum{}) }
+
+func (gonum) gemm(_ Precision, _ int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	ta, tb := blas.NoTrans, blas.NoTrans
 	ar, ac, br, bc := m, k, k, n
 	if transA {
@@ -22,17 +26,16 @@ func gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 		beta, blas32.General{Rows: m, Cols: n, Stride: ldc, Data: c})
 }
 
-var threads = 1
+func (gonum) supports(p Precision) bool { return p == F32 }
 
-// SetThreads records the requested thread count; the pure-Go backend uses
-// GOMAXPROCS internally and ignores it.
-func SetThreads(n int) { threads = max(n, 1) }
+// gonum parallelizes over GOMAXPROCS internally and ignores the thread count.
+func (gonum) setThreads(int) {}
 
-// Threads returns the value last passed to SetThreads.
-func Threads() int { return threads }
+func (gonum) isa() string { return "Go (gonum SSE kernels)" }
 
-// Backend names the GEMM implementation in use.
-func Backend() string { return "gonum (pure Go)" }
+func (gonum) kernel(Precision) string { return "gonum blas32 (pure Go)" }
 
-// Kernel describes the kernel family: gonum's SSE-assembly kernels.
-func Kernel() string { return "gonum blas32" }
+// gonum has no fused bias/activation GEMM.
+func (gonum) affine(Precision, int, int, int, int, []float32, []float32, []float32, []float32, Act) bool {
+	return false
+}
