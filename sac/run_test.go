@@ -1,0 +1,126 @@
+package sac
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	_ "github.com/koopq/koopq/env/mujoco"
+)
+
+// tinyRun is a small hopper run: 3000 env steps with 32×32 networks,
+// snapshots every 1000 steps, checkpoints every 250.
+func tinyRun() RunConfig {
+	c := DefaultRunConfig("hopper", 40)
+	c.SAC.TotalSteps = 3000
+	c.SAC.StartSteps = 500
+	c.SAC.Batch = 64
+	c.SAC.Net.Hidden = []int{32, 32}
+	c.SAC.Seed = 11
+	c.SnapshotEvery = 1000
+	c.CheckpointEvery = 250
+	c.EvalEpisodes = 1
+	return c
+}
+
+// runFiles are the files whose bytes must not depend on interruptions.
+var runFiles = []string{runCheckpointFile, runReplayFile, RunExpertFile, RunResultFile, runSnapshotsFile,
+	RunMediumFile, "snapshots/actor-0001000.safetensors", "snapshots/actor-0003000.safetensors"}
+
+// TestHelperSACRun is not a test: TestRunResumeAfterKill runs it in a child
+// process (KOOPQ_SAC_RUN_DIR set) and kills it.
+func TestHelperSACRun(t *testing.T) {
+	dir := os.Getenv("KOOPQ_SAC_RUN_DIR")
+	if dir == "" {
+		return
+	}
+	if _, err := Run(context.Background(), dir, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunResumeAfterKill: a run killed with SIGKILL at a random moment and
+// resumed ends with exactly the bytes of an uninterrupted run (networks,
+// optimizers, replay buffer, snapshots, medium/expert policies, result).
+func TestRunResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs SAC on hopper three times")
+	}
+	cfg := tinyRun()
+	ref := t.TempDir()
+	if _, err := StartRun(context.Background(), cfg, ref, nil); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for trial := 0; trial < 2; trial++ {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "snapshots"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeJSONAtomic(filepath.Join(dir, runConfigFile), cfg); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSACRun$")
+		cmd.Env = append(os.Environ(), "KOOPQ_SAC_RUN_DIR="+dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill at a random point: after a random number of replay rows
+		// (0..2000 of 3000) reached the disk, plus a random extra delay of up
+		// to 50 ms (far less than the remaining 1000+ steps take).
+		target := int64(rng.IntN(2001)) * 41 * 4 // hopper rows are 41 float32 values
+		for {
+			st, err := os.Stat(filepath.Join(dir, runReplayFile))
+			if err == nil && st.Size() >= target {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		if _, err := os.Stat(filepath.Join(dir, RunResultFile)); err == nil {
+			t.Fatalf("trial %d: the child finished before it was killed; the test did not interrupt anything", trial)
+		}
+		res, err := Run(context.Background(), dir, nil)
+		if err != nil {
+			t.Fatalf("trial %d: resume: %v", trial, err)
+		}
+		if res.Expert.Step != cfg.SAC.TotalSteps {
+			t.Fatalf("trial %d: expert at step %d", trial, res.Expert.Step)
+		}
+		for _, f := range runFiles {
+			a, err1 := os.ReadFile(filepath.Join(ref, f))
+			b, err2 := os.ReadFile(filepath.Join(dir, f))
+			if err1 != nil || err2 != nil {
+				t.Fatalf("trial %d: %s: %v / %v", trial, f, err1, err2)
+			}
+			if !bytes.Equal(a, b) {
+				t.Fatalf("trial %d: %s differs from the uninterrupted run", trial, f)
+			}
+		}
+	}
+}
+
+// TestStartRunRefusesExistingRun: a second StartRun in the same directory
+// fails before touching anything.
+func TestStartRunRefusesExistingRun(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyRun()
+	if err := writeJSONAtomic(filepath.Join(dir, runConfigFile), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StartRun(context.Background(), cfg, dir, nil); err == nil {
+		t.Fatal("StartRun into a run directory succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, runReplayFile)); err == nil {
+		t.Fatal("refused StartRun still created a replay file")
+	}
+}
