@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/koopq/koopq/dataset"
@@ -325,4 +327,81 @@ func SACRunConfig(envName string, mediumScore float64) (sac.RunConfig, error) {
 		return sac.RunConfig{}, err
 	}
 	return sac.DefaultRunConfig(envName, r), nil
+}
+
+// ExportPolicies copies the medium policy (once chosen) and the expert
+// policy (once the run is finished) of the SAC run in runDir into dst as
+// <env>-medium.safetensors and <env>-expert.safetensors, and records them
+// in dst/manifest.json (replacing earlier entries of the same env and
+// role). This is how koopq's committed policies/data is made.
+func ExportPolicies(runDir, dst string) ([]policies.Entry, error) {
+	cfg, err := sac.ReadRunConfig(runDir)
+	if err != nil {
+		return nil, err
+	}
+	mp := filepath.Join(dst, "manifest.json")
+	var manifest []policies.Entry
+	if b, err := os.ReadFile(mp); err == nil {
+		if err := json.Unmarshal(b, &manifest); err != nil {
+			return nil, fmt.Errorf("%s: %w", mp, err)
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	made := fmt.Sprintf("koopq collect --env %s --run-dir DIR --seed %d --sac-steps %d --snapshot-every %d --hidden %s (medium return %.1f)",
+		cfg.Env, cfg.SAC.Seed, cfg.SAC.TotalSteps, cfg.SnapshotEvery, joinInts(cfg.SAC.Net.Hidden), cfg.MediumReturn)
+	var out []policies.Entry
+	for _, role := range []string{"medium", "expert"} {
+		src := filepath.Join(runDir, sac.RunMediumFile)
+		if role == "expert" {
+			src = filepath.Join(runDir, sac.RunExpertFile)
+		}
+		b, err := os.ReadFile(src)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		_, meta, err := sac.ReadPolicy(src)
+		if err != nil {
+			return nil, err
+		}
+		e := policies.Entry{Env: cfg.Env, Role: role, File: cfg.Env + "-" + role + ".safetensors", Seed: cfg.SAC.Seed, Made: made}
+		e.SACSteps, _ = strconv.Atoi(meta["sac_step"])
+		e.Return, _ = strconv.ParseFloat(meta["deterministic_return"], 64)
+		e.StochReturn, _ = strconv.ParseFloat(meta["stochastic_return"], 64)
+		sum := sha256.Sum256(b)
+		e.SHA256 = hex.EncodeToString(sum[:])
+		if err := WriteFileAtomic(filepath.Join(dst, e.File), b); err != nil {
+			return nil, err
+		}
+		kept := manifest[:0]
+		for _, m := range manifest {
+			if m.Env != e.Env || m.Role != e.Role {
+				kept = append(kept, m)
+			}
+		}
+		manifest = append(kept, e)
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("run %s has neither a medium nor an expert policy yet", runDir)
+	}
+	sort.Slice(manifest, func(i, j int) bool {
+		if manifest[i].Env != manifest[j].Env {
+			return manifest[i].Env < manifest[j].Env
+		}
+		return manifest[i].Role < manifest[j].Role
+	})
+	b, _ := json.MarshalIndent(manifest, "", "  ")
+	return out, WriteFileAtomic(mp, append(b, '\n'))
+}
+
+func joinInts(x []int) string {
+	s := make([]string, len(x))
+	for i, v := range x {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
 }

@@ -28,6 +28,7 @@ func init() {
 		fromRun     string
 		mediumScore float64
 		ckptEvery   int
+		export      string
 	)
 	cmd := &cobra.Command{
 		Use:   "collect [DATASET...]",
@@ -57,6 +58,8 @@ func init() {
    It evaluates and saves the actor every --snapshot-every steps, picks the
    medium policy online (--medium-score, default D4RL's medium dataset level),
    keeps every transition, and checkpoints every --checkpoint-every steps.
+     koopq collect --run-dir DIR --export-policies policies/data
+   copies its medium/expert policies into the committed set (manifest.json).
 
 3. Without DATASET or --run-dir: the small in-memory pipeline (classic control,
    toy scale): SAC for --sac-steps, then random/medium/expert/medium-replay/
@@ -101,6 +104,18 @@ func init() {
 					return err
 				}
 				fmt.Printf("wrote %s\n", p)
+				return nil
+			case export != "":
+				if runDir == "" {
+					return fmt.Errorf("--export-policies needs --run-dir DIR (the SAC run to take the policies from)")
+				}
+				es, err := run.ExportPolicies(runDir, export)
+				if err != nil {
+					return err
+				}
+				for _, e := range es {
+					fmt.Printf("%s %s: SAC step %d, return %.1f (stochastic %.1f) -> %s\n", e.Env, e.Role, e.SACSteps, e.Return, e.StochReturn, filepath.Join(export, e.File))
+				}
 				return nil
 			case resume || runDir != "":
 				if runDir == "" {
@@ -222,5 +237,6 @@ func init() {
 	f.StringVar(&fromRun, "from-run", "", "take policies and replay buffer for dataset names from this SAC run directory")
 	f.Float64Var(&mediumScore, "medium-score", 0, "D4RL-normalized return at which the run picks its medium policy (default: D4RL v2's medium dataset: hopper 44, halfcheetah 41, walker2d 62)")
 	f.IntVar(&ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
+	f.StringVar(&export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
 	rootCmd.AddCommand(cmd)
 }
