@@ -344,7 +344,9 @@ type Progress struct {
 	Stats      Stats
 }
 
-// Train runs online SAC on e for cfg.TotalSteps environment steps, storing
+// Train runs online SAC on e for cfg.TotalSteps environment steps in
+// memory (no checkpoints; for short classic-control runs; Run is the
+// resumable D4RL-recipe run), storing
 // every transition in the returned replay buffer (env-unit actions). cb, if
 // non-nil, is called every every steps with the agent and progress; it may
 // copy the policy (e.g. to snapshot a "medium" policy) and may stop training
@@ -360,6 +362,7 @@ func Train(ctx context.Context, cfg Config, e env.Env, every int, cb func(*Agent
 	buf := &dataset.Dataset{ObsDim: obsDim, ActDim: actDim, Meta: map[string]string{"env": e.Name(), "policy": "sac-replay"}}
 	pol := NewPolicy(ag.Actor, nil, scale)
 	batch := dataset.NewBatch(cfg.Batch, obsDim, actDim)
+	sampler := dataset.NewSampler(buf, rng)
 	envAct := make([]float64, actDim)
 	obs := e.Reset(rng)
 	var ret, lastRet float64
@@ -391,7 +394,8 @@ func Train(ctx context.Context, cfg Config, e env.Env, every int, cb func(*Agent
 		}
 		if step > cfg.StartSteps && buf.Len() >= cfg.Batch {
 			for u := 0; u < max(cfg.UpdatesPerEnv, 1); u++ {
-				sampleScaled(buf, batch, rng, scale)
+				sampler.Sample(batch)
+				scale.FromEnv(batch.Act)
 				st = ag.Update(batch, rng)
 			}
 		}
@@ -402,12 +406,6 @@ func Train(ctx context.Context, cfg Config, e env.Env, every int, cb func(*Agent
 		}
 	}
 	return ag, buf, nil
-}
-
-// sampleScaled samples uniformly from buf and maps actions to [−1, 1].
-func sampleScaled(d *dataset.Dataset, b *dataset.Batch, rng *rand.Rand, s ActionScale) {
-	dataset.NewSampler(d, rng).Sample(b)
-	s.FromEnv(b.Act)
 }
 
 func appendTransition(d *dataset.Dataset, s []float64, a []float64, r float64, s2 []float64, term, trunc bool) {
