@@ -174,7 +174,8 @@ func behaviour(envName, role, fromRun string) (*sac.Policy, string, string, int,
 // dataset, policy, policy sha256, seed, koopq version):
 //   - random: a randomly initialized actor (seeded by opts.Seed);
 //   - medium, expert: the committed (or --from-run) SAC actors;
-//   - medium-expert: medium cut after its last complete episode, then expert;
+//   - medium-expert: the medium dataset (same seed) cut after its last
+//     complete episode, then the expert dataset: D4RL's stitch of the two files;
 //   - medium-replay, full-replay: the SAC run's replay buffer up to the
 //     medium snapshot, or all of it (needs opts.FromRun).
 //
@@ -239,7 +240,7 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 			if err != nil {
 				return out, err
 			}
-			x, err := gen("expert", opts.Seed+1)
+			x, err := gen("expert", opts.Seed)
 			if err != nil {
 				return out, err
 			}

@@ -86,7 +86,7 @@ func TestD4RLDatasetsLoadWithH5py(t *testing.T) {
 	}
 	script := `
 import sys, json, h5py, numpy as np
-out = {}
+out, obs = {}, {}
 for path in sys.argv[1:]:
     with h5py.File(path, "r") as f:
         o, a, r = f["observations"][:], f["actions"][:], f["rewards"][:]
@@ -110,7 +110,13 @@ for path in sys.argv[1:]:
         cont = [i for i in keep if not te[i]]
         assert np.array_equal(o[[i + 1 for i in cont]], no[cont]), "rows not in episode order"
         meta = {k: f["metadata/" + k][()].decode() for k in f["metadata"]}
+        obs[path.split("/")[-1]] = (o, te | to)
         out[path.split("/")[-1]] = {"n": n, "qlearning": len(keep), "terminals": int(te[:n-1][[not x for x in to[:n-1]]].sum()), "meta": meta}
+# D4RL's stitch: medium cut after its last complete episode, then expert
+mo, mend = obs["hopper-medium-v2.hdf5"]
+k = np.flatnonzero(mend)[-1] + 1
+me = obs["hopper-medium-expert-v2.hdf5"][0]
+assert np.array_equal(me, np.concatenate([mo[:k], obs["hopper-expert-v2.hdf5"][0]])), "medium-expert is not medium[:k] + expert"
 print(json.dumps(out))
 `
 	var paths []string
