@@ -10,11 +10,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/blas"
 	"github.com/koopq/koopq/nn"
 )
 
@@ -75,6 +77,9 @@ type RunResult struct {
 	Snapshots []RunSnapshot `json:"snapshots"`
 	Medium    *RunSnapshot  `json:"medium"` // nil if no snapshot reached MediumReturn
 	Expert    RunSnapshot   `json:"expert"` // the final policy
+	Version   string        `json:"koopq_version"`
+	BLAS      string        `json:"blas"` // backend and kernel: bitwise reproducibility needs the same
+	Machine   string        `json:"machine"`
 }
 
 // RunProgress is reported to Run's callback every 1000 env steps.
@@ -118,6 +123,7 @@ type runState struct {
 	Snapshots     []RunSnapshot `json:"snapshots"`
 	Medium        int           `json:"medium"` // index into Snapshots, −1 while not chosen
 	Done          bool          `json:"done"`
+	BLAS          string        `json:"blas"` // GEMM backend and kernel the run was made with
 }
 
 // qposer is implemented by MuJoCo environments (env/mujoco.Env).
@@ -241,6 +247,12 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 	if st.Done {
 		return ReadRunResult(dir)
 	}
+	kernel := blas.Backend() + " " + blas.Kernel()
+	if resumed && st.BLAS != "" && st.BLAS != kernel {
+		return nil, fmt.Errorf("sac run %s was made with BLAS %q, this process has %q: the continuation would not be "+
+			"bit-identical (set OPENBLAS_CORETYPE to the recorded kernel)", dir, st.BLAS, kernel)
+	}
+	st.BLAS = kernel
 	// The replay file: keep exactly the rows the checkpoint counts.
 	rf, err := os.OpenFile(filepath.Join(dir, runReplayFile), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -404,7 +416,8 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 	}
 
 	// The expert is the final policy.
-	res := &RunResult{Config: cfg, Snapshots: st.Snapshots}
+	res := &RunResult{Config: cfg, Snapshots: st.Snapshots, Version: dataset.Version(), BLAS: kernel,
+		Machine: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}
 	if n := len(st.Snapshots); n > 0 && st.Snapshots[n-1].Step == st.Step {
 		res.Expert = st.Snapshots[n-1]
 	} else {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +123,38 @@ func TestStartRunRefusesExistingRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, runReplayFile)); err == nil {
 		t.Fatal("refused StartRun still created a replay file")
+	}
+}
+
+// TestRunCancelCheckpointsAndKernelCheck: a cancelled run checkpoints
+// where it stopped; resuming it under another BLAS kernel is refused
+// (the continuation would not be bit-identical).
+func TestRunCancelCheckpointsAndKernelCheck(t *testing.T) {
+	cfg := tinyRun()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := StartRun(ctx, cfg, dir, func(p RunProgress) {
+		if p.Step == 1000 {
+			cancel()
+		}
+	})
+	if err != context.Canceled {
+		t.Fatalf("cancelled run returned %v", err)
+	}
+	ckpt := filepath.Join(dir, runCheckpointFile)
+	ag := NewAgent(cfg.SAC, 11, 3, rand.New(rand.NewPCG(0, 0)))
+	var st runState
+	if err := loadCheckpoint(ckpt, ag, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Step != 1000 || st.ReplayLen != 1000 || st.BLAS == "" {
+		t.Fatalf("checkpoint at step %d, replay %d, blas %q; want 1000, 1000, the kernel", st.Step, st.ReplayLen, st.BLAS)
+	}
+	st.BLAS = "someblas other-kernel"
+	if err := saveCheckpoint(ckpt, ag, &st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), dir, nil); err == nil || !strings.Contains(err.Error(), "other-kernel") {
+		t.Fatalf("resume under another kernel: %v", err)
 	}
 }
