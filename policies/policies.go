@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 )
@@ -32,8 +33,10 @@ type Entry struct {
 }
 
 // Manifest returns the committed policies, sorted by env and role.
-func Manifest() ([]Entry, error) {
-	b, err := files.ReadFile("data/manifest.json")
+func Manifest() ([]Entry, error) { return manifestIn(files) }
+
+func manifestIn(fsys fs.FS) ([]Entry, error) {
+	b, err := fs.ReadFile(fsys, "data/manifest.json")
 	if err != nil {
 		return nil, fmt.Errorf("policies: %w", err)
 	}
@@ -52,15 +55,17 @@ func Manifest() ([]Entry, error) {
 
 // Lookup returns the entry and file bytes of env's role policy, checking
 // the file's sha256 against the manifest. The error lists what exists.
-func Lookup(env, role string) (Entry, []byte, error) {
-	es, err := Manifest()
+func Lookup(env, role string) (Entry, []byte, error) { return lookupIn(files, env, role) }
+
+func lookupIn(fsys fs.FS, env, role string) (Entry, []byte, error) {
+	es, err := manifestIn(fsys)
 	if err != nil {
 		return Entry{}, nil, err
 	}
 	var have []string
 	for _, e := range es {
 		if e.Env == env && e.Role == role {
-			b, err := files.ReadFile("data/" + e.File)
+			b, err := fs.ReadFile(fsys, "data/"+e.File)
 			if err != nil {
 				return e, nil, fmt.Errorf("policies: %s: %w", e.File, err)
 			}

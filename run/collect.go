@@ -340,6 +340,9 @@ func ExportPolicies(runDir, dst string) ([]policies.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, fmt.Errorf("--export-policies: %w", err)
+	}
 	mp := filepath.Join(dst, "manifest.json")
 	var manifest []policies.Entry
 	if b, err := os.ReadFile(mp); err == nil {

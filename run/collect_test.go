@@ -3,6 +3,8 @@ package run
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -157,5 +159,48 @@ print(json.dumps(out))
 	}
 	if me := got["hopper-medium-expert-v2.hdf5"]; me.N <= 1500 || me.N > 3000 || me.N < med.N {
 		t.Fatalf("medium-expert has %d rows (medium %d, expert 1500)", me.N, med.N)
+	}
+}
+
+// TestExportPolicies: a run's medium and expert actors land in the target
+// directory with manifest entries whose hashes match the files.
+func TestExportPolicies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SAC run")
+	}
+	runDir := tinySACRun(t)
+	dst := t.TempDir()
+	es, err := ExportPolicies(runDir, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[0].Role != "medium" || es[1].Role != "expert" || es[1].SACSteps != 3000 || es[0].SACSteps != 1000 {
+		t.Fatalf("exported %+v", es)
+	}
+	var m []map[string]any
+	b, err := os.ReadFile(filepath.Join(dst, "manifest.json"))
+	if err != nil || json.Unmarshal(b, &m) != nil || len(m) != 2 {
+		t.Fatalf("manifest: %s %v", b, err)
+	}
+	for _, e := range es {
+		f, err := os.ReadFile(filepath.Join(dst, e.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(f)
+		if hex.EncodeToString(sum[:]) != e.SHA256 {
+			t.Fatalf("%s: hash mismatch", e.File)
+		}
+		if _, _, err := sac.ReadPolicy(filepath.Join(dst, e.File)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Exporting again replaces, not duplicates, the entries.
+	if _, err := ExportPolicies(runDir, dst); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(filepath.Join(dst, "manifest.json"))
+	if json.Unmarshal(b, &m) != nil || len(m) != 2 {
+		t.Fatalf("re-export: %s", b)
 	}
 }
