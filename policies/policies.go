@@ -27,7 +27,7 @@ type Entry struct {
 	SACSteps    int     `json:"sac_steps"`         // env steps of the SAC run when the actor was captured
 	Seed        uint64  `json:"seed"`              // the SAC run's seed
 	Return      float64 `json:"return"`            // mean deterministic (tanh μ) return at capture
-	StochReturn float64 `json:"stochastic_return"` // mean stochastic return at capture
+	StochReturn float64 `json:"stochastic_return"` // mean stochastic return (as measured by the medium rule)
 	SHA256      string  `json:"sha256"`            // of the file
 	Made        string  `json:"made"`              // the command that made the SAC run
 }

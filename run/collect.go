@@ -65,6 +65,11 @@ func Collect(ctx context.Context, cfg sac.CollectConfig, outDir string, progress
 // medium policy.
 var D4RLMediumScore = map[string]float64{"hopper": 44, "halfcheetah": 41, "walker2d": 62}
 
+// D4RLMediumBand is the default half-width, in normalized points, of the
+// band around D4RLMediumScore in which a snapshot's stochastic return must
+// lie to be the medium policy (sac.RunConfig.MediumBy "stochastic").
+const D4RLMediumBand = 5.0
+
 // MediumReturn converts a normalized medium score for envName into a raw
 // return through D4RL's reference returns.
 func MediumReturn(envName string, score float64) (float64, error) {
@@ -81,6 +86,58 @@ type D4RLOptions struct {
 	Transitions int    // rows of random, medium and expert (medium-expert: both); D4RL: 1,000,000
 	Seed        uint64 // rollout seed (and the random policy's initialization)
 	FromRun     string // SAC run directory to take medium/expert/replay from; "" = committed policies
+	// MediumBy and MediumBand override the run's medium rule (see
+	// sac.RunConfig.MediumBy) for FromRun; the band is in D4RL-normalized
+	// points. "" keeps the run's own rule.
+	MediumBy       string
+	MediumBand     float64
+	MediumEpisodes int // > 0: re-evaluate snapshots' stochastic returns with this many episodes (see RunMedium)
+}
+
+// RunMedium reads the SAC run in dir and picks its medium snapshot, with
+// the run's own rule or, if by is not "", the rule by ("deterministic" or
+// "stochastic" with a band of bandScore normalized points). It returns the
+// run and the snapshot's index (−1: none yet).
+//
+// With episodes > 0 each snapshot's stochastic return is first measured
+// again over that many episodes (seeded by the run's seed), in order, up to
+// the first that satisfies the rule: hopper's stochastic returns are
+// bimodal (falls), so the run's 5-episode estimates can be off by 600.
+// The rule still looks at each snapshot alone, so the choice stays causal.
+func RunMedium(dir, by string, bandScore float64, episodes int) (*sac.RunInfo, int, error) {
+	info, err := sac.ReadRun(dir)
+	if err != nil {
+		return nil, -1, err
+	}
+	if by != "" {
+		cfg := info.Config
+		cfg.MediumBy = by
+		if by == "stochastic" {
+			_, ref, ok := eval.ReferenceFor(cfg.Env)
+			if !ok {
+				return nil, -1, fmt.Errorf("no D4RL reference returns for env %q: cannot convert the medium band", cfg.Env)
+			}
+			cfg.MediumBand = bandScore / 100 * (ref.Expert - ref.Random)
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, -1, err
+		}
+		info.Config = cfg
+	}
+	if episodes <= 0 {
+		return info, info.Config.PickMedium(info.Snapshots), nil
+	}
+	for i, snap := range info.Snapshots {
+		r, err := sac.PolicyReturn(info.Config.Env, filepath.Join(dir, snap.File), episodes, info.Config.SAC.Seed, true)
+		if err != nil {
+			return nil, -1, err
+		}
+		info.Snapshots[i].StochReturn = r
+		if info.Config.PickMedium(info.Snapshots[i:i+1]) == 0 {
+			return info, i, nil
+		}
+	}
+	return info, -1, nil
 }
 
 // D4RLFile describes one written dataset.
@@ -138,17 +195,23 @@ func CheckD4RLNames(names []string, fromRun string) ([]d4rlSource, error) {
 
 // behaviour loads env's role ("medium" or "expert") policy from the run
 // directory, or from the committed policies.
-func behaviour(envName, role, fromRun string) (*sac.Policy, string, string, int, error) {
-	if fromRun != "" {
-		f := sac.RunMediumFile
-		if role == "expert" {
-			f = sac.RunExpertFile
+func behaviour(envName, role string, opts D4RLOptions) (*sac.Policy, string, string, int, error) {
+	if opts.FromRun != "" {
+		path := filepath.Join(opts.FromRun, sac.RunExpertFile)
+		if role == "medium" {
+			info, i, err := RunMedium(opts.FromRun, opts.MediumBy, opts.MediumBand, opts.MediumEpisodes)
+			if err != nil {
+				return nil, "", "", 0, err
+			}
+			if i < 0 {
+				return nil, "", "", 0, fmt.Errorf("--from-run %s has no medium policy yet: no snapshot satisfies its medium rule", opts.FromRun)
+			}
+			path = filepath.Join(opts.FromRun, info.Snapshots[i].File)
 		}
-		path := filepath.Join(fromRun, f)
 		p, meta, err := sac.ReadPolicy(path)
 		if err != nil {
 			if os.IsNotExist(err) {
-				return nil, "", "", 0, fmt.Errorf("--from-run %s has no %s policy yet (%s missing): the run has not reached it", fromRun, role, f)
+				return nil, "", "", 0, fmt.Errorf("--from-run %s has no %s policy yet (%s missing): the run has not reached it", opts.FromRun, role, path)
 			}
 			return nil, "", "", 0, err
 		}
@@ -204,7 +267,7 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 			return func(done, total int) { progress(name+" "+what, done, total) }
 		}
 		gen := func(role string, seed uint64) (*sac.Generated, error) {
-			p, src, sum, steps, err := behaviour(s.env, role, opts.FromRun)
+			p, src, sum, steps, err := behaviour(s.env, role, opts)
 			if err != nil {
 				return nil, fmt.Errorf("dataset %s: %w", names[i], err)
 			}
@@ -247,24 +310,29 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 			g = sac.MediumExpert(m, x)
 			f.Description = "medium (cut after its last complete episode) followed by expert"
 		case "medium-replay", "full-replay":
-			buf, res, err := sac.RunReplay(opts.FromRun)
+			info, mi, err := RunMedium(opts.FromRun, opts.MediumBy, opts.MediumBand, opts.MediumEpisodes)
 			if err != nil {
 				return out, err
 			}
-			n := buf.Len()
+			var n int
 			if s.kind == "medium-replay" {
-				if res == nil || res.Medium == nil {
+				if mi < 0 {
 					return out, fmt.Errorf("dataset %s: run %s has not reached its medium level yet", names[i], opts.FromRun)
 				}
-				n = res.Medium.ReplayLen
-				f.SACSteps = res.Medium.Step
+				n = info.Snapshots[mi].ReplayLen
+				f.SACSteps = info.Snapshots[mi].Step
 			} else {
-				if res == nil || res.Expert.Step == 0 {
-					return out, fmt.Errorf("dataset %s: run %s is not finished (full-replay is the whole 1M-step buffer)", names[i], opts.FromRun)
+				if info.Expert == nil {
+					return out, fmt.Errorf("dataset %s: run %s is not finished (full-replay is the whole %d-step buffer)", names[i], opts.FromRun, info.Config.SAC.TotalSteps)
 				}
-				f.SACSteps = res.Expert.Step
+				n = info.ReplayLen
+				f.SACSteps = info.Expert.Step
 			}
-			d, infos := buf.Slice(0, n)
+			buf, err := sac.RunReplay(opts.FromRun, n)
+			if err != nil {
+				return out, err
+			}
+			d, infos := buf.Slice(0, buf.Len())
 			g = &sac.Generated{Data: d, Infos: infos}
 			f.Policy = "sac replay buffer " + opts.FromRun
 			f.Description = "SAC replay buffer (all transitions, incl. the uniform warm-up) up to " + map[bool]string{true: "the medium snapshot", false: "the end of the run"}[s.kind == "medium-replay"]
@@ -327,7 +395,11 @@ func SACRunConfig(envName string, mediumScore float64) (sac.RunConfig, error) {
 	if err != nil {
 		return sac.RunConfig{}, err
 	}
-	return sac.DefaultRunConfig(envName, r), nil
+	c := sac.DefaultRunConfig(envName, r)
+	band, _ := MediumReturn(envName, D4RLMediumBand)
+	lo, _ := MediumReturn(envName, 0)
+	c.MediumBy, c.MediumBand = "stochastic", band-lo
+	return c, nil
 }
 
 // ExportPolicies copies the medium policy (once chosen) and the expert
@@ -335,11 +407,12 @@ func SACRunConfig(envName string, mediumScore float64) (sac.RunConfig, error) {
 // <env>-medium.safetensors and <env>-expert.safetensors, and records them
 // in dst/manifest.json (replacing earlier entries of the same env and
 // role). This is how koopq's committed policies/data is made.
-func ExportPolicies(runDir, dst string) ([]policies.Entry, error) {
-	cfg, err := sac.ReadRunConfig(runDir)
+func ExportPolicies(runDir, dst, mediumBy string, mediumBand float64, mediumEpisodes int) ([]policies.Entry, error) {
+	info, mi, err := RunMedium(runDir, mediumBy, mediumBand, mediumEpisodes)
 	if err != nil {
 		return nil, err
 	}
+	cfg := info.Config
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, fmt.Errorf("--export-policies: %w", err)
 	}
@@ -352,16 +425,26 @@ func ExportPolicies(runDir, dst string) ([]policies.Entry, error) {
 	} else if !os.IsNotExist(err) {
 		return nil, err
 	}
-	made := fmt.Sprintf("koopq collect --env %s --run-dir DIR --seed %d --sac-steps %d --snapshot-every %d --hidden %s (medium return %.1f)",
-		cfg.Env, cfg.SAC.Seed, cfg.SAC.TotalSteps, cfg.SnapshotEvery, joinInts(cfg.SAC.Net.Hidden), cfg.MediumReturn)
+	rule := fmt.Sprintf("medium: first snapshot with deterministic return >= %.1f", cfg.MediumReturn)
+	if cfg.MediumBy == "stochastic" {
+		rule = fmt.Sprintf("medium: first snapshot with stochastic return within %.1f of %.1f", cfg.MediumBand, cfg.MediumReturn)
+		if mediumEpisodes > 0 {
+			rule += fmt.Sprintf(", re-evaluated over %d episodes", mediumEpisodes)
+		}
+	}
+	made := fmt.Sprintf("koopq collect --env %s --run-dir DIR --seed %d --sac-steps %d --snapshot-every %d --hidden %s (%s)",
+		cfg.Env, cfg.SAC.Seed, cfg.SAC.TotalSteps, cfg.SnapshotEvery, joinInts(cfg.SAC.Net.Hidden), rule)
 	var out []policies.Entry
 	for _, role := range []string{"medium", "expert"} {
-		src := filepath.Join(runDir, sac.RunMediumFile)
-		if role == "expert" {
-			src = filepath.Join(runDir, sac.RunExpertFile)
+		src := filepath.Join(runDir, sac.RunExpertFile)
+		if role == "medium" {
+			if mi < 0 {
+				continue
+			}
+			src = filepath.Join(runDir, info.Snapshots[mi].File)
 		}
 		b, err := os.ReadFile(src)
-		if os.IsNotExist(err) {
+		if os.IsNotExist(err) && role == "expert" {
 			continue
 		}
 		if err != nil {
@@ -375,6 +458,9 @@ func ExportPolicies(runDir, dst string) ([]policies.Entry, error) {
 		e.SACSteps, _ = strconv.Atoi(meta["sac_step"])
 		e.Return, _ = strconv.ParseFloat(meta["deterministic_return"], 64)
 		e.StochReturn, _ = strconv.ParseFloat(meta["stochastic_return"], 64)
+		if role == "medium" {
+			e.StochReturn = info.Snapshots[mi].StochReturn // re-measured when mediumEpisodes > 0
+		}
 		sum := sha256.Sum256(b)
 		e.SHA256 = hex.EncodeToString(sum[:])
 		if err := WriteFileAtomic(filepath.Join(dst, e.File), b); err != nil {

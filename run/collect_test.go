@@ -82,9 +82,9 @@ func TestD4RLDatasetsLoadWithH5py(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, res, err := sac.RunReplay(runDir)
-	if err != nil {
-		t.Fatal(err)
+	info, mi, err := RunMedium(runDir, "", 0, 0)
+	if err != nil || mi != 0 {
+		t.Fatalf("medium snapshot %d, %v; want the first", mi, err)
 	}
 	script := `
 import sys, json, h5py, numpy as np
@@ -152,7 +152,7 @@ print(json.dumps(out))
 			t.Fatalf("%s: koopq reads %d transitions, d4rl.qlearning_dataset convention gives %d", f.Name, d.Len(), g.Qlearning)
 		}
 		want := map[string]int{"hopper-random-v2": 1500, "hopper-medium-v2": 1500, "hopper-expert-v2": 1500,
-			"hopper-medium-replay-v2": res.Medium.ReplayLen, "hopper-full-replay-v2": 3000}
+			"hopper-medium-replay-v2": info.Snapshots[mi].ReplayLen, "hopper-full-replay-v2": 3000}
 		if w, ok := want[f.Name]; ok && g.N != w {
 			t.Fatalf("%s: %d rows, want %d", f.Name, g.N, w)
 		}
@@ -170,7 +170,7 @@ func TestExportPolicies(t *testing.T) {
 	}
 	runDir := tinySACRun(t)
 	dst := t.TempDir()
-	es, err := ExportPolicies(runDir, dst)
+	es, err := ExportPolicies(runDir, dst, "", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestExportPolicies(t *testing.T) {
 		}
 	}
 	// Exporting again replaces, not duplicates, the entries.
-	if _, err := ExportPolicies(runDir, dst); err != nil {
+	if _, err := ExportPolicies(runDir, dst, "", 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(filepath.Join(dst, "manifest.json"))

@@ -201,44 +201,66 @@ func MediumExpert(medium, expert *Generated) *Generated {
 	return concatGenerated(CutAfterLastEpisode(medium), expert)
 }
 
-// RunReplay reads the replay buffer of the SAC run in dir: all rows its
-// last checkpoint counts (the whole run once it is finished), and the
-// run's result if it is finished (nil otherwise).
-func RunReplay(dir string) (*Replay, *RunResult, error) {
+// RunInfo is what a run directory says about its run so far.
+type RunInfo struct {
+	Config    RunConfig
+	Snapshots []RunSnapshot
+	Expert    *RunSnapshot // the final policy; nil while the run is not finished
+	ReplayLen int          // replay rows the last checkpoint counts
+}
+
+// ReadRun reads the config and last checkpoint of the run in dir.
+func ReadRun(dir string) (*RunInfo, error) {
 	cfg, err := ReadRunConfig(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var st runState
 	e, err := env.Make(cfg.Env)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	var st runState
 	ag := NewAgent(cfg.SAC, e.ObservationSpace().Dim(), e.ActionSpace().Dim(), rand.New(rand.NewPCG(0, 0)))
 	if err := loadCheckpoint(filepath.Join(dir, runCheckpointFile), ag, &st); err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	info := &RunInfo{Config: cfg, Snapshots: st.Snapshots, ReplayLen: st.ReplayLen}
+	if st.Done {
+		res, err := ReadRunResult(dir)
+		if err != nil {
+			return nil, err
+		}
+		info.Expert = &res.Expert
+	}
+	return info, nil
+}
+
+// RunReplay reads the replay buffer of the SAC run in dir: the first rows
+// rows (all rows the last checkpoint counts if rows ≤ 0).
+func RunReplay(dir string, rows int) (*Replay, error) {
+	info, err := ReadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	if rows <= 0 || rows > info.ReplayLen {
+		rows = info.ReplayLen
+	}
+	e, err := env.Make(info.Config.Env)
+	if err != nil {
+		return nil, err
 	}
 	nq, nv := 0, 0
 	if mj, ok := e.(qposer); ok {
 		nq, nv = len(mj.QPos()), len(mj.QVel())
 	}
-	buf := NewReplay(e.ObservationSpace().Dim(), e.ActionSpace().Dim(), nq, nv, st.ReplayLen)
+	buf := NewReplay(e.ObservationSpace().Dim(), e.ActionSpace().Dim(), nq, nv, rows)
 	f, err := os.Open(filepath.Join(dir, runReplayFile))
 	if err != nil {
-		return nil, nil, fmt.Errorf("sac run: %w", err)
+		return nil, fmt.Errorf("sac run: %w", err)
 	}
 	defer f.Close()
-	if err := buf.readRows(f, st.ReplayLen); err != nil {
-		return nil, nil, fmt.Errorf("sac run: %s: %w", filepath.Join(dir, runReplayFile), err)
+	if err := buf.readRows(f, rows); err != nil {
+		return nil, fmt.Errorf("sac run: %s: %w", filepath.Join(dir, runReplayFile), err)
 	}
-	var res *RunResult
-	if st.Done {
-		if res, err = ReadRunResult(dir); err != nil {
-			return nil, nil, err
-		}
-	} else if st.Medium >= 0 {
-		m := st.Snapshots[st.Medium]
-		res = &RunResult{Config: cfg, Snapshots: st.Snapshots, Medium: &m}
-	}
-	return buf, res, nil
+	return buf, nil
 }

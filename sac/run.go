@@ -28,8 +28,37 @@ type RunConfig struct {
 	SAC             Config  `json:"sac"`
 	SnapshotEvery   int     `json:"snapshot_every"`   // env steps between evaluated, saved actor snapshots (default 5000)
 	EvalEpisodes    int     `json:"eval_episodes"`    // episodes per snapshot evaluation, deterministic and stochastic each (default 5)
-	MediumReturn    float64 `json:"medium_return"`    // deterministic return at which the medium policy is chosen (D4RL's medium level)
+	MediumReturn    float64 `json:"medium_return"`    // return that makes a policy "medium" (D4RL's medium level)
 	CheckpointEvery int     `json:"checkpoint_every"` // env steps between checkpoints (default 10000)
+	// MediumBy is the rule that picks the medium snapshot, the first
+	// snapshot that satisfies it: "deterministic" (or "", runs made before
+	// the field existed) — its deterministic return ≥ MediumReturn;
+	// "stochastic" — its stochastic return (how the datasets act) lies
+	// within MediumBand of MediumReturn. SAC's returns jump between
+	// snapshots (hopper seed 0: deterministic 1337 at 105k steps, 2951 at
+	// 110k), so the first rule can overshoot D4RL's level by far; the
+	// second waits for a snapshot near it.
+	MediumBy   string  `json:"medium_by,omitempty"`
+	MediumBand float64 `json:"medium_band,omitempty"` // half-width of the "stochastic" band, in return units
+}
+
+// PickMedium returns the index of the first snapshot that satisfies the
+// medium rule (see MediumBy), or −1. The rule looks at each snapshot alone,
+// so applying it after the run picks what the run picked online.
+func (c RunConfig) PickMedium(snaps []RunSnapshot) int {
+	for i, s := range snaps {
+		if c.isMedium(s) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c RunConfig) isMedium(s RunSnapshot) bool {
+	if c.MediumBy == "stochastic" {
+		return math.Abs(s.StochReturn-c.MediumReturn) <= c.MediumBand
+	}
+	return s.Return >= c.MediumReturn
 }
 
 // DefaultRunConfig is D4RL's recipe for env: SAC with rlkit's settings
@@ -58,6 +87,10 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("sac run: batch %d must be at least 2", c.SAC.Batch)
 	case math.IsNaN(c.MediumReturn) || math.IsInf(c.MediumReturn, 0):
 		return fmt.Errorf("sac run: medium return %v is not finite", c.MediumReturn)
+	case c.MediumBy != "" && c.MediumBy != "deterministic" && c.MediumBy != "stochastic":
+		return fmt.Errorf("sac run: medium rule %q: want deterministic or stochastic", c.MediumBy)
+	case c.MediumBy == "stochastic" && !(c.MediumBand > 0):
+		return fmt.Errorf("sac run: the stochastic medium rule needs a positive band, got %v", c.MediumBand)
 	}
 	return c.SAC.Net.Validate()
 }
@@ -189,7 +222,7 @@ func ReadRunResult(dir string) (*RunResult, error) {
 // One seeded SAC run produces every behaviour policy, as in D4RL: every
 // SnapshotEvery steps the actor is evaluated (deterministic and stochastic
 // returns) and saved under snapshots/; the first snapshot whose
-// deterministic return reaches MediumReturn becomes medium.safetensors,
+// return satisfies the medium rule (MediumBy) becomes medium.safetensors,
 // and the replay length at that moment is the medium-replay dataset's
 // size; the final actor is expert.safetensors; the whole replay buffer
 // (replay.f32) is the full-replay dataset. Every transition is kept.
@@ -342,7 +375,7 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 			return s, err
 		}
 		st.Snapshots = append(st.Snapshots, s)
-		if st.Medium < 0 && det >= cfg.MediumReturn {
+		if st.Medium < 0 && cfg.isMedium(s) {
 			st.Medium = len(st.Snapshots) - 1
 			m["role"] = "medium"
 			if err := WritePolicy(filepath.Join(dir, RunMediumFile), ag.Actor, cfg.SAC.Net, scale, cfg.Env, m); err != nil {
@@ -555,4 +588,19 @@ func writeJSONAtomic(path string, v any) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// PolicyReturn is the mean return of the policy in file over episodes in a
+// fresh instance of envName, acting stochastically (as the datasets do) or
+// deterministically, with seeded resets and noise.
+func PolicyReturn(envName, file string, episodes int, seed uint64, stochastic bool) (float64, error) {
+	p, _, err := ReadPolicy(file)
+	if err != nil {
+		return 0, err
+	}
+	e, err := env.Make(envName)
+	if err != nil {
+		return 0, err
+	}
+	return policyReturn(e, p, episodes, rand.New(rand.NewPCG(seed, 0x5e7a1)), stochastic)
 }

@@ -29,6 +29,9 @@ func init() {
 		mediumScore float64
 		ckptEvery   int
 		export      string
+		mediumBy    string
+		mediumBand  float64
+		mediumEps   int
 	)
 	cmd := &cobra.Command{
 		Use:   "collect [DATASET...]",
@@ -56,7 +59,10 @@ func init() {
      koopq collect --env hopper --run-dir DIR [--sac-steps 1000000] [--seed 0]
      koopq collect --run-dir DIR --resume          # after an interruption (even kill -9)
    It evaluates and saves the actor every --snapshot-every steps, picks the
-   medium policy online (--medium-score, default D4RL's medium dataset level),
+   medium policy online (--medium-score, default D4RL's medium dataset level;
+   --medium-by stochastic: the first snapshot whose stochastic return is within
+   --medium-band normalized points of it; deterministic: the first whose
+   deterministic return reaches it),
    keeps every transition, and checkpoints every --checkpoint-every steps.
      koopq collect --run-dir DIR --export-policies policies/data
    copies its medium/expert policies into the committed set (manifest.json).
@@ -79,7 +85,7 @@ func init() {
 					n = 1_000_000
 				}
 				bars := map[string]*bar{}
-				files, err := run.WriteD4RLDatasets(cmd.Context(), args, run.D4RLOptions{Out: out, Transitions: n, Seed: seed, FromRun: fromRun},
+				files, err := run.WriteD4RLDatasets(cmd.Context(), args, run.D4RLOptions{Out: out, Transitions: n, Seed: seed, FromRun: fromRun, MediumBy: mediumBy, MediumBand: mediumBand, MediumEpisodes: mediumEps},
 					func(stage string, done, total int) {
 						b, ok := bars[stage]
 						if !ok {
@@ -109,7 +115,7 @@ func init() {
 				if runDir == "" {
 					return fmt.Errorf("--export-policies needs --run-dir DIR (the SAC run to take the policies from)")
 				}
-				es, err := run.ExportPolicies(runDir, export)
+				es, err := run.ExportPolicies(runDir, export, mediumBy, mediumBand, mediumEps)
 				if err != nil {
 					return err
 				}
@@ -123,7 +129,7 @@ func init() {
 				}
 				var cfg sac.RunConfig
 				if resume {
-					for _, fl := range []string{"env", "sac-steps", "seed", "hidden", "snapshot-every", "medium-score", "checkpoint-every"} {
+					for _, fl := range []string{"env", "sac-steps", "seed", "hidden", "snapshot-every", "medium-score", "checkpoint-every", "medium-by", "medium-band"} {
 						if f.Changed(fl) {
 							return fmt.Errorf("--%s cannot change a run being resumed (its config is %s/config.json)", fl, runDir)
 						}
@@ -147,6 +153,17 @@ func init() {
 						cfg.SnapshotEvery = evalEvery
 					}
 					cfg.CheckpointEvery = ckptEvery
+					if f.Changed("medium-by") {
+						cfg.MediumBy = mediumBy
+					}
+					if f.Changed("medium-band") {
+						lo, _ := run.MediumReturn(cfg.Env, 0)
+						hi, err := run.MediumReturn(cfg.Env, mediumBand)
+						if err != nil {
+							return err
+						}
+						cfg.MediumBand = hi - lo
+					}
 					cfg.SAC.Seed = seed
 					cfg.SAC.Net.Hidden = hidden
 					if err := cfg.Validate(); err != nil {
@@ -236,6 +253,9 @@ func init() {
 	f.BoolVar(&resume, "resume", false, "continue the SAC run in --run-dir from its last checkpoint")
 	f.StringVar(&fromRun, "from-run", "", "take policies and replay buffer for dataset names from this SAC run directory")
 	f.Float64Var(&mediumScore, "medium-score", 0, "D4RL-normalized return at which the run picks its medium policy (default: D4RL v2's medium dataset: hopper 44, halfcheetah 41, walker2d 62)")
+	f.StringVar(&mediumBy, "medium-by", "", "medium rule: stochastic (first snapshot whose stochastic return is within --medium-band of the level; default for new runs) or deterministic (first whose deterministic return reaches it); with --from-run/--export-policies it overrides the run's rule")
+	f.Float64Var(&mediumBand, "medium-band", run.D4RLMediumBand, "half-width of the stochastic medium rule's band, in D4RL-normalized points")
+	f.IntVar(&mediumEps, "medium-episodes", 0, "with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)")
 	f.IntVar(&ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
 	f.StringVar(&export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
 	rootCmd.AddCommand(cmd)
