@@ -382,7 +382,9 @@ func episodeReturns(d *dataset.Dataset) (float64, int) {
 
 // SACRunConfig is D4RL's recipe run for envName: sac.DefaultRunConfig with
 // the medium level given as a normalized score (D4RLMediumScore by
-// default) converted to a return.
+// default) converted to a return, and the medium rule "stochastic": the
+// first snapshot whose stochastic return, measured over 50 episodes, lies
+// within D4RLMediumBand points of the level.
 func SACRunConfig(envName string, mediumScore float64) (sac.RunConfig, error) {
 	if mediumScore == 0 {
 		s, ok := D4RLMediumScore[envName]
@@ -398,7 +400,7 @@ func SACRunConfig(envName string, mediumScore float64) (sac.RunConfig, error) {
 	c := sac.DefaultRunConfig(envName, r)
 	band, _ := MediumReturn(envName, D4RLMediumBand)
 	lo, _ := MediumReturn(envName, 0)
-	c.MediumBy, c.MediumBand = "stochastic", band-lo
+	c.MediumBy, c.MediumBand, c.MediumEpisodes = "stochastic", band-lo, 50
 	return c, nil
 }
 

@@ -40,6 +40,11 @@ type RunConfig struct {
 	// second waits for a snapshot near it.
 	MediumBy   string  `json:"medium_by,omitempty"`
 	MediumBand float64 `json:"medium_band,omitempty"` // half-width of the "stochastic" band, in return units
+	// MediumEpisodes, if > 0, is the number of stochastic episodes per
+	// snapshot until the medium policy is chosen (EvalEpisodes after):
+	// hopper's stochastic returns are bimodal (falls), and 5-episode
+	// estimates were off by 600.
+	MediumEpisodes int `json:"medium_episodes,omitempty"`
 }
 
 // PickMedium returns the index of the first snapshot that satisfies the
@@ -79,8 +84,8 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("sac run: SAC steps %d must be positive", c.SAC.TotalSteps)
 	case c.SnapshotEvery <= 0 || c.SnapshotEvery > c.SAC.TotalSteps:
 		return fmt.Errorf("sac run: snapshot interval %d must be in 1..%d (the SAC steps)", c.SnapshotEvery, c.SAC.TotalSteps)
-	case c.EvalEpisodes <= 0:
-		return fmt.Errorf("sac run: evaluation episodes %d must be positive", c.EvalEpisodes)
+	case c.EvalEpisodes <= 0 || c.MediumEpisodes < 0:
+		return fmt.Errorf("sac run: evaluation episodes %d (medium: %d) must be positive", c.EvalEpisodes, c.MediumEpisodes)
 	case c.CheckpointEvery <= 0:
 		return fmt.Errorf("sac run: checkpoint interval %d must be positive", c.CheckpointEvery)
 	case c.SAC.Batch <= 1:
@@ -363,7 +368,11 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 		if err != nil {
 			return RunSnapshot{}, err
 		}
-		sto, err := policyReturn(evalEnv, evalPol, cfg.EvalEpisodes, evalRng, true)
+		stoEpisodes := cfg.EvalEpisodes
+		if st.Medium < 0 && cfg.MediumEpisodes > 0 {
+			stoEpisodes = cfg.MediumEpisodes
+		}
+		sto, err := policyReturn(evalEnv, evalPol, stoEpisodes, evalRng, true)
 		if err != nil {
 			return RunSnapshot{}, err
 		}

@@ -158,3 +158,22 @@ func TestRunCancelCheckpointsAndKernelCheck(t *testing.T) {
 		t.Fatalf("resume under another kernel: %v", err)
 	}
 }
+
+// TestPickMedium: the deterministic rule takes the first snapshot at or
+// above the level, the stochastic rule the first inside the band.
+func TestPickMedium(t *testing.T) {
+	snaps := []RunSnapshot{{Return: 900, StochReturn: 700}, {Return: 2900, StochReturn: 2000},
+		{Return: 1400, StochReturn: 1300}, {Return: 1500, StochReturn: 1450}}
+	c := RunConfig{MediumReturn: 1400}
+	if i := c.PickMedium(snaps); i != 1 {
+		t.Fatalf("deterministic rule picked %d, want 1", i)
+	}
+	c.MediumBy, c.MediumBand = "stochastic", 120
+	if i := c.PickMedium(snaps); i != 2 {
+		t.Fatalf("stochastic rule picked %d, want 2", i)
+	}
+	c.MediumBand = 10
+	if i := c.PickMedium(snaps); i != -1 {
+		t.Fatalf("narrow band picked %d, want none", i)
+	}
+}
