@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
@@ -71,10 +72,10 @@ func Generate(ctx context.Context, envName string, p *Policy, n int, seed uint64
 	counts := [2]int{(n + 1) / 2, n / 2}
 	var parts [2]*Generated
 	var errs [2]error
-	var done [2]int
+	var done [2]atomic.Int64 // rows made per stream; stream 1 writes, stream 0 reports
 	report := func() {
 		if progress != nil {
-			progress(done[0]+done[1], n)
+			progress(int(done[0].Load()+done[1].Load()), n)
 		}
 	}
 	pols := [2]*Policy{p, p.Clone()}
@@ -88,7 +89,7 @@ func Generate(ctx context.Context, envName string, p *Policy, n int, seed uint64
 			return
 		}
 		parts[k], errs[k] = rollout(ctx, e, pols[k], counts[k], rand.New(rand.NewPCG(seed, uint64(k))), func(d int) {
-			done[k] = d
+			done[k].Store(int64(d))
 			if k == 0 {
 				report()
 			}
@@ -107,7 +108,8 @@ func Generate(ctx context.Context, envName string, p *Policy, n int, seed uint64
 	if parts[1] != nil {
 		out = concatGenerated(parts[0], parts[1])
 	}
-	done = [2]int{counts[0], counts[1]}
+	done[0].Store(int64(counts[0]))
+	done[1].Store(int64(counts[1]))
 	report()
 	return out, nil
 }
