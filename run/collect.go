@@ -177,6 +177,25 @@ func CheckD4RLNames(names []string, fromRun string) ([]d4rlSource, error) {
 				"which is not committed (hundreds of MB); make the run with `koopq collect --env %s --run-dir DIR` "+
 				"(1M env steps, resumable with --resume), then `koopq collect %s --from-run DIR`", n, e, n)
 		}
+		// The behaviour policies must exist before anything is written.
+		var roles []string
+		switch k {
+		case "medium", "expert":
+			roles = []string{k}
+		case "medium-expert":
+			roles = []string{"medium", "expert"}
+		}
+		for _, role := range roles {
+			if fromRun == "" {
+				if _, _, err := policies.Lookup(e, role); err != nil {
+					return nil, fmt.Errorf("dataset %s: %w", n, err)
+				}
+			} else if role == "expert" {
+				if _, err := os.Stat(filepath.Join(fromRun, sac.RunExpertFile)); err != nil {
+					return nil, fmt.Errorf("dataset %s: --from-run %s has no expert policy yet (the run is not finished)", n, fromRun)
+				}
+			}
+		}
 		out = append(out, d4rlSource{env: e, kind: k})
 	}
 	if fromRun != "" {

@@ -27,6 +27,10 @@ func TestCollectErrors(t *testing.T) {
 		{[]string{"collect", "--env", "hopper", "--run-dir", "r", "--sac-steps", "0"}, []string{"SAC steps"}},
 		{[]string{"collect", "hopper-medium-v2", "--from-run", "nothere", "--out", "d"}, []string{"--from-run", "holds no run"}},
 		{[]string{"collect", "--from-run", "nothere"}, []string{"dataset names"}},
+		// hopper-random-v2 would be written first; the missing policy of the
+		// second dataset must stop the command before that.
+		{[]string{"collect", "hopper-random-v2", "nosuchenv-medium-v2", "--out", "d"}, []string{"nosuchenv"}},
+		{[]string{"collect", "hopper-random-v2", "ant-medium-v2", "--out", "d"}, []string{"no committed medium policy for ant"}},
 	} {
 		t.Run(strings.Join(tc.args[1:], " "), func(t *testing.T) {
 			dir := t.TempDir()
