@@ -363,7 +363,20 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 			"env_steps_per_second": float64(st.Step-startStep) / sec})
 	}
 
+	// finite refuses to save non-finite weights (the last checkpoint stays).
+	finite := func() error {
+		for _, ps := range [][]*nn.Param{ag.pActor, ag.pQ1, ag.pQ2, ag.pQ1T, ag.pQ2T} {
+			if err := nn.CheckFinite(ps); err != nil {
+				return fmt.Errorf("sac run: step %d: %w (nothing saved; the last checkpoint stays)", st.Step, err)
+			}
+		}
+		return nil
+	}
+
 	snapshot := func() (RunSnapshot, error) {
+		if err := finite(); err != nil {
+			return RunSnapshot{}, err
+		}
 		det, err := policyReturn(evalEnv, evalPol, cfg.EvalEpisodes, evalRng, false)
 		if err != nil {
 			return RunSnapshot{}, err
@@ -396,6 +409,9 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 
 	for st.Step < cfg.SAC.TotalSteps {
 		if ctx.Err() != nil {
+			if err := finite(); err != nil {
+				return nil, err
+			}
 			if err := checkpoint(); err != nil {
 				return nil, err
 			}
@@ -444,8 +460,8 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 			snap = &s
 		}
 		if st.Step%cfg.CheckpointEvery == 0 && st.Step < cfg.SAC.TotalSteps {
-			if err := nn.CheckFinite(ag.Actor.Params()); err != nil {
-				return nil, fmt.Errorf("sac run: step %d: actor: %w (not checkpointed)", st.Step, err)
+			if err := finite(); err != nil {
+				return nil, err
 			}
 			if err := checkpoint(); err != nil {
 				return nil, err
