@@ -177,3 +177,46 @@ func TestPickMedium(t *testing.T) {
 		t.Fatalf("narrow band picked %d, want none", i)
 	}
 }
+
+// TestRunRefusesNonFiniteWeights: a run whose networks diverge (a target
+// critic weight of 3e38 makes the Bellman targets infinite, then every
+// network NaN) stops with an error and saves nothing: the last checkpoint
+// stays as it was and no snapshot is written. (Checkpoint files with NaN
+// are refused on load, so the divergence is started with a finite value.)
+func TestRunRefusesNonFiniteWeights(t *testing.T) {
+	cfg := tinyRun()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := StartRun(ctx, cfg, dir, func(p RunProgress) {
+		if p.Step == 1000 {
+			cancel()
+		}
+	}); err != context.Canceled {
+		t.Fatalf("cancelled run returned %v", err)
+	}
+	ckpt := filepath.Join(dir, runCheckpointFile)
+	ag := NewAgent(cfg.SAC, 11, 3, rand.New(rand.NewPCG(0, 0)))
+	var st runState
+	if err := loadCheckpoint(ckpt, ag, &st); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ag.Q2T.Params()[0].Data {
+		ag.Q2T.Params()[0].Data[i] = 3e38
+	}
+	if err := saveCheckpoint(ckpt, ag, &st); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(ckpt)
+	_, err := Run(context.Background(), dir, nil)
+	if err == nil {
+		t.Fatal("a diverging run finished")
+	}
+	t.Logf("diverging run: %v", err)
+	after, _ := os.ReadFile(ckpt)
+	if !bytes.Equal(before, after) {
+		t.Fatal("the checkpoint changed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "snapshots", "actor-0002000.safetensors")); err == nil {
+		t.Fatal("a snapshot was written from non-finite networks")
+	}
+}
