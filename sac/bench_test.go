@@ -1,6 +1,7 @@
 package sac
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -101,5 +102,25 @@ func BenchmarkSACStep(b *testing.B) {
 			b.ReportMetric(gemm/sec, "gemm_ratio")
 			b.Logf("%.3f GFLOP/update; blas %s, kernel %s", f/1e9, blas.Backend(), blas.Kernel())
 		})
+	}
+}
+
+// BenchmarkRunHopper times the resumable run end to end on hopper with
+// D4RL's networks: env steps, one update per step, a snapshot (5
+// deterministic + 5 stochastic evaluation episodes, policy file) and a
+// checkpoint (networks, Adam, replay rows) every 1000 steps. The 256
+// uniform warm-up steps (no updates) count in both time and steps, so
+// env_steps/s slightly overstates a long run's update-bound rate.
+func BenchmarkRunHopper(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		c := DefaultRunConfig("hopper", 1e9)
+		c.SAC.TotalSteps, c.SAC.StartSteps = 3000, 256
+		c.SnapshotEvery, c.CheckpointEvery = 1000, 1000
+		dir := b.TempDir()
+		t0 := time.Now()
+		if _, err := StartRun(context.Background(), c, dir, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(c.SAC.TotalSteps)/time.Since(t0).Seconds(), "env_steps/s")
 	}
 }
