@@ -92,6 +92,26 @@ type D4RLOptions struct {
 	MediumBy       string
 	MediumBand     float64
 	MediumEpisodes int // > 0: re-evaluate snapshots' stochastic returns with this many episodes (see RunMedium)
+
+	medium *runMediumResult // RunMedium's answer, computed once per WriteD4RLDatasets
+}
+
+type runMediumResult struct {
+	info *sac.RunInfo
+	i    int
+}
+
+// runMedium is RunMedium for opts.FromRun, computed once (a re-evaluation
+// over many episodes takes minutes).
+func (o *D4RLOptions) runMedium() (*sac.RunInfo, int, error) {
+	if o.medium == nil {
+		info, i, err := RunMedium(o.FromRun, o.MediumBy, o.MediumBand, o.MediumEpisodes)
+		if err != nil {
+			return nil, -1, err
+		}
+		o.medium = &runMediumResult{info, i}
+	}
+	return o.medium.info, o.medium.i, nil
 }
 
 // RunMedium reads the SAC run in dir and picks its medium snapshot, with
@@ -214,11 +234,11 @@ func CheckD4RLNames(names []string, fromRun string) ([]d4rlSource, error) {
 
 // behaviour loads env's role ("medium" or "expert") policy from the run
 // directory, or from the committed policies.
-func behaviour(envName, role string, opts D4RLOptions) (*sac.Policy, string, string, int, error) {
+func behaviour(envName, role string, opts *D4RLOptions) (*sac.Policy, string, string, int, error) {
 	if opts.FromRun != "" {
 		path := filepath.Join(opts.FromRun, sac.RunExpertFile)
 		if role == "medium" {
-			info, i, err := RunMedium(opts.FromRun, opts.MediumBy, opts.MediumBand, opts.MediumEpisodes)
+			info, i, err := opts.runMedium()
 			if err != nil {
 				return nil, "", "", 0, err
 			}
@@ -286,7 +306,7 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 			return func(done, total int) { progress(name+" "+what, done, total) }
 		}
 		gen := func(role string, seed uint64) (*sac.Generated, error) {
-			p, src, sum, steps, err := behaviour(s.env, role, opts)
+			p, src, sum, steps, err := behaviour(s.env, role, &opts)
 			if err != nil {
 				return nil, fmt.Errorf("dataset %s: %w", names[i], err)
 			}
@@ -329,7 +349,7 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 			g = sac.MediumExpert(m, x)
 			f.Description = "medium (cut after its last complete episode) followed by expert"
 		case "medium-replay", "full-replay":
-			info, mi, err := RunMedium(opts.FromRun, opts.MediumBy, opts.MediumBand, opts.MediumEpisodes)
+			info, mi, err := opts.runMedium()
 			if err != nil {
 				return out, err
 			}
