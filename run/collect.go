@@ -2,12 +2,22 @@ package run
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/policies"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -23,7 +33,8 @@ type CollectResult struct {
 // Collect trains SAC online on cfg.Env and writes the D4RL-recipe datasets
 // (random, medium, expert, medium-replay, medium-expert) as D4RL-layout HDF5
 // files <outDir>/<env>-<name>.hdf5, plus collect.json. It returns the
-// in-memory datasets too.
+// in-memory datasets too. This is the small in-memory pipeline (toy scale,
+// classic control); SACRun and WriteD4RLDatasets are D4RL's full recipe.
 func Collect(ctx context.Context, cfg sac.CollectConfig, outDir string, progress func(stage string, done, total int)) (map[string]*dataset.Dataset, *CollectResult, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("collect: %w", err)
@@ -47,4 +58,481 @@ func Collect(ctx context.Context, cfg sac.CollectConfig, outDir string, progress
 	}
 	d := &Dir{Path: outDir}
 	return ds, res, d.WriteJSON("collect.json", res)
+}
+
+// D4RLMediumScore is the D4RL-normalized mean return of D4RL v2's medium
+// dataset per environment (rounded), the level at which a SAC run picks its
+// medium policy.
+var D4RLMediumScore = map[string]float64{"hopper": 44, "halfcheetah": 41, "walker2d": 62}
+
+// D4RLMediumBand is the default half-width, in normalized points, of the
+// band around D4RLMediumScore in which a snapshot's stochastic return must
+// lie to be the medium policy (sac.RunConfig.MediumBy "stochastic").
+const D4RLMediumBand = 5.0
+
+// MediumReturn converts a normalized medium score for envName into a raw
+// return through D4RL's reference returns.
+func MediumReturn(envName string, score float64) (float64, error) {
+	_, ref, ok := eval.ReferenceFor(envName)
+	if !ok {
+		return 0, fmt.Errorf("no D4RL reference returns for env %q: give the medium level as a raw return (--medium-return)", envName)
+	}
+	return ref.Random + score/100*(ref.Expert-ref.Random), nil
+}
+
+// D4RLOptions control WriteD4RLDatasets.
+type D4RLOptions struct {
+	Out         string // output directory
+	Transitions int    // rows of random, medium and expert (medium-expert: both); D4RL: 1,000,000
+	Seed        uint64 // rollout seed (and the random policy's initialization)
+	FromRun     string // SAC run directory to take medium/expert/replay from; "" = committed policies
+	// MediumBy and MediumBand override the run's medium rule (see
+	// sac.RunConfig.MediumBy) for FromRun; the band is in D4RL-normalized
+	// points. "" keeps the run's own rule.
+	MediumBy       string
+	MediumBand     float64
+	MediumEpisodes int // > 0: re-evaluate snapshots' stochastic returns with this many episodes (see RunMedium)
+
+	medium *runMediumResult // RunMedium's answer, computed once per WriteD4RLDatasets
+}
+
+type runMediumResult struct {
+	info *sac.RunInfo
+	i    int
+}
+
+// runMedium is RunMedium for opts.FromRun, computed once (a re-evaluation
+// over many episodes takes minutes).
+func (o *D4RLOptions) runMedium() (*sac.RunInfo, int, error) {
+	if o.medium == nil {
+		info, i, err := RunMedium(o.FromRun, o.MediumBy, o.MediumBand, o.MediumEpisodes)
+		if err != nil {
+			return nil, -1, err
+		}
+		o.medium = &runMediumResult{info, i}
+	}
+	return o.medium.info, o.medium.i, nil
+}
+
+// RunMedium reads the SAC run in dir and picks its medium snapshot, with
+// the run's own rule or, if by is not "", the rule by ("deterministic" or
+// "stochastic" with a band of bandScore normalized points). It returns the
+// run and the snapshot's index (−1: none yet).
+//
+// With episodes > 0 each snapshot's stochastic return is first measured
+// again over that many episodes (seeded by the run's seed), in order, up to
+// the first that satisfies the rule: hopper's stochastic returns are
+// bimodal (falls), so the run's 5-episode estimates can be off by 600.
+// The rule still looks at each snapshot alone, so the choice stays causal.
+func RunMedium(dir, by string, bandScore float64, episodes int) (*sac.RunInfo, int, error) {
+	info, err := sac.ReadRun(dir)
+	if err != nil {
+		return nil, -1, err
+	}
+	if by != "" {
+		cfg := info.Config
+		cfg.MediumBy = by
+		if by == "stochastic" {
+			_, ref, ok := eval.ReferenceFor(cfg.Env)
+			if !ok {
+				return nil, -1, fmt.Errorf("no D4RL reference returns for env %q: cannot convert the medium band", cfg.Env)
+			}
+			cfg.MediumBand = bandScore / 100 * (ref.Expert - ref.Random)
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, -1, err
+		}
+		info.Config = cfg
+	}
+	if episodes <= 0 {
+		return info, info.Config.PickMedium(info.Snapshots), nil
+	}
+	for i, snap := range info.Snapshots {
+		r, err := sac.PolicyReturn(info.Config.Env, filepath.Join(dir, snap.File), episodes, info.Config.SAC.Seed, true)
+		if err != nil {
+			return nil, -1, err
+		}
+		info.Snapshots[i].StochReturn = r
+		if info.Config.PickMedium(info.Snapshots[i:i+1]) == 0 {
+			return info, i, nil
+		}
+	}
+	return info, -1, nil
+}
+
+// D4RLFile describes one written dataset.
+type D4RLFile struct {
+	Name        string  `json:"name"` // e.g. "hopper-medium-v2"
+	Path        string  `json:"path"`
+	Rows        int     `json:"rows"`
+	Episodes    int     `json:"episodes"`    // complete episodes (ending in a terminal or timeout)
+	MeanReturn  float64 `json:"mean_return"` // over complete episodes
+	Normalized  float64 `json:"normalized"`  // D4RL-normalized mean return
+	Policy      string  `json:"policy"`
+	SHA256      string  `json:"policy_sha256,omitempty"`
+	SACSteps    int     `json:"sac_steps,omitempty"`
+	Seconds     float64 `json:"seconds"`
+	Description string  `json:"description"`
+}
+
+// d4rlSource is where one dataset's rows come from.
+type d4rlSource struct {
+	env, kind string
+}
+
+// CheckD4RLNames parses every name before anything is written, so that a
+// bad name or a replay dataset without a run fails with no side effect.
+func CheckD4RLNames(names []string, fromRun string) ([]d4rlSource, error) {
+	var out []d4rlSource
+	for _, n := range names {
+		e, k, err := sac.ParseD4RLName(n)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := env.Make(e); err != nil {
+			return nil, fmt.Errorf("dataset %q: %w", n, err)
+		}
+		if (k == "medium-replay" || k == "full-replay") && fromRun == "" {
+			return nil, fmt.Errorf("dataset %q is the replay buffer of the SAC run that made the behaviour policies, "+
+				"which is not committed (hundreds of MB); make the run with `koopq collect --env %s --run-dir DIR` "+
+				"(1M env steps, resumable with --resume), then `koopq collect %s --from-run DIR`", n, e, n)
+		}
+		// The behaviour policies must exist before anything is written.
+		var roles []string
+		switch k {
+		case "medium", "expert":
+			roles = []string{k}
+		case "medium-expert":
+			roles = []string{"medium", "expert"}
+		}
+		for _, role := range roles {
+			if fromRun == "" {
+				if _, _, err := policies.Lookup(e, role); err != nil {
+					return nil, fmt.Errorf("dataset %s: %w", n, err)
+				}
+			} else if role == "expert" {
+				if _, err := os.Stat(filepath.Join(fromRun, sac.RunExpertFile)); err != nil {
+					return nil, fmt.Errorf("dataset %s: --from-run %s has no expert policy yet (the run is not finished)", n, fromRun)
+				}
+			}
+		}
+		out = append(out, d4rlSource{env: e, kind: k})
+	}
+	if fromRun != "" {
+		cfg, err := sac.ReadRunConfig(fromRun)
+		if err != nil {
+			return nil, fmt.Errorf("--from-run: %w", err)
+		}
+		for i, s := range out {
+			if s.env != cfg.Env {
+				return nil, fmt.Errorf("dataset %q is for %s but --from-run %s is a %s run", names[i], s.env, fromRun, cfg.Env)
+			}
+		}
+	}
+	return out, nil
+}
+
+// behaviour loads env's role ("medium" or "expert") policy from the run
+// directory, or from the committed policies.
+func behaviour(envName, role string, opts *D4RLOptions) (*sac.Policy, string, string, int, error) {
+	if opts.FromRun != "" {
+		path := filepath.Join(opts.FromRun, sac.RunExpertFile)
+		if role == "medium" {
+			info, i, err := opts.runMedium()
+			if err != nil {
+				return nil, "", "", 0, err
+			}
+			if i < 0 {
+				return nil, "", "", 0, fmt.Errorf("--from-run %s has no medium policy yet: no snapshot satisfies its medium rule", opts.FromRun)
+			}
+			path = filepath.Join(opts.FromRun, info.Snapshots[i].File)
+		}
+		p, meta, err := sac.ReadPolicy(path)
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil, "", "", 0, fmt.Errorf("--from-run %s has no %s policy yet (%s missing): the run has not reached it", opts.FromRun, role, path)
+			}
+			return nil, "", "", 0, err
+		}
+		b, _ := os.ReadFile(path)
+		sum := sha256.Sum256(b)
+		steps, _ := strconv.Atoi(meta["sac_step"])
+		return p, path, hex.EncodeToString(sum[:]), steps, nil
+	}
+	en, b, err := policies.Lookup(envName, role)
+	if err != nil {
+		return nil, "", "", 0, err
+	}
+	p, _, err := sac.ReadPolicyBytes(en.File, b)
+	if err != nil {
+		return nil, "", "", 0, err
+	}
+	return p, "policies/data/" + en.File, en.SHA256, en.SACSteps, nil
+}
+
+// WriteD4RLDatasets writes each named D4RL v2 dataset (e.g.
+// "hopper-medium-v2") to opts.Out/<name>.hdf5 in D4RL's layout with
+// infos/qpos, infos/qvel, infos/action_log_probs and metadata (env,
+// dataset, policy, policy sha256, seed, koopq version):
+//   - random: a randomly initialized actor (seeded by opts.Seed);
+//   - medium, expert: the committed (or --from-run) SAC actors;
+//   - medium-expert: the medium dataset (same seed) cut after its last
+//     complete episode, then the expert dataset: D4RL's stitch of the two files;
+//   - medium-replay, full-replay: the SAC run's replay buffer up to the
+//     medium snapshot, or all of it (needs opts.FromRun).
+//
+// Rollouts act stochastically; the bytes depend only on the names and opts.
+func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, progress func(stage string, done, total int)) ([]D4RLFile, error) {
+	srcs, err := CheckD4RLNames(names, opts.FromRun)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Transitions <= 0 {
+		return nil, fmt.Errorf("--transitions %d must be positive", opts.Transitions)
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	var out []D4RLFile
+	for i, s := range srcs {
+		t0 := time.Now()
+		name := s.env + "-" + s.kind + "-v2"
+		f := D4RLFile{Name: name, Path: filepath.Join(opts.Out, name+".hdf5")}
+		e, _ := env.Make(s.env)
+		stage := func(what string) func(done, total int) {
+			if progress == nil {
+				return nil
+			}
+			return func(done, total int) { progress(name+" "+what, done, total) }
+		}
+		gen := func(role string, seed uint64) (*sac.Generated, error) {
+			p, src, sum, steps, err := behaviour(s.env, role, &opts)
+			if err != nil {
+				return nil, fmt.Errorf("dataset %s: %w", names[i], err)
+			}
+			if f.Policy != "" {
+				f.Policy += " + "
+				f.SHA256 += " + "
+			}
+			f.Policy += "sac-" + role + " " + src
+			f.SHA256 += sum
+			f.SACSteps = steps
+			return sac.Generate(ctx, s.env, p, opts.Transitions, seed, stage(role))
+		}
+		var g *sac.Generated
+		switch s.kind {
+		case "random":
+			p, err := sac.RandomPolicy(e, sac.DefaultNetConfig(), opts.Seed)
+			if err != nil {
+				return out, err
+			}
+			f.Policy = "random-init sac actor 2x256 (seed " + strconv.FormatUint(opts.Seed, 10) + ")"
+			g, err = sac.Generate(ctx, s.env, p, opts.Transitions, opts.Seed, stage("random"))
+			if err != nil {
+				return out, err
+			}
+			f.Description = "randomly initialized tanh-Gaussian actor, stochastic"
+		case "medium", "expert":
+			if g, err = gen(s.kind, opts.Seed); err != nil {
+				return out, err
+			}
+			f.Description = "SAC " + s.kind + " policy, stochastic"
+		case "medium-expert":
+			m, err := gen("medium", opts.Seed)
+			if err != nil {
+				return out, err
+			}
+			x, err := gen("expert", opts.Seed)
+			if err != nil {
+				return out, err
+			}
+			g = sac.MediumExpert(m, x)
+			f.Description = "medium (cut after its last complete episode) followed by expert"
+		case "medium-replay", "full-replay":
+			info, mi, err := opts.runMedium()
+			if err != nil {
+				return out, err
+			}
+			var n int
+			if s.kind == "medium-replay" {
+				if mi < 0 {
+					return out, fmt.Errorf("dataset %s: run %s has not reached its medium level yet", names[i], opts.FromRun)
+				}
+				n = info.Snapshots[mi].ReplayLen
+				f.SACSteps = info.Snapshots[mi].Step
+			} else {
+				if info.Expert == nil {
+					return out, fmt.Errorf("dataset %s: run %s is not finished (full-replay is the whole %d-step buffer)", names[i], opts.FromRun, info.Config.SAC.TotalSteps)
+				}
+				n = info.ReplayLen
+				f.SACSteps = info.Expert.Step
+			}
+			buf, err := sac.RunReplay(opts.FromRun, n)
+			if err != nil {
+				return out, err
+			}
+			d, infos := buf.Slice(0, buf.Len())
+			g = &sac.Generated{Data: d, Infos: infos}
+			f.Policy = "sac replay buffer " + opts.FromRun
+			f.Description = "SAC replay buffer (all transitions, incl. the uniform warm-up) up to " + map[bool]string{true: "the medium snapshot", false: "the end of the run"}[s.kind == "medium-replay"]
+		}
+		g.Data.Meta = map[string]string{"env": s.env, "dataset": name, "policy": f.Policy, "seed": strconv.FormatUint(opts.Seed, 10),
+			"algorithm": "SAC", "description": f.Description}
+		if f.SHA256 != "" {
+			g.Data.Meta["policy_sha256"] = f.SHA256
+		}
+		if f.SACSteps > 0 {
+			g.Data.Meta["sac_steps"] = strconv.Itoa(f.SACSteps)
+		}
+		var wo []dataset.WriteOption
+		for k, a := range g.Infos {
+			wo = append(wo, dataset.WithInfo(k, a))
+		}
+		if err := dataset.WriteD4RL(f.Path, g.Data, wo...); err != nil {
+			return out, err
+		}
+		f.Rows = g.Data.Len()
+		f.MeanReturn, f.Episodes = episodeReturns(g.Data)
+		_, ref, _ := eval.ReferenceFor(s.env)
+		f.Normalized = ref.Normalize(f.MeanReturn)
+		f.Seconds = time.Since(t0).Seconds()
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// episodeReturns is the mean return over d's complete episodes and their count.
+func episodeReturns(d *dataset.Dataset) (float64, int) {
+	var sum, ret float64
+	n := 0
+	for i := 0; i < d.Len(); i++ {
+		ret += float64(d.Rewards[i])
+		if d.Terminals[i] == 1 || d.Timeouts[i] == 1 {
+			sum += ret
+			ret = 0
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN(), 0
+	}
+	return sum / float64(n), n
+}
+
+// SACRunConfig is D4RL's recipe run for envName: sac.DefaultRunConfig with
+// the medium level given as a normalized score (D4RLMediumScore by
+// default) converted to a return, and the medium rule "stochastic": the
+// first snapshot whose stochastic return, measured over 50 episodes, lies
+// within D4RLMediumBand points of the level.
+func SACRunConfig(envName string, mediumScore float64) (sac.RunConfig, error) {
+	if mediumScore == 0 {
+		s, ok := D4RLMediumScore[envName]
+		if !ok {
+			return sac.RunConfig{}, fmt.Errorf("env %q has no D4RL medium level: give --medium-score", envName)
+		}
+		mediumScore = s
+	}
+	r, err := MediumReturn(envName, mediumScore)
+	if err != nil {
+		return sac.RunConfig{}, err
+	}
+	c := sac.DefaultRunConfig(envName, r)
+	band, _ := MediumReturn(envName, D4RLMediumBand)
+	lo, _ := MediumReturn(envName, 0)
+	c.MediumBy, c.MediumBand, c.MediumEpisodes = "stochastic", band-lo, 50
+	return c, nil
+}
+
+// ExportPolicies copies the medium policy (once chosen) and the expert
+// policy (once the run is finished) of the SAC run in runDir into dst as
+// <env>-medium.safetensors and <env>-expert.safetensors, and records them
+// in dst/manifest.json (replacing earlier entries of the same env and
+// role). This is how koopq's committed policies/data is made.
+func ExportPolicies(runDir, dst, mediumBy string, mediumBand float64, mediumEpisodes int) ([]policies.Entry, error) {
+	info, mi, err := RunMedium(runDir, mediumBy, mediumBand, mediumEpisodes)
+	if err != nil {
+		return nil, err
+	}
+	cfg := info.Config
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, fmt.Errorf("--export-policies: %w", err)
+	}
+	mp := filepath.Join(dst, "manifest.json")
+	var manifest []policies.Entry
+	if b, err := os.ReadFile(mp); err == nil {
+		if err := json.Unmarshal(b, &manifest); err != nil {
+			return nil, fmt.Errorf("%s: %w", mp, err)
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	rule := fmt.Sprintf("medium: first snapshot with deterministic return >= %.1f", cfg.MediumReturn)
+	if cfg.MediumBy == "stochastic" {
+		rule = fmt.Sprintf("medium: first snapshot with stochastic return within %.1f of %.1f", cfg.MediumBand, cfg.MediumReturn)
+		if mediumEpisodes > 0 {
+			rule += fmt.Sprintf(", re-evaluated over %d episodes", mediumEpisodes)
+		}
+	}
+	made := fmt.Sprintf("koopq collect --env %s --run-dir DIR --seed %d --sac-steps %d --snapshot-every %d --hidden %s (%s)",
+		cfg.Env, cfg.SAC.Seed, cfg.SAC.TotalSteps, cfg.SnapshotEvery, joinInts(cfg.SAC.Net.Hidden), rule)
+	var out []policies.Entry
+	for _, role := range []string{"medium", "expert"} {
+		src := filepath.Join(runDir, sac.RunExpertFile)
+		if role == "medium" {
+			if mi < 0 {
+				continue
+			}
+			src = filepath.Join(runDir, info.Snapshots[mi].File)
+		}
+		b, err := os.ReadFile(src)
+		if os.IsNotExist(err) && role == "expert" {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		_, meta, err := sac.ReadPolicy(src)
+		if err != nil {
+			return nil, err
+		}
+		e := policies.Entry{Env: cfg.Env, Role: role, File: cfg.Env + "-" + role + ".safetensors", Seed: cfg.SAC.Seed, Made: made}
+		e.SACSteps, _ = strconv.Atoi(meta["sac_step"])
+		e.Return, _ = strconv.ParseFloat(meta["deterministic_return"], 64)
+		e.StochReturn, _ = strconv.ParseFloat(meta["stochastic_return"], 64)
+		if role == "medium" {
+			e.StochReturn = info.Snapshots[mi].StochReturn // re-measured when mediumEpisodes > 0
+		}
+		sum := sha256.Sum256(b)
+		e.SHA256 = hex.EncodeToString(sum[:])
+		if err := WriteFileAtomic(filepath.Join(dst, e.File), b); err != nil {
+			return nil, err
+		}
+		kept := manifest[:0]
+		for _, m := range manifest {
+			if m.Env != e.Env || m.Role != e.Role {
+				kept = append(kept, m)
+			}
+		}
+		manifest = append(kept, e)
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("run %s has neither a medium nor an expert policy yet", runDir)
+	}
+	sort.Slice(manifest, func(i, j int) bool {
+		if manifest[i].Env != manifest[j].Env {
+			return manifest[i].Env < manifest[j].Env
+		}
+		return manifest[i].Role < manifest[j].Role
+	})
+	b, _ := json.MarshalIndent(manifest, "", "  ")
+	return out, WriteFileAtomic(mp, append(b, '\n'))
+}
+
+func joinInts(x []int) string {
+	s := make([]string, len(x))
+	for i, v := range x {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
 }

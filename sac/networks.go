@@ -157,3 +157,10 @@ func (p *Policy) forward(obs []float64) {
 	}
 	p.Actor.Forward(&p.cache, p.obs, 1)
 }
+
+// SampleLogProb is Sample that also returns log π(a|s) of the drawn action
+// (of the tanh-squashed action in [−1, 1]; D4RL's infos/action_log_probs).
+func (p *Policy) SampleLogProb(obs []float64, rng *rand.Rand, out []float64) float32 {
+	p.Sample(obs, rng, out)
+	return p.logp[0]
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
@@ -36,6 +37,12 @@ func DefaultConfig(total int) Config {
 }
 
 // Agent holds SAC's networks and optimizers.
+//
+// Update splits its work across two goroutines (two cores), as cql does:
+// each critic (and its target) belongs to one goroutine, and the actor's
+// rows are cut in two halves, one per goroutine, whose parameter gradients
+// are summed before the actor's Adam step. All workspaces are allocated on
+// the first Update for a batch size; later Updates do not allocate.
 type Agent struct {
 	Cfg            Config
 	ObsDim, ActDim int
@@ -47,9 +54,46 @@ type Agent struct {
 	optA, optQ1, optQ2 *nn.Adam
 	alphaM, alphaV     float64 // Adam state for log α
 
-	// workspaces
-	cA, cA2, cQ1, cQ2, cT1, cT2, cP1, cP2                 nn.Cache
-	noise, act, logp, sa, y, dq, dq2, dA, dA2, dAct, dOut []float32
+	actorTwin *nn.MLP // shares Actor's weights; holds the second half's gradients
+	ws        workspace
+	pool      *pair
+	// Parameter lists, made once (MLP.Params allocates): actor, twin, Q1,
+	// Q2, Q1T, Q2T.
+	pActor, pTwin, pQ1, pQ2, pQ1T, pQ2T []*nn.Param
+
+	// The four phases of Update as method values, made once so that handing
+	// them to the second goroutine does not allocate.
+	phaseSample, phaseQ, phaseCritic, phaseActor func(i int)
+}
+
+// critWS is one critic's workspace (one goroutine's).
+type critWS struct {
+	tgt, pi, data nn.Cache  // target Q'(s',a'), Q(s,ã) for the actor, Q(s,a) for the Bellman loss
+	tq, pq        []float32 // [B] target and actor-loss Q values
+	dq            []float32 // [B] ∂L/∂Q(s,a)
+	dp            []float32 // [B] ∂(−min Q)/∂Q(s,ã)
+	dX            []float32 // [B, S+A] ∂(−min Q)/∂[s, ã] (only the action columns are used)
+	loss          float32
+}
+
+// halfWS is one half of the actor's rows (one goroutine's).
+type halfWS struct {
+	next, cur nn.Cache // actor forward on s' (target actions) and on s (actor loss)
+}
+
+type workspace struct {
+	B                    int
+	noiseN, noiseS       []float32 // [B, A] ξ for a' ~ π(·|s') and ã ~ π(·|s)
+	actN, actS           []float32 // [B, A] a', ã
+	logpN, logpS         []float32 // [B]
+	outS                 []float32 // [B, 2A] actor output at s (both halves)
+	saNext, saPi, saData []float32 // [B, S+A] critic inputs [s',a'], [s,ã], [s,a]
+	y                    []float32 // [B] Bellman target
+	dAct, dLogp, dOut    []float32 // actor-loss gradients
+	crit                 [2]critWS
+	halves               [2]halfWS
+	b                    *dataset.Batch // the batch of the Update in progress
+	alpha                float32        // α of the Update in progress
 }
 
 // NewAgent builds networks for obsDim/actDim from cfg.
@@ -65,6 +109,12 @@ func NewAgent(cfg Config, obsDim, actDim int, rng *rand.Rand) *Agent {
 	a.optA = nn.NewAdam(a.Actor.Params(), cfg.LRActor)
 	a.optQ1 = nn.NewAdam(a.Q1.Params(), cfg.LRCritic)
 	a.optQ2 = nn.NewAdam(a.Q2.Params(), cfg.LRCritic)
+	a.actorTwin = a.Actor.ShareData()
+	a.phaseSample, a.phaseQ, a.phaseCritic, a.phaseActor = a.doSample, a.doQ, a.doCritic, a.doActor
+	a.pActor, a.pTwin = a.Actor.Params(), a.actorTwin.Params()
+	a.pQ1, a.pQ2, a.pQ1T, a.pQ2T = a.Q1.Params(), a.Q2.Params(), a.Q1T.Params(), a.Q2T.Params()
+	a.pool = newPair()
+	runtime.AddCleanup(a, func(p *pair) { p.close() }, a.pool)
 	return a
 }
 
@@ -80,92 +130,183 @@ type Stats struct {
 	QLoss, ActorLoss, Alpha, QMean float64
 }
 
+func (a *Agent) prepare(B int) {
+	w := &a.ws
+	if w.B == B {
+		return
+	}
+	S, A := a.ObsDim, a.ActDim
+	f := func(n int) []float32 { return make([]float32, n) }
+	*w = workspace{B: B, noiseN: f(B * A), noiseS: f(B * A), actN: f(B * A), actS: f(B * A), logpN: f(B), logpS: f(B),
+		outS: f(B * 2 * A), saNext: f(B * (S + A)), saPi: f(B * (S + A)), saData: f(B * (S + A)), y: f(B),
+		dAct: f(B * A), dLogp: f(B), dOut: f(B * 2 * A)}
+	for i := range w.crit {
+		w.crit[i] = critWS{tq: f(B), pq: f(B), dq: f(B), dp: f(B), dX: f(B * (S + A))}
+	}
+}
+
+// UpdateFLOPs is the GEMM FLOP count of one Update (2 FLOPs per
+// multiply-add) for batch B: per critic the target forward, the actor-loss
+// forward and its input gradient, and the Bellman forward, weight gradient
+// and input gradient (all layers but the first); for the actor, forwards at
+// s' and s, weight gradient and input gradient (all layers but the first).
+func UpdateFLOPs(net NetConfig, obsDim, actDim, B int) float64 {
+	layers := func(sizes []int) (total, first float64) {
+		for i := 0; i+1 < len(sizes); i++ {
+			f := 2 * float64(sizes[i]*sizes[i+1])
+			total += f
+			if i == 0 {
+				first = f
+			}
+		}
+		return
+	}
+	qF, qFirst := layers(append(append([]int{obsDim + actDim}, net.Hidden...), 1))
+	aF, aFirst := layers(append(append([]int{obsDim}, net.Hidden...), 2*actDim))
+	b := float64(B)
+	critic := b*qF + 2*b*qF + 2*b*qF + b*(qF-qFirst)
+	actor := 3*b*aF + b*(aF-aFirst)
+	return 2*critic + actor
+}
+
 // Update performs one SAC gradient step on batch b (actions in [−1, 1]).
+//
+// All losses are computed with the parameters as they were when Update was
+// called (as rlkit, which generated D4RL's data, does): the critics' ∂Q/∂ã
+// for the actor loss is taken before the critics' Adam step. Randomness is
+// drawn from rng on the calling goroutine only, so results do not depend on
+// goroutine scheduling.
 func (a *Agent) Update(b *dataset.Batch, rng *rand.Rand) Stats {
 	B, S, A := b.B, a.ObsDim, a.ActDim
-	a.noise = growF(a.noise, B*A)
-	a.act = growF(a.act, B*A)
-	a.logp = growF(a.logp, B)
-	a.sa = growF(a.sa, B*(S+A))
-	a.y = growF(a.y, B)
-	a.dq = growF(a.dq, B)
-	a.dq2 = growF(a.dq2, B)
-	a.dA = growF(a.dA, B*(S+A))
-	a.dA2 = growF(a.dA2, B*(S+A))
-	a.dOut = growF(a.dOut, B*2*A)
-	alpha := math.Exp(a.LogAlpha)
+	a.prepare(B)
+	w := &a.ws
+	w.b = b
+	w.alpha = float32(math.Exp(a.LogAlpha))
+	alpha := w.alpha
 	g := float32(a.Cfg.Gamma)
+	FillNormal(rng, w.noiseN)
+	FillNormal(rng, w.noiseS)
 
-	// Critic target y = r + γ(1−d)(min Q'(s', a') − α log π(a'|s')).
-	out := a.Actor.Forward(&a.cA, b.NextObs, B)
-	FillNormal(rng, a.noise)
-	nn.TanhGaussianSample(out, B, A, a.noise, a.act, a.logp)
-	ConcatSA(b.NextObs, S, a.act, A, B, a.sa)
-	t1 := a.Q1T.Forward(&a.cT1, a.sa, B)
-	t2 := a.Q2T.Forward(&a.cT2, a.sa, B)
-	for i := 0; i < B; i++ {
-		v := min(t1[i], t2[i]) - float32(alpha)*a.logp[i]
-		a.y[i] = b.Rew[i] + g*(1-b.Done[i])*v
-	}
-	// Critic step.
-	ConcatSA(b.Obs, S, b.Act, A, B, a.sa)
-	q1 := a.Q1.Forward(&a.cQ1, a.sa, B)
-	q2 := a.Q2.Forward(&a.cQ2, a.sa, B)
-	l1 := nn.MSE(q1, a.y, a.dq, 1)
-	l2 := nn.MSE(q2, a.y, a.dq2, 1)
-	var qmean float64
-	for i := 0; i < B; i++ {
-		qmean += float64(q1[i]) / float64(B)
-	}
-	nn.ZeroGrad(a.Q1.Params())
-	nn.ZeroGrad(a.Q2.Params())
-	a.Q1.Backward(&a.cQ1, a.dq, nil, true)
-	a.Q2.Backward(&a.cQ2, a.dq2, nil, true)
-	a.optQ1.Step()
-	a.optQ2.Step()
+	a.pool.run(a.phaseSample) // a' ~ π(·|s'), ã ~ π(·|s); critic inputs
+	a.pool.run(a.phaseQ)      // Q'_i(s', a') and Q_i(s, ã)
 
-	// Actor step: minimize α log π(ã|s) − min Q(s, ã).
-	out = a.Actor.Forward(&a.cA2, b.Obs, B)
-	FillNormal(rng, a.noise)
-	nn.TanhGaussianSample(out, B, A, a.noise, a.act, a.logp)
-	ConcatSA(b.Obs, S, a.act, A, B, a.sa)
-	p1 := a.Q1.Forward(&a.cP1, a.sa, B)
-	p2 := a.Q2.Forward(&a.cP2, a.sa, B)
+	// y = r + γ(1−d)(min_i Q'_i(s', a') − α log π(a'|s')); the actor loss
+	// α log π(ã|s) − min_i Q_i(s, ã) sends its gradient to the smaller Q.
 	var aloss, lpMean float64
 	for i := 0; i < B; i++ {
-		m := min(p1[i], p2[i])
-		aloss += (alpha*float64(a.logp[i]) - float64(m)) / float64(B)
-		lpMean += float64(a.logp[i]) / float64(B)
-		if p1[i] <= p2[i] {
-			a.dq[i], a.dq2[i] = -1/float32(B), 0
+		v := min(w.crit[0].tq[i], w.crit[1].tq[i]) - alpha*w.logpN[i]
+		w.y[i] = b.Rew[i] + g*(1-b.Done[i])*v
+		q0, q1 := w.crit[0].pq[i], w.crit[1].pq[i]
+		aloss += (float64(alpha)*float64(w.logpS[i]) - float64(min(q0, q1))) / float64(B)
+		lpMean += float64(w.logpS[i]) / float64(B)
+		if q0 <= q1 {
+			w.crit[0].dp[i], w.crit[1].dp[i] = -1/float32(B), 0
 		} else {
-			a.dq[i], a.dq2[i] = 0, -1/float32(B)
+			w.crit[0].dp[i], w.crit[1].dp[i] = 0, -1/float32(B)
 		}
 	}
-	a.Q1.Backward(&a.cP1, a.dq, a.dA, false)
-	a.Q2.Backward(&a.cP2, a.dq2, a.dA2, false)
-	a.dAct = growF(a.dAct, B*A)
+
+	a.pool.run(a.phaseCritic) // ∂(−min Q)/∂ã, Bellman loss, Adam, Polyak
+	var qmean float64
+	for i := 0; i < B; i++ {
+		qmean += float64(w.crit[0].pq[i]) / float64(B)
+	}
+
+	for i := range w.dLogp {
+		w.dLogp[i] = alpha / float32(B)
+	}
+	W := S + A
 	for i := 0; i < B; i++ {
 		for j := 0; j < A; j++ {
-			a.dAct[i*A+j] = a.dA[i*(S+A)+S+j] + a.dA2[i*(S+A)+S+j]
+			w.dAct[i*A+j] = w.crit[0].dX[i*W+S+j] + w.crit[1].dX[i*W+S+j]
 		}
 	}
-	for i := range a.dq {
-		a.dq[i] = float32(alpha) / float32(B)
-	}
-	nn.TanhGaussianSampleBackward(out, B, A, a.noise, a.act, a.dAct, a.dq, a.dOut)
-	nn.ZeroGrad(a.Actor.Params())
-	a.Actor.Backward(&a.cA2, a.dOut, nil, true)
+	a.pool.run(a.phaseActor) // actor backward, one half of the rows each
+	nn.AddGrads(a.pActor, a.pTwin)
 	a.optA.Step()
 
 	// Entropy temperature: minimize −log α·(log π + H̄).
-	gradLogAlpha := -(lpMean + a.targetEntropy())
-	a.alphaStep(gradLogAlpha)
+	a.alphaStep(-(lpMean + a.targetEntropy()))
+	w.b = nil
+	return Stats{QLoss: float64(w.crit[0].loss+w.crit[1].loss) / 2, ActorLoss: aloss, Alpha: float64(alpha), QMean: qmean}
+}
 
-	tau := float32(a.Cfg.Tau)
-	nn.Polyak(a.Q1T.Params(), a.Q1.Params(), tau)
-	nn.Polyak(a.Q2T.Params(), a.Q2.Params(), tau)
-	return Stats{QLoss: float64(l1+l2) / 2, ActorLoss: aloss, Alpha: alpha, QMean: qmean}
+// rowsOf returns the actor rows [lo, hi) goroutine i works on.
+func (w *workspace) rowsOf(i int) (lo, hi int) {
+	if i == 0 {
+		return 0, w.B / 2
+	}
+	return w.B / 2, w.B
+}
+
+// doSample: actor forward at s' and s for rows rowsOf(i), tanh-Gaussian
+// samples, and the critic inputs [s', a'], [s, ã], [s, a] of those rows.
+func (a *Agent) doSample(i int) {
+	w, b := &a.ws, a.ws.b
+	S, A, W := a.ObsDim, a.ActDim, a.ObsDim+a.ActDim
+	lo, hi := w.rowsOf(i)
+	n := hi - lo
+	net := a.Actor
+	if i == 1 {
+		net = a.actorTwin
+	}
+	hw := &w.halves[i]
+	outN := net.Forward(&hw.next, b.NextObs[lo*S:hi*S], n)
+	nn.TanhGaussianSample(outN, n, A, w.noiseN[lo*A:hi*A], w.actN[lo*A:hi*A], w.logpN[lo:hi])
+	outS := net.Forward(&hw.cur, b.Obs[lo*S:hi*S], n)
+	copy(w.outS[lo*2*A:hi*2*A], outS)
+	nn.TanhGaussianSample(outS, n, A, w.noiseS[lo*A:hi*A], w.actS[lo*A:hi*A], w.logpS[lo:hi])
+	ConcatSA(b.NextObs[lo*S:], S, w.actN[lo*A:], A, n, w.saNext[lo*W:])
+	ConcatSA(b.Obs[lo*S:], S, w.actS[lo*A:], A, n, w.saPi[lo*W:])
+	ConcatSA(b.Obs[lo*S:], S, b.Act[lo*A:], A, n, w.saData[lo*W:])
+}
+
+// critic returns critic i's network, target, optimizer and parameter lists.
+func (a *Agent) critic(i int) (q, target *nn.MLP, opt *nn.Adam, pq, pt []*nn.Param) {
+	if i == 0 {
+		return a.Q1, a.Q1T, a.optQ1, a.pQ1, a.pQ1T
+	}
+	return a.Q2, a.Q2T, a.optQ2, a.pQ2, a.pQ2T
+}
+
+// doQ: critic i's target value Q'_i(s', a') and Q_i(s, ã).
+func (a *Agent) doQ(i int) {
+	w := &a.ws
+	c := &w.crit[i]
+	q, t, _, _, _ := a.critic(i)
+	copy(c.tq, t.Forward(&c.tgt, w.saNext, w.B))
+	copy(c.pq, q.Forward(&c.pi, w.saPi, w.B))
+}
+
+// doCritic: ∂(−min Q)/∂[s, ã] through critic i as it is now (before its
+// Adam step), then the Bellman MSE, its backward pass, Adam and Polyak.
+func (a *Agent) doCritic(i int) {
+	w := &a.ws
+	c := &w.crit[i]
+	q, _, opt, pq, pt := a.critic(i)
+	q.Backward(&c.pi, c.dp, c.dX, false)
+	out := q.Forward(&c.data, w.saData, w.B)
+	c.loss = nn.MSE(out, w.y, c.dq, 1)
+	nn.ZeroGrad(pq)
+	q.Backward(&c.data, c.dq, nil, true)
+	opt.Step()
+	nn.Polyak(pt, pq, float32(a.Cfg.Tau))
+}
+
+// doActor: back-propagate the actor loss for rows rowsOf(i) into the
+// actor's (i = 0) or its twin's (i = 1) gradients.
+func (a *Agent) doActor(i int) {
+	w := &a.ws
+	A := a.ActDim
+	lo, hi := w.rowsOf(i)
+	net, ps := a.Actor, a.pActor
+	if i == 1 {
+		net, ps = a.actorTwin, a.pTwin
+	}
+	nn.TanhGaussianSampleBackward(w.outS[lo*2*A:hi*2*A], hi-lo, A, w.noiseS[lo*A:hi*A], w.actS[lo*A:hi*A],
+		w.dAct[lo*A:hi*A], w.dLogp[lo:hi], w.dOut[lo*2*A:hi*2*A])
+	nn.ZeroGrad(ps)
+	net.Backward(&w.halves[i].cur, w.dOut[lo*2*A:hi*2*A], nil, true)
 }
 
 // alphaStep is Adam on the scalar log α.
@@ -177,13 +318,6 @@ func (a *Agent) alphaStep(g float64) {
 	mh := a.alphaM / (1 - math.Pow(b1, t))
 	vh := a.alphaV / (1 - math.Pow(b2, t))
 	a.LogAlpha -= a.Cfg.LRAlpha * mh / (math.Sqrt(vh) + eps)
-}
-
-func growF(b []float32, n int) []float32 {
-	if cap(b) < n {
-		return make([]float32, n)
-	}
-	return b[:n]
 }
 
 // Scale returns the action scale of e's (box) action space.
@@ -210,7 +344,9 @@ type Progress struct {
 	Stats      Stats
 }
 
-// Train runs online SAC on e for cfg.TotalSteps environment steps, storing
+// Train runs online SAC on e for cfg.TotalSteps environment steps in
+// memory (no checkpoints; for short classic-control runs; Run is the
+// resumable D4RL-recipe run), storing
 // every transition in the returned replay buffer (env-unit actions). cb, if
 // non-nil, is called every every steps with the agent and progress; it may
 // copy the policy (e.g. to snapshot a "medium" policy) and may stop training
@@ -226,6 +362,7 @@ func Train(ctx context.Context, cfg Config, e env.Env, every int, cb func(*Agent
 	buf := &dataset.Dataset{ObsDim: obsDim, ActDim: actDim, Meta: map[string]string{"env": e.Name(), "policy": "sac-replay"}}
 	pol := NewPolicy(ag.Actor, nil, scale)
 	batch := dataset.NewBatch(cfg.Batch, obsDim, actDim)
+	sampler := dataset.NewSampler(buf, rng)
 	envAct := make([]float64, actDim)
 	obs := e.Reset(rng)
 	var ret, lastRet float64
@@ -257,7 +394,8 @@ func Train(ctx context.Context, cfg Config, e env.Env, every int, cb func(*Agent
 		}
 		if step > cfg.StartSteps && buf.Len() >= cfg.Batch {
 			for u := 0; u < max(cfg.UpdatesPerEnv, 1); u++ {
-				sampleScaled(buf, batch, rng, scale)
+				sampler.Sample(batch)
+				scale.FromEnv(batch.Act)
 				st = ag.Update(batch, rng)
 			}
 		}
@@ -268,12 +406,6 @@ func Train(ctx context.Context, cfg Config, e env.Env, every int, cb func(*Agent
 		}
 	}
 	return ag, buf, nil
-}
-
-// sampleScaled samples uniformly from buf and maps actions to [−1, 1].
-func sampleScaled(d *dataset.Dataset, b *dataset.Batch, rng *rand.Rand, s ActionScale) {
-	dataset.NewSampler(d, rng).Sample(b)
-	s.FromEnv(b.Act)
 }
 
 func appendTransition(d *dataset.Dataset, s []float64, a []float64, r float64, s2 []float64, term, trunc bool) {

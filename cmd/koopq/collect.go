@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -21,21 +23,195 @@ func init() {
 		seed        uint64
 		hidden      []int
 		medium      float64
+		runDir      string
+		resume      bool
+		fromRun     string
+		mediumScore float64
+		ckptEvery   int
+		export      string
+		mediumBy    string
+		mediumBand  float64
+		mediumEps   int
 	)
 	cmd := &cobra.Command{
-		Use:   "collect",
-		Short: "Train SAC online and write D4RL-recipe datasets (random, medium, expert, medium-replay, medium-expert)",
-		Long: `collect trains SAC on a simulator and writes five datasets in the D4RL HDF5 layout:
-  random         a randomly initialized (untrained) policy
-  medium         the SAC snapshot closest to --medium-level of the way from random to expert return
-  expert         the best SAC snapshot
-  medium-replay  SAC's replay buffer up to the medium snapshot
-  medium-expert  medium followed by expert
-Policies act stochastically, as D4RL's data was generated.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Use:   "collect [DATASET...]",
+		Short: "Make D4RL-style datasets: from committed SAC policies (hopper-medium-v2, ...), a resumable 1M-step SAC run, or a small in-memory SAC pipeline",
+		Long: `collect has three modes.
+
+1. D4RL datasets by name (no training):
+     koopq collect hopper-medium-v2 walker2d-expert-v2 --out data/ [--transitions N] [--seed S]
+   writes data/<name>.hdf5 in D4RL v2's layout (observations, actions, rewards,
+   next_observations, terminals, timeouts, infos/qpos, infos/qvel,
+   infos/action_log_probs, metadata/*). Names: <env>-<kind>-v2 with env hopper,
+   halfcheetah, walker2d (ant with --from-run) and kind
+     random         a randomly initialized SAC actor (seeded by --seed)
+     medium         the committed SAC medium policy (first snapshot of the SAC run
+                    whose deterministic return reached D4RL's medium level)
+     expert         the committed final policy of the 1M-step SAC run
+     medium-expert  medium (cut after its last complete episode) then expert
+     medium-replay  the SAC run's replay buffer up to the medium snapshot  (needs --from-run)
+     full-replay    the SAC run's whole replay buffer                      (needs --from-run)
+   Policies act stochastically, as D4RL's did. The bytes depend only on the
+   name, --transitions and --seed. With --from-run DIR the policies and replay
+   buffer come from that SAC run directory instead of the committed files.
+
+2. The SAC run that makes the behaviour policies (D4RL's recipe, resumable):
+     koopq collect --env hopper --run-dir DIR [--sac-steps 1000000] [--seed 0]
+     koopq collect --run-dir DIR --resume          # after an interruption (even kill -9)
+   It evaluates and saves the actor every --snapshot-every steps, picks the
+   medium policy online (--medium-score, default D4RL's medium dataset level;
+   --medium-by stochastic: the first snapshot whose stochastic return is within
+   --medium-band normalized points of it; deterministic: the first whose
+   deterministic return reaches it),
+   keeps every transition, and checkpoints every --checkpoint-every steps.
+     koopq collect --run-dir DIR --export-policies policies/data
+   copies its medium/expert policies into the committed set (manifest.json).
+
+3. Without DATASET or --run-dir: the small in-memory pipeline (classic control,
+   toy scale): SAC for --sac-steps, then random/medium/expert/medium-replay/
+   medium-expert datasets of --transitions rows in --out.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f := cmd.Flags()
+			switch {
+			case len(args) > 0:
+				if runDir != "" || resume {
+					return fmt.Errorf("--run-dir/--resume run SAC; give either dataset names or --run-dir, not both")
+				}
+				if f.Changed("env") {
+					return fmt.Errorf("--env is not used with dataset names (the name says the env)")
+				}
+				n := transitions
+				if !f.Changed("transitions") {
+					n = 1_000_000
+				}
+				bars := map[string]*bar{}
+				files, err := run.WriteD4RLDatasets(cmd.Context(), args, run.D4RLOptions{Out: out, Transitions: n, Seed: seed, FromRun: fromRun, MediumBy: mediumBy, MediumBand: mediumBand, MediumEpisodes: mediumEps},
+					func(stage string, done, total int) {
+						b, ok := bars[stage]
+						if !ok {
+							b = newBar(total, stage)
+							bars[stage] = b
+						}
+						b.set(done, "")
+					})
+				for _, b := range bars {
+					b.finish()
+				}
+				for _, fi := range files {
+					fmt.Printf("%-28s %8d rows %6d episodes  mean return %8.1f  normalized %6.1f  %5.1fs  %s\n",
+						fi.Name, fi.Rows, fi.Episodes, fi.MeanReturn, fi.Normalized, fi.Seconds, fi.Path)
+				}
+				if err != nil {
+					return err
+				}
+				b, _ := json.MarshalIndent(files, "", "  ")
+				p := filepath.Join(out, "collect-d4rl.json")
+				if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+					return err
+				}
+				fmt.Printf("wrote %s\n", p)
+				return nil
+			case export != "":
+				if runDir == "" {
+					return fmt.Errorf("--export-policies needs --run-dir DIR (the SAC run to take the policies from)")
+				}
+				es, err := run.ExportPolicies(runDir, export, mediumBy, mediumBand, mediumEps)
+				if err != nil {
+					return err
+				}
+				for _, e := range es {
+					fmt.Printf("%s %s: SAC step %d, return %.1f (stochastic %.1f) -> %s\n", e.Env, e.Role, e.SACSteps, e.Return, e.StochReturn, filepath.Join(export, e.File))
+				}
+				return nil
+			case resume || runDir != "":
+				if runDir == "" {
+					return fmt.Errorf("--resume needs --run-dir DIR (the run to continue)")
+				}
+				var cfg sac.RunConfig
+				if resume {
+					for _, fl := range []string{"env", "sac-steps", "seed", "hidden", "snapshot-every", "medium-score", "checkpoint-every", "medium-by", "medium-band", "medium-episodes"} {
+						if f.Changed(fl) {
+							return fmt.Errorf("--%s cannot change a run being resumed (its config is %s/config.json)", fl, runDir)
+						}
+					}
+					var err error
+					if cfg, err = sac.ReadRunConfig(runDir); err != nil {
+						return err
+					}
+				} else {
+					if !f.Changed("env") {
+						return fmt.Errorf("--run-dir starts a SAC run: give --env (hopper, halfcheetah, walker2d, ...)")
+					}
+					var err error
+					if cfg, err = run.SACRunConfig(envName, mediumScore); err != nil {
+						return err
+					}
+					if f.Changed("sac-steps") {
+						cfg.SAC.TotalSteps = sacSteps
+					}
+					if f.Changed("snapshot-every") {
+						cfg.SnapshotEvery = evalEvery
+					}
+					cfg.CheckpointEvery = ckptEvery
+					if f.Changed("medium-by") {
+						cfg.MediumBy = mediumBy
+					}
+					if f.Changed("medium-episodes") {
+						cfg.MediumEpisodes = mediumEps
+					}
+					if f.Changed("medium-band") {
+						lo, _ := run.MediumReturn(cfg.Env, 0)
+						hi, err := run.MediumReturn(cfg.Env, mediumBand)
+						if err != nil {
+							return err
+						}
+						cfg.MediumBand = hi - lo
+					}
+					cfg.SAC.Seed = seed
+					cfg.SAC.Net.Hidden = hidden
+					if err := cfg.Validate(); err != nil {
+						return err
+					}
+				}
+				b := newBar(cfg.SAC.TotalSteps, "sac "+cfg.Env)
+				last := ""
+				progress := func(p sac.RunProgress) {
+					if p.Snapshot != nil {
+						last = fmt.Sprintf("step %d: return %.0f (stochastic %.0f)", p.Step, p.Snapshot.Return, p.Snapshot.StochReturn)
+						fmt.Fprintf(os.Stderr, "\n%s, %.0f env steps/s\n", last, p.StepsPerSec)
+					}
+					b.set(p.Step, fmt.Sprintf("sac %s %s", cfg.Env, last))
+				}
+				var res *sac.RunResult
+				var err error
+				if resume {
+					res, err = sac.Run(cmd.Context(), runDir, progress)
+				} else {
+					res, err = sac.StartRun(cmd.Context(), cfg, runDir, progress)
+				}
+				b.finish()
+				if err != nil {
+					return fmt.Errorf("%w (continue with: koopq collect --run-dir %s --resume)", err, runDir)
+				}
+				if res.Medium != nil {
+					fmt.Printf("medium: step %d, return %.1f (stochastic %.1f), replay %d rows\n", res.Medium.Step, res.Medium.Return, res.Medium.StochReturn, res.Medium.ReplayLen)
+				} else {
+					fmt.Printf("medium: no snapshot reached return %.1f\n", cfg.MediumReturn)
+				}
+				fmt.Printf("expert: step %d, return %.1f (stochastic %.1f)\n", res.Expert.Step, res.Expert.Return, res.Expert.StochReturn)
+				fmt.Printf("wrote %s; datasets: koopq collect %s-medium-replay-v2 %s-full-replay-v2 ... --from-run %s\n",
+					filepath.Join(runDir, sac.RunResultFile), cfg.Env, cfg.Env, runDir)
+				return nil
+			}
+			if fromRun != "" {
+				return fmt.Errorf("--from-run takes dataset names (e.g. koopq collect hopper-medium-replay-v2 --from-run %s)", fromRun)
+			}
+			n := transitions
+			if !f.Changed("transitions") {
+				n = 100000
+			}
 			cfg := sac.CollectConfig{Env: envName, SAC: sac.DefaultConfig(sacSteps), EvalEvery: evalEvery, EvalEpisodes: 5,
-				Transitions: transitions, MediumLevel: medium}
+				Transitions: n, MediumLevel: medium}
 			cfg.SAC.Seed = seed
 			cfg.SAC.Net.Hidden = hidden
 			bars := map[string]*bar{}
@@ -69,12 +245,21 @@ Policies act stochastically, as D4RL's data was generated.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&envName, "env", "pendulum", "environment (see 'koopq eval --help' for names)")
-	f.StringVar(&out, "out", "data", "output directory")
-	f.IntVar(&sacSteps, "sac-steps", 20000, "online SAC environment steps")
-	f.IntVar(&transitions, "transitions", 100000, "transitions in the random, medium and expert datasets")
-	f.IntVar(&evalEvery, "snapshot-every", 1000, "SAC steps between policy snapshots")
-	f.Uint64Var(&seed, "seed", 0, "random seed")
-	f.IntSliceVar(&hidden, "hidden", []int{256, 256}, "SAC hidden layer widths")
-	f.Float64Var(&medium, "medium-level", 1.0/3, "medium policy's level between random (0) and expert (1) return")
+	f.StringVar(&out, "out", "data", "output directory for datasets")
+	f.IntVar(&sacSteps, "sac-steps", 20000, "online SAC environment steps (the --run-dir recipe run defaults to 1000000)")
+	f.IntVar(&transitions, "transitions", 100000, "transitions in the random, medium and expert datasets (default 1000000 for D4RL names, as D4RL)")
+	f.IntVar(&evalEvery, "snapshot-every", 1000, "SAC steps between policy snapshots (the --run-dir recipe run defaults to 5000)")
+	f.Uint64Var(&seed, "seed", 0, "random seed (SAC run, or dataset rollouts)")
+	f.IntSliceVar(&hidden, "hidden", []int{256, 256}, "SAC hidden layer widths, comma-separated (e.g. 256,256)")
+	f.Float64Var(&medium, "medium-level", 1.0/3, "in-memory mode: medium policy's level between random (0) and expert (1) return")
+	f.StringVar(&runDir, "run-dir", "", "directory of the resumable D4RL-recipe SAC run (checkpoints, snapshots, replay buffer)")
+	f.BoolVar(&resume, "resume", false, "continue the SAC run in --run-dir from its last checkpoint")
+	f.StringVar(&fromRun, "from-run", "", "take policies and replay buffer for dataset names from this SAC run directory")
+	f.Float64Var(&mediumScore, "medium-score", 0, "D4RL-normalized return at which the run picks its medium policy (default: D4RL v2's medium dataset: hopper 44, halfcheetah 41, walker2d 62)")
+	f.StringVar(&mediumBy, "medium-by", "", "medium rule: stochastic (first snapshot whose stochastic return is within --medium-band of the level; default for new runs) or deterministic (first whose deterministic return reaches it); with --from-run/--export-policies it overrides the run's rule")
+	f.Float64Var(&mediumBand, "medium-band", run.D4RLMediumBand, "half-width of the stochastic medium rule's band, in D4RL-normalized points")
+	f.IntVar(&mediumEps, "medium-episodes", 0, "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)")
+	f.IntVar(&ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
+	f.StringVar(&export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
 	rootCmd.AddCommand(cmd)
 }

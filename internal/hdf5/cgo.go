@@ -11,6 +11,7 @@ package hdf5
 
 // Predefined ids are macros calling H5open(); cgo cannot use them directly.
 static hid_t kq_lcpl(void) { return H5P_LINK_CREATE; }
+static hid_t kq_gcpl(void) { return H5P_GROUP_CREATE; }
 
 // kq_quiet switches off automatic error printing for the calling thread:
 // Debian's libhdf5 is built thread-safe, with one error stack per thread.
@@ -68,8 +69,14 @@ static hid_t kq_create_file(const char *path) {
 	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
 	if (fapl < 0) return -1;
 	H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-	hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+	// No object modification times (root group here, groups and datasets
+	// below): the same data then gives the same bytes.
+	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+	if (fcpl < 0) { H5Pclose(fapl); return -1; }
+	H5Pset_obj_track_times(fcpl, 0);
+	hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
 	hid_t es = H5Eget_current_stack(); // H5Pclose would clear it
+	H5Pclose(fcpl);
 	H5Pclose(fapl);
 	if (es >= 0) H5Eset_current_stack(es);
 	return f;
@@ -356,9 +363,15 @@ func (g *Group) CreateGroup(name string) (*Group, error) {
 	}
 	defer C.H5Pclose(lcpl)
 	C.H5Pset_create_intermediate_group(lcpl, 1)
+	gcpl := C.H5Pcreate(C.kq_gcpl())
+	if gcpl < 0 {
+		return nil, lastErr("hdf5: create group")
+	}
+	defer C.H5Pclose(gcpl)
+	C.H5Pset_obj_track_times(gcpl, false) // reproducible bytes
 	p, free := cstr(name)
 	defer free()
-	id := C.H5Gcreate2(g.id, p, lcpl, C.H5P_DEFAULT, C.H5P_DEFAULT)
+	id := C.H5Gcreate2(g.id, p, lcpl, gcpl, C.H5P_DEFAULT)
 	if id < 0 {
 		return nil, lastErr("hdf5: create group " + g.child(name))
 	}

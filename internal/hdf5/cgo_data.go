@@ -815,6 +815,7 @@ func (g *Group) write(name string, ft, mt hid, elemSize int, buf unsafe.Pointer,
 		return lastErr("hdf5: properties for " + what)
 	}
 	defer C.H5Pclose(dcpl)
+	C.H5Pset_obj_track_times(dcpl, false) // reproducible bytes
 	if o.chunked() && len(shape) > 0 && n > 0 {
 		chunk := o.Chunk
 		if chunk == nil {

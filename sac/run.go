@@ -1,0 +1,631 @@
+package sac
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/blas"
+	"github.com/koopq/koopq/nn"
+)
+
+// RunConfig configures one resumable SAC run with D4RL's recipe: the
+// behaviour policies of every D4RL dataset of one environment come from
+// this single seeded run (see Run).
+type RunConfig struct {
+	Env             string  `json:"env"`
+	SAC             Config  `json:"sac"`
+	SnapshotEvery   int     `json:"snapshot_every"`   // env steps between evaluated, saved actor snapshots (default 5000)
+	EvalEpisodes    int     `json:"eval_episodes"`    // episodes per snapshot evaluation, deterministic and stochastic each (default 5)
+	MediumReturn    float64 `json:"medium_return"`    // return that makes a policy "medium" (D4RL's medium level)
+	CheckpointEvery int     `json:"checkpoint_every"` // env steps between checkpoints (default 10000)
+	// MediumBy is the rule that picks the medium snapshot, the first
+	// snapshot that satisfies it: "deterministic" (or "", runs made before
+	// the field existed) — its deterministic return ≥ MediumReturn;
+	// "stochastic" — its stochastic return (how the datasets act) lies
+	// within MediumBand of MediumReturn. SAC's returns jump between
+	// snapshots (hopper seed 0: deterministic 1337 at 105k steps, 2951 at
+	// 110k), so the first rule can overshoot D4RL's level by far; the
+	// second waits for a snapshot near it.
+	MediumBy   string  `json:"medium_by,omitempty"`
+	MediumBand float64 `json:"medium_band,omitempty"` // half-width of the "stochastic" band, in return units
+	// MediumEpisodes, if > 0, is the number of stochastic episodes per
+	// snapshot until the medium policy is chosen (EvalEpisodes after):
+	// hopper's stochastic returns are bimodal (falls), and 5-episode
+	// estimates were off by 600.
+	MediumEpisodes int `json:"medium_episodes,omitempty"`
+}
+
+// PickMedium returns the index of the first snapshot that satisfies the
+// medium rule (see MediumBy), or −1. The rule looks at each snapshot alone,
+// so applying it after the run picks what the run picked online.
+func (c RunConfig) PickMedium(snaps []RunSnapshot) int {
+	for i, s := range snaps {
+		if c.isMedium(s) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c RunConfig) isMedium(s RunSnapshot) bool {
+	if c.MediumBy == "stochastic" {
+		return math.Abs(s.StochReturn-c.MediumReturn) <= c.MediumBand
+	}
+	return s.Return >= c.MediumReturn
+}
+
+// DefaultRunConfig is D4RL's recipe for env: SAC with rlkit's settings
+// (2×256, lr 3e-4, batch 256, 1000 warm-up steps, 1 update per step) for
+// 1M env steps, snapshots every 5000 steps. mediumReturn is the return
+// that makes a policy "medium" (the caller knows the reference scores).
+func DefaultRunConfig(envName string, mediumReturn float64) RunConfig {
+	return RunConfig{Env: envName, SAC: DefaultConfig(1_000_000), SnapshotEvery: 5000, EvalEpisodes: 5,
+		MediumReturn: mediumReturn, CheckpointEvery: 10000}
+}
+
+// Validate checks the config.
+func (c RunConfig) Validate() error {
+	switch {
+	case c.Env == "":
+		return fmt.Errorf("sac run: no environment")
+	case c.SAC.TotalSteps <= 0:
+		return fmt.Errorf("sac run: SAC steps %d must be positive", c.SAC.TotalSteps)
+	case c.SnapshotEvery <= 0 || c.SnapshotEvery > c.SAC.TotalSteps:
+		return fmt.Errorf("sac run: snapshot interval %d must be in 1..%d (the SAC steps)", c.SnapshotEvery, c.SAC.TotalSteps)
+	case c.EvalEpisodes <= 0 || c.MediumEpisodes < 0:
+		return fmt.Errorf("sac run: evaluation episodes %d (medium: %d) must be positive", c.EvalEpisodes, c.MediumEpisodes)
+	case c.CheckpointEvery <= 0:
+		return fmt.Errorf("sac run: checkpoint interval %d must be positive", c.CheckpointEvery)
+	case c.SAC.Batch <= 1:
+		return fmt.Errorf("sac run: batch %d must be at least 2", c.SAC.Batch)
+	case math.IsNaN(c.MediumReturn) || math.IsInf(c.MediumReturn, 0):
+		return fmt.Errorf("sac run: medium return %v is not finite", c.MediumReturn)
+	case c.MediumBy != "" && c.MediumBy != "deterministic" && c.MediumBy != "stochastic":
+		return fmt.Errorf("sac run: medium rule %q: want deterministic or stochastic", c.MediumBy)
+	case c.MediumBy == "stochastic" && !(c.MediumBand > 0):
+		return fmt.Errorf("sac run: the stochastic medium rule needs a positive band, got %v", c.MediumBand)
+	}
+	return c.SAC.Net.Validate()
+}
+
+// RunSnapshot is one evaluated actor snapshot of a run.
+type RunSnapshot struct {
+	Step        int     `json:"step"`              // env steps taken when captured
+	Return      float64 `json:"return"`            // mean deterministic (tanh μ) return
+	StochReturn float64 `json:"stochastic_return"` // mean return acting stochastically, as the datasets do
+	ReplayLen   int     `json:"replay_len"`        // replay-buffer size at capture
+	File        string  `json:"file"`              // policy file, relative to the run directory
+}
+
+// RunResult is result.json: the run's outcome.
+type RunResult struct {
+	Config    RunConfig     `json:"config"`
+	Snapshots []RunSnapshot `json:"snapshots"`
+	Medium    *RunSnapshot  `json:"medium"` // nil if no snapshot reached MediumReturn
+	Expert    RunSnapshot   `json:"expert"` // the final policy
+	Version   string        `json:"koopq_version"`
+	BLAS      string        `json:"blas"` // backend and kernel: bitwise reproducibility needs the same
+	Machine   string        `json:"machine"`
+}
+
+// RunProgress is reported to Run's callback every 1000 env steps.
+type RunProgress struct {
+	Step, Total int
+	Episodes    int
+	LastReturn  float64      // return of the last finished training episode
+	Snapshot    *RunSnapshot // non-nil when a snapshot was taken at this step
+	StepsPerSec float64      // env steps per second since this process started
+}
+
+// Files of a run directory.
+const (
+	runConfigFile     = "config.json"
+	runCheckpointFile = "checkpoint.safetensors"
+	runReplayFile     = "replay.f32"
+	RunResultFile     = "result.json"
+	RunMediumFile     = "medium.safetensors"
+	RunExpertFile     = "expert.safetensors"
+	runSnapshotsFile  = "snapshots.json"
+	runSpeedFile      = "speed.json"
+)
+
+// runState is the checkpoint's bookkeeping (everything but tensors), stored
+// as JSON in the checkpoint file's metadata. float64 values round-trip
+// exactly through encoding/json.
+type runState struct {
+	Step          int           `json:"step"`
+	Episodes      int           `json:"episodes"`
+	EpisodeReturn float64       `json:"episode_return"`
+	LastReturn    float64       `json:"last_return"`
+	Obs           []float64     `json:"obs"`
+	EnvState      []float64     `json:"env_state"`
+	RNG           []byte        `json:"rng"`
+	EvalRNG       []byte        `json:"eval_rng"`
+	LogAlpha      float64       `json:"log_alpha"`
+	AlphaM        float64       `json:"alpha_m"`
+	AlphaV        float64       `json:"alpha_v"`
+	AdamT         [3]int        `json:"adam_t"`
+	ReplayLen     int           `json:"replay_len"`
+	Snapshots     []RunSnapshot `json:"snapshots"`
+	Medium        int           `json:"medium"` // index into Snapshots, −1 while not chosen
+	Done          bool          `json:"done"`
+	BLAS          string        `json:"blas"` // GEMM backend and kernel the run was made with
+}
+
+// qposer is implemented by MuJoCo environments (env/mujoco.Env).
+type qposer interface {
+	QPos() []float64
+	QVel() []float64
+}
+
+// StartRun begins a new run in dir (which must not hold one) and runs it to
+// the end. See Run.
+func StartRun(ctx context.Context, cfg RunConfig, dir string, progress func(RunProgress)) (*RunResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := env.Make(cfg.Env); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, runConfigFile)); err == nil {
+		return nil, fmt.Errorf("sac run: %s already holds a run; resume it (--resume) or choose another directory", dir)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "snapshots"), 0o755); err != nil {
+		return nil, fmt.Errorf("sac run: %w", err)
+	}
+	if err := writeJSONAtomic(filepath.Join(dir, runConfigFile), cfg); err != nil {
+		return nil, err
+	}
+	return Run(ctx, dir, progress)
+}
+
+// ReadRunConfig reads the config of the run in dir.
+func ReadRunConfig(dir string) (RunConfig, error) {
+	var cfg RunConfig
+	b, err := os.ReadFile(filepath.Join(dir, runConfigFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return cfg, fmt.Errorf("sac run: %s holds no run (no %s)", dir, runConfigFile)
+		}
+		return cfg, fmt.Errorf("sac run: %w", err)
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return cfg, fmt.Errorf("sac run: %s: %w", filepath.Join(dir, runConfigFile), err)
+	}
+	return cfg, cfg.Validate()
+}
+
+// ReadRunResult reads result.json of a finished run in dir.
+func ReadRunResult(dir string) (*RunResult, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RunResultFile))
+	if err != nil {
+		return nil, fmt.Errorf("sac run %s is not finished (no %s): %w", dir, RunResultFile, err)
+	}
+	var r RunResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RunResultFile), err)
+	}
+	return &r, nil
+}
+
+// Run continues the run in dir (made by StartRun) from its last checkpoint,
+// or from the start if it has none, until cfg.SAC.TotalSteps env steps; an
+// already finished run just returns its result.
+//
+// One seeded SAC run produces every behaviour policy, as in D4RL: every
+// SnapshotEvery steps the actor is evaluated (deterministic and stochastic
+// returns) and saved under snapshots/; the first snapshot whose
+// return satisfies the medium rule (MediumBy) becomes medium.safetensors,
+// and the replay length at that moment is the medium-replay dataset's
+// size; the final actor is expert.safetensors; the whole replay buffer
+// (replay.f32) is the full-replay dataset. Every transition is kept.
+//
+// The run checkpoints every CheckpointEvery steps and when ctx is
+// cancelled: networks, Adam states, α, both RNGs, the environment's exact
+// simulator state, the episode in progress and the snapshot bookkeeping go
+// into checkpoint.safetensors (written to a temporary file and renamed);
+// the replay buffer is an append-only file whose rows beyond the
+// checkpoint's count are discarded on resume. A run killed at any moment
+// (kill -9) and resumed therefore ends with the same bytes as one never
+// interrupted.
+func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResult, error) {
+	cfg, err := ReadRunConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	e, err := env.Make(cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	evalEnv, err := env.Make(cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	scale, err := Scale(e)
+	if err != nil {
+		return nil, err
+	}
+	obsDim, actDim := e.ObservationSpace().Dim(), e.ActionSpace().Dim()
+	pcg, evalPCG := rand.NewPCG(cfg.SAC.Seed, 0x5ac), rand.NewPCG(cfg.SAC.Seed, 0xe7a1)
+	rng, evalRng := rand.New(pcg), rand.New(evalPCG)
+	ag := NewAgent(cfg.SAC, obsDim, actDim, rng)
+	nq, nv := 0, 0
+	mj, isMJ := e.(qposer)
+	if isMJ {
+		nq, nv = len(mj.QPos()), len(mj.QVel())
+	}
+	buf := NewReplay(obsDim, actDim, nq, nv, cfg.SAC.TotalSteps)
+	st := runState{Medium: -1}
+	ckpt := filepath.Join(dir, runCheckpointFile)
+	resumed := false
+	if _, err := os.Stat(ckpt); err == nil {
+		if err := loadCheckpoint(ckpt, ag, &st); err != nil {
+			return nil, err
+		}
+		if err := pcg.UnmarshalBinary(st.RNG); err != nil {
+			return nil, fmt.Errorf("%s: rng: %w", ckpt, err)
+		}
+		if err := evalPCG.UnmarshalBinary(st.EvalRNG); err != nil {
+			return nil, fmt.Errorf("%s: eval rng: %w", ckpt, err)
+		}
+		resumed = true
+	}
+	if st.Done {
+		return ReadRunResult(dir)
+	}
+	kernel := blas.Backend() + " " + blas.Kernel()
+	if resumed && st.BLAS != "" && st.BLAS != kernel {
+		return nil, fmt.Errorf("sac run %s was made with BLAS %q, this process has %q: the continuation would not be "+
+			"bit-identical (set OPENBLAS_CORETYPE to the recorded kernel)", dir, st.BLAS, kernel)
+	}
+	st.BLAS = kernel
+	// The replay file: keep exactly the rows the checkpoint counts.
+	rf, err := os.OpenFile(filepath.Join(dir, runReplayFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("sac run: %w", err)
+	}
+	defer rf.Close()
+	if err := buf.readRows(rf, st.ReplayLen); err != nil {
+		return nil, fmt.Errorf("sac run: %s: %w", filepath.Join(dir, runReplayFile), err)
+	}
+	rowBytes := int64(buf.rowFloats() * 4)
+	if err := rf.Truncate(int64(st.ReplayLen) * rowBytes); err != nil {
+		return nil, fmt.Errorf("sac run: %w", err)
+	}
+	if _, err := rf.Seek(int64(st.ReplayLen)*rowBytes, 0); err != nil {
+		return nil, fmt.Errorf("sac run: %w", err)
+	}
+	written := st.ReplayLen
+
+	var obs []float64
+	if resumed {
+		if err := e.SetState(st.EnvState); err != nil {
+			return nil, fmt.Errorf("%s: environment state: %w", ckpt, err)
+		}
+		obs = st.Obs
+	} else {
+		obs = e.Reset(rng)
+	}
+	pol := NewPolicy(ag.Actor, nil, scale)
+	evalPol := NewPolicy(ag.Actor, nil, scale)
+	sampler := dataset.NewSampler(buf.View(), rng)
+	batch := dataset.NewBatch(cfg.SAC.Batch, obsDim, actDim)
+	envAct := make([]float64, actDim)
+	sp := e.ActionSpace()
+	uniformLogp := 0.0
+	for i := range sp.Low {
+		uniformLogp -= math.Log(sp.High[i] - sp.Low[i])
+	}
+	meta := func(extra map[string]string) map[string]string {
+		m := map[string]string{"seed": strconv.FormatUint(cfg.SAC.Seed, 10), "koopq_version": dataset.Version()}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	started := time.Now()
+	startStep := st.Step
+
+	checkpoint := func() error {
+		if err := buf.writeRows(rf, written, buf.Len()); err != nil {
+			return fmt.Errorf("sac run: replay: %w", err)
+		}
+		if err := rf.Sync(); err != nil {
+			return fmt.Errorf("sac run: replay: %w", err)
+		}
+		written = buf.Len()
+		st.ReplayLen = buf.Len()
+		st.EnvState = e.State()
+		st.Obs = obs
+		st.RNG, _ = pcg.MarshalBinary()
+		st.EvalRNG, _ = evalPCG.MarshalBinary()
+		if err := writeJSONAtomic(filepath.Join(dir, runSnapshotsFile), st.Snapshots); err != nil {
+			return err
+		}
+		if err := saveCheckpoint(ckpt, ag, &st); err != nil {
+			return err
+		}
+		sec := time.Since(started).Seconds()
+		return writeJSONAtomic(filepath.Join(dir, runSpeedFile), map[string]any{
+			"step": st.Step, "steps_this_process": st.Step - startStep, "seconds_this_process": sec,
+			"env_steps_per_second": float64(st.Step-startStep) / sec})
+	}
+
+	// finite refuses to save non-finite weights (the last checkpoint stays).
+	finite := func() error {
+		for _, ps := range [][]*nn.Param{ag.pActor, ag.pQ1, ag.pQ2, ag.pQ1T, ag.pQ2T} {
+			if err := nn.CheckFinite(ps); err != nil {
+				return fmt.Errorf("sac run: step %d: %w (nothing saved; the last checkpoint stays)", st.Step, err)
+			}
+		}
+		return nil
+	}
+
+	snapshot := func() (RunSnapshot, error) {
+		if err := finite(); err != nil {
+			return RunSnapshot{}, err
+		}
+		det, err := policyReturn(evalEnv, evalPol, cfg.EvalEpisodes, evalRng, false)
+		if err != nil {
+			return RunSnapshot{}, err
+		}
+		stoEpisodes := cfg.EvalEpisodes
+		if st.Medium < 0 && cfg.MediumEpisodes > 0 {
+			stoEpisodes = cfg.MediumEpisodes
+		}
+		sto, err := policyReturn(evalEnv, evalPol, stoEpisodes, evalRng, true)
+		if err != nil {
+			return RunSnapshot{}, err
+		}
+		s := RunSnapshot{Step: st.Step, Return: det, StochReturn: sto, ReplayLen: buf.Len(),
+			File: filepath.Join("snapshots", fmt.Sprintf("actor-%07d.safetensors", st.Step))}
+		m := meta(map[string]string{"sac_step": strconv.Itoa(s.Step), "deterministic_return": fmtF(det),
+			"stochastic_return": fmtF(sto), "replay_len": strconv.Itoa(s.ReplayLen)})
+		if err := WritePolicy(filepath.Join(dir, s.File), ag.Actor, cfg.SAC.Net, scale, cfg.Env, m); err != nil {
+			return s, err
+		}
+		st.Snapshots = append(st.Snapshots, s)
+		if st.Medium < 0 && cfg.isMedium(s) {
+			st.Medium = len(st.Snapshots) - 1
+			m["role"] = "medium"
+			if err := WritePolicy(filepath.Join(dir, RunMediumFile), ag.Actor, cfg.SAC.Net, scale, cfg.Env, m); err != nil {
+				return s, err
+			}
+		}
+		return s, nil
+	}
+
+	for st.Step < cfg.SAC.TotalSteps {
+		if ctx.Err() != nil {
+			if err := finite(); err != nil {
+				return nil, err
+			}
+			if err := checkpoint(); err != nil {
+				return nil, err
+			}
+			return nil, ctx.Err()
+		}
+		logp := uniformLogp
+		if st.Step < cfg.SAC.StartSteps {
+			for i := range envAct {
+				envAct[i] = sp.Low[i] + rng.Float64()*(sp.High[i]-sp.Low[i])
+			}
+		} else {
+			logp = float64(pol.SampleLogProb(obs, rng, envAct))
+		}
+		var qpos, qvel []float64
+		if isMJ {
+			qpos, qvel = mj.QPos(), mj.QVel()
+		}
+		next, r, term, trunc, err := e.Step(envAct)
+		if err != nil {
+			return nil, fmt.Errorf("sac run: env step %d: %w", st.Step+1, err)
+		}
+		if err := buf.Add(obs, envAct, r, next, term, trunc, qpos, qvel, logp); err != nil {
+			return nil, err
+		}
+		st.Step++
+		st.EpisodeReturn += r
+		obs = next
+		if term || trunc {
+			st.Episodes++
+			st.LastReturn, st.EpisodeReturn = st.EpisodeReturn, 0
+			obs = e.Reset(rng)
+		}
+		if st.Step > cfg.SAC.StartSteps {
+			for u := 0; u < max(cfg.SAC.UpdatesPerEnv, 1); u++ {
+				sampler.Sample(batch)
+				scale.FromEnv(batch.Act)
+				ag.Update(batch, rng)
+			}
+		}
+		var snap *RunSnapshot
+		if st.Step%cfg.SnapshotEvery == 0 {
+			s, err := snapshot()
+			if err != nil {
+				return nil, err
+			}
+			snap = &s
+		}
+		if st.Step%cfg.CheckpointEvery == 0 && st.Step < cfg.SAC.TotalSteps {
+			if err := finite(); err != nil {
+				return nil, err
+			}
+			if err := checkpoint(); err != nil {
+				return nil, err
+			}
+		}
+		if progress != nil && (st.Step%1000 == 0 || snap != nil) {
+			progress(RunProgress{Step: st.Step, Total: cfg.SAC.TotalSteps, Episodes: st.Episodes, LastReturn: st.LastReturn,
+				Snapshot: snap, StepsPerSec: float64(st.Step-startStep) / time.Since(started).Seconds()})
+		}
+	}
+
+	// The expert is the final policy.
+	res := &RunResult{Config: cfg, Snapshots: st.Snapshots, Version: dataset.Version(), BLAS: kernel,
+		Machine: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}
+	if n := len(st.Snapshots); n > 0 && st.Snapshots[n-1].Step == st.Step {
+		res.Expert = st.Snapshots[n-1]
+	} else {
+		s, err := snapshot()
+		if err != nil {
+			return nil, err
+		}
+		res.Expert, res.Snapshots = s, st.Snapshots
+	}
+	res.Expert.File = RunExpertFile
+	if err := WritePolicy(filepath.Join(dir, RunExpertFile), ag.Actor, cfg.SAC.Net, scale, cfg.Env,
+		meta(map[string]string{"sac_step": strconv.Itoa(st.Step), "deterministic_return": fmtF(res.Expert.Return),
+			"stochastic_return": fmtF(res.Expert.StochReturn), "role": "expert"})); err != nil {
+		return nil, err
+	}
+	if st.Medium >= 0 {
+		m := st.Snapshots[st.Medium]
+		m.File = RunMediumFile
+		res.Medium = &m
+	}
+	if err := writeJSONAtomic(filepath.Join(dir, RunResultFile), res); err != nil {
+		return nil, err
+	}
+	st.Done = true
+	if err := checkpoint(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func fmtF(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+
+// policyReturn is the mean return of p over episodes in e, acting
+// deterministically (tanh μ) or stochastically.
+func policyReturn(e env.Env, p *Policy, episodes int, rng *rand.Rand, stochastic bool) (float64, error) {
+	act := make([]float64, p.ActDim)
+	var total float64
+	for ep := 0; ep < episodes; ep++ {
+		obs := e.Reset(rng)
+		for {
+			if stochastic {
+				p.Sample(obs, rng, act)
+			} else {
+				p.Act(obs, act)
+			}
+			next, r, term, trunc, err := e.Step(act)
+			if err != nil {
+				return 0, err
+			}
+			total += r
+			obs = next
+			if term || trunc {
+				break
+			}
+		}
+	}
+	return total / float64(episodes), nil
+}
+
+// checkpointParams lists every tensor of the agent's training state under
+// unique names: the five networks and the three Adam optimizers' moments.
+func checkpointParams(ag *Agent) []*nn.Param {
+	var out []*nn.Param
+	add := func(prefix string, ps []*nn.Param) {
+		for _, p := range ps {
+			out = append(out, &nn.Param{Name: prefix + p.Name, Shape: p.Shape, Data: p.Data})
+		}
+	}
+	addAdam := func(prefix string, o *nn.Adam) {
+		for i, p := range o.Params {
+			out = append(out, &nn.Param{Name: prefix + "m." + p.Name, Shape: p.Shape, Data: o.M[i]})
+			out = append(out, &nn.Param{Name: prefix + "v." + p.Name, Shape: p.Shape, Data: o.V[i]})
+		}
+	}
+	add("actor/", ag.pActor)
+	add("q1/", ag.pQ1)
+	add("q2/", ag.pQ2)
+	add("q1_target/", ag.pQ1T)
+	add("q2_target/", ag.pQ2T)
+	addAdam("adam_actor/", ag.optA)
+	addAdam("adam_q1/", ag.optQ1)
+	addAdam("adam_q2/", ag.optQ2)
+	return out
+}
+
+func saveCheckpoint(path string, ag *Agent, st *runState) error {
+	st.LogAlpha, st.AlphaM, st.AlphaV = ag.LogAlpha, ag.alphaM, ag.alphaV
+	st.AdamT = [3]int{ag.optA.T, ag.optQ1.T, ag.optQ2.T}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("sac run: checkpoint state: %w", err)
+	}
+	return nn.SaveSafetensors(path, checkpointParams(ag), map[string]string{"koopq.kind": "sac-run-checkpoint", "state": string(b)})
+}
+
+func loadCheckpoint(path string, ag *Agent, st *runState) error {
+	ts, meta, err := nn.LoadSafetensors(path)
+	if err != nil {
+		return fmt.Errorf("sac run: %w", err)
+	}
+	if meta["koopq.kind"] != "sac-run-checkpoint" {
+		return fmt.Errorf("sac run: %s is not a SAC run checkpoint (kind %q)", path, meta["koopq.kind"])
+	}
+	if err := json.Unmarshal([]byte(meta["state"]), st); err != nil {
+		return fmt.Errorf("sac run: %s: state: %w", path, err)
+	}
+	if err := nn.AssignParams(checkpointParams(ag), ts); err != nil {
+		return fmt.Errorf("sac run: %s: %w", path, err)
+	}
+	ag.LogAlpha, ag.alphaM, ag.alphaV = st.LogAlpha, st.AlphaM, st.AlphaV
+	ag.optA.T, ag.optQ1.T, ag.optQ2.T = st.AdamT[0], st.AdamT[1], st.AdamT[2]
+	return nil
+}
+
+// writeJSONAtomic writes v as indented JSON to a temporary file and renames
+// it over path.
+func writeJSONAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// PolicyReturn is the mean return of the policy in file over episodes in a
+// fresh instance of envName, acting stochastically (as the datasets do) or
+// deterministically, with seeded resets and noise.
+func PolicyReturn(envName, file string, episodes int, seed uint64, stochastic bool) (float64, error) {
+	p, _, err := ReadPolicy(file)
+	if err != nil {
+		return 0, err
+	}
+	e, err := env.Make(envName)
+	if err != nil {
+		return 0, err
+	}
+	return policyReturn(e, p, episodes, rand.New(rand.NewPCG(seed, 0x5e7a1)), stochastic)
+}

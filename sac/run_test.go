@@ -1,0 +1,222 @@
+package sac
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/koopq/koopq/env/mujoco"
+)
+
+// tinyRun is a small hopper run: 3000 env steps with 32×32 networks,
+// snapshots every 1000 steps, checkpoints every 250.
+func tinyRun() RunConfig {
+	c := DefaultRunConfig("hopper", 40)
+	c.SAC.TotalSteps = 3000
+	c.SAC.StartSteps = 500
+	c.SAC.Batch = 64
+	c.SAC.Net.Hidden = []int{32, 32}
+	c.SAC.Seed = 11
+	c.SnapshotEvery = 1000
+	c.CheckpointEvery = 250
+	c.EvalEpisodes = 1
+	return c
+}
+
+// runFiles are the files whose bytes must not depend on interruptions.
+var runFiles = []string{runCheckpointFile, runReplayFile, RunExpertFile, RunResultFile, runSnapshotsFile,
+	RunMediumFile, "snapshots/actor-0001000.safetensors", "snapshots/actor-0003000.safetensors"}
+
+// TestHelperSACRun is not a test: TestRunResumeAfterKill runs it in a child
+// process (KOOPQ_SAC_RUN_DIR set) and kills it.
+func TestHelperSACRun(t *testing.T) {
+	dir := os.Getenv("KOOPQ_SAC_RUN_DIR")
+	if dir == "" {
+		return
+	}
+	if _, err := Run(context.Background(), dir, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunResumeAfterKill: a run killed with SIGKILL at a random moment and
+// resumed ends with exactly the bytes of an uninterrupted run (networks,
+// optimizers, replay buffer, snapshots, medium/expert policies, result).
+func TestRunResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs SAC on hopper three times")
+	}
+	cfg := tinyRun()
+	ref := t.TempDir()
+	if _, err := StartRun(context.Background(), cfg, ref, nil); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for trial := 0; trial < 2; trial++ {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "snapshots"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeJSONAtomic(filepath.Join(dir, runConfigFile), cfg); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSACRun$")
+		cmd.Env = append(os.Environ(), "KOOPQ_SAC_RUN_DIR="+dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill at a random point: after a random number of replay rows
+		// (0..2000 of 3000) reached the disk, plus a random extra delay of up
+		// to 50 ms (far less than the remaining 1000+ steps take).
+		target := int64(rng.IntN(2001)) * 41 * 4 // hopper rows are 41 float32 values
+		for {
+			st, err := os.Stat(filepath.Join(dir, runReplayFile))
+			if err == nil && st.Size() >= target {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		if _, err := os.Stat(filepath.Join(dir, RunResultFile)); err == nil {
+			t.Fatalf("trial %d: the child finished before it was killed; the test did not interrupt anything", trial)
+		}
+		res, err := Run(context.Background(), dir, nil)
+		if err != nil {
+			t.Fatalf("trial %d: resume: %v", trial, err)
+		}
+		if res.Expert.Step != cfg.SAC.TotalSteps {
+			t.Fatalf("trial %d: expert at step %d", trial, res.Expert.Step)
+		}
+		for _, f := range runFiles {
+			a, err1 := os.ReadFile(filepath.Join(ref, f))
+			b, err2 := os.ReadFile(filepath.Join(dir, f))
+			if err1 != nil || err2 != nil {
+				t.Fatalf("trial %d: %s: %v / %v", trial, f, err1, err2)
+			}
+			if !bytes.Equal(a, b) {
+				t.Fatalf("trial %d: %s differs from the uninterrupted run", trial, f)
+			}
+		}
+	}
+}
+
+// TestStartRunRefusesExistingRun: a second StartRun in the same directory
+// fails before touching anything.
+func TestStartRunRefusesExistingRun(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyRun()
+	if err := writeJSONAtomic(filepath.Join(dir, runConfigFile), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StartRun(context.Background(), cfg, dir, nil); err == nil {
+		t.Fatal("StartRun into a run directory succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, runReplayFile)); err == nil {
+		t.Fatal("refused StartRun still created a replay file")
+	}
+}
+
+// TestRunCancelCheckpointsAndKernelCheck: a cancelled run checkpoints
+// where it stopped; resuming it under another BLAS kernel is refused
+// (the continuation would not be bit-identical).
+func TestRunCancelCheckpointsAndKernelCheck(t *testing.T) {
+	cfg := tinyRun()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := StartRun(ctx, cfg, dir, func(p RunProgress) {
+		if p.Step == 1000 {
+			cancel()
+		}
+	})
+	if err != context.Canceled {
+		t.Fatalf("cancelled run returned %v", err)
+	}
+	ckpt := filepath.Join(dir, runCheckpointFile)
+	ag := NewAgent(cfg.SAC, 11, 3, rand.New(rand.NewPCG(0, 0)))
+	var st runState
+	if err := loadCheckpoint(ckpt, ag, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Step != 1000 || st.ReplayLen != 1000 || st.BLAS == "" {
+		t.Fatalf("checkpoint at step %d, replay %d, blas %q; want 1000, 1000, the kernel", st.Step, st.ReplayLen, st.BLAS)
+	}
+	st.BLAS = "someblas other-kernel"
+	if err := saveCheckpoint(ckpt, ag, &st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), dir, nil); err == nil || !strings.Contains(err.Error(), "other-kernel") {
+		t.Fatalf("resume under another kernel: %v", err)
+	}
+}
+
+// TestPickMedium: the deterministic rule takes the first snapshot at or
+// above the level, the stochastic rule the first inside the band.
+func TestPickMedium(t *testing.T) {
+	snaps := []RunSnapshot{{Return: 900, StochReturn: 700}, {Return: 2900, StochReturn: 2000},
+		{Return: 1400, StochReturn: 1300}, {Return: 1500, StochReturn: 1450}}
+	c := RunConfig{MediumReturn: 1400}
+	if i := c.PickMedium(snaps); i != 1 {
+		t.Fatalf("deterministic rule picked %d, want 1", i)
+	}
+	c.MediumBy, c.MediumBand = "stochastic", 120
+	if i := c.PickMedium(snaps); i != 2 {
+		t.Fatalf("stochastic rule picked %d, want 2", i)
+	}
+	c.MediumBand = 10
+	if i := c.PickMedium(snaps); i != -1 {
+		t.Fatalf("narrow band picked %d, want none", i)
+	}
+}
+
+// TestRunRefusesNonFiniteWeights: a run whose networks diverge (a target
+// critic weight of 3e38 makes the Bellman targets infinite, then every
+// network NaN) stops with an error and saves nothing: the last checkpoint
+// stays as it was and no snapshot is written. (Checkpoint files with NaN
+// are refused on load, so the divergence is started with a finite value.)
+func TestRunRefusesNonFiniteWeights(t *testing.T) {
+	cfg := tinyRun()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := StartRun(ctx, cfg, dir, func(p RunProgress) {
+		if p.Step == 1000 {
+			cancel()
+		}
+	}); err != context.Canceled {
+		t.Fatalf("cancelled run returned %v", err)
+	}
+	ckpt := filepath.Join(dir, runCheckpointFile)
+	ag := NewAgent(cfg.SAC, 11, 3, rand.New(rand.NewPCG(0, 0)))
+	var st runState
+	if err := loadCheckpoint(ckpt, ag, &st); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ag.Q2T.Params()[0].Data {
+		ag.Q2T.Params()[0].Data[i] = 3e38
+	}
+	if err := saveCheckpoint(ckpt, ag, &st); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(ckpt)
+	_, err := Run(context.Background(), dir, nil)
+	if err == nil {
+		t.Fatal("a diverging run finished")
+	}
+	t.Logf("diverging run: %v", err)
+	after, _ := os.ReadFile(ckpt)
+	if !bytes.Equal(before, after) {
+		t.Fatal("the checkpoint changed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "snapshots", "actor-0002000.safetensors")); err == nil {
+		t.Fatal("a snapshot was written from non-finite networks")
+	}
+}
