@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
@@ -72,6 +73,12 @@ func init() {
    medium-expert datasets of --transitions rows in --out.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
+			if err := firstErr(needWidths("hidden", hidden), needPositive("sac-steps", sacSteps),
+				needPositive("snapshot-every", evalEvery), needPositive("transitions", transitions),
+				needPositive("checkpoint-every", ckptEvery), needNonNegative("medium-episodes", mediumEps),
+				needNonNegativeFloat("medium-band", mediumBand), needNonNegativeFloat("medium-score", mediumScore)); err != nil {
+				return err
+			}
 			switch {
 			case len(args) > 0:
 				if runDir != "" || resume {
@@ -209,6 +216,19 @@ func init() {
 			n := transitions
 			if !f.Changed("transitions") {
 				n = 100000
+			}
+			// Everything the in-memory pipeline needs is checked before --out is made.
+			if !(medium > 0 && medium < 1) {
+				return fmt.Errorf("--medium-level %v: must lie strictly between 0 (random) and 1 (expert)", medium)
+			}
+			if sacSteps < evalEvery {
+				return fmt.Errorf("--sac-steps %d is below --snapshot-every %d: SAC would take no snapshot to pick the medium and expert policies from", sacSteps, evalEvery)
+			}
+			if _, err := env.Make(envName); err != nil {
+				return fmt.Errorf("--env: %w", err)
+			}
+			if err := needOutDir("out", out); err != nil {
+				return err
 			}
 			cfg := sac.CollectConfig{Env: envName, SAC: sac.DefaultConfig(sacSteps), EvalEvery: evalEvery, EvalEpisodes: 5,
 				Transitions: n, MediumLevel: medium}

@@ -24,7 +24,7 @@ func TestCollectErrors(t *testing.T) {
 		{[]string{"collect", "--resume", "--out", "d"}, []string{"--run-dir"}},
 		{[]string{"collect", "--run-dir", "r", "--resume"}, []string{"holds no run"}},
 		{[]string{"collect", "--run-dir", "r"}, []string{"--env"}},
-		{[]string{"collect", "--env", "hopper", "--run-dir", "r", "--sac-steps", "0"}, []string{"SAC steps"}},
+		{[]string{"collect", "--env", "hopper", "--run-dir", "r", "--sac-steps", "0"}, []string{"--sac-steps"}},
 		{[]string{"collect", "hopper-medium-v2", "--from-run", "nothere", "--out", "d"}, []string{"--from-run", "holds no run"}},
 		{[]string{"collect", "--from-run", "nothere"}, []string{"dataset names"}},
 		// hopper-random-v2 would be written first; the missing policy of the

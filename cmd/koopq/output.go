@@ -145,3 +145,13 @@ func intsString(v []int) string {
 	}
 	return s
 }
+
+// firstErr returns the first non-nil error of a list of flag checks.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
