@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -392,31 +391,13 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 			return out, err
 		}
 		f.Rows = g.Data.Len()
-		f.MeanReturn, f.Episodes = episodeReturns(g.Data)
+		f.MeanReturn, f.Episodes = sac.EpisodeReturns(g.Data)
 		_, ref, _ := eval.ReferenceFor(s.env)
 		f.Normalized = ref.Normalize(f.MeanReturn)
 		f.Seconds = time.Since(t0).Seconds()
 		out = append(out, f)
 	}
 	return out, nil
-}
-
-// episodeReturns is the mean return over d's complete episodes and their count.
-func episodeReturns(d *dataset.Dataset) (float64, int) {
-	var sum, ret float64
-	n := 0
-	for i := 0; i < d.Len(); i++ {
-		ret += float64(d.Rewards[i])
-		if d.Terminals[i] == 1 || d.Timeouts[i] == 1 {
-			sum += ret
-			ret = 0
-			n++
-		}
-	}
-	if n == 0 {
-		return math.NaN(), 0
-	}
-	return sum / float64(n), n
 }
 
 // SACRunConfig is D4RL's recipe run for envName: sac.DefaultRunConfig with

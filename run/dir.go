@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/koopq/koopq/internal/atomicfile"
 )
 
 // Dir is one run's directory:
@@ -141,31 +143,10 @@ func (d *Dir) ReadJSON(name string, v any) error {
 }
 
 // WriteFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it into place.
+// renames it into place (internal/atomicfile); the test crash point
+// "atomic" sits just before the rename.
 func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	// CreateTemp makes the file 0600; results are meant to be shared.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	crashPoint("atomic")
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, data, func() { crashPoint("atomic") })
 }
 
 // Metrics appends rows to metrics.jsonl and metrics.csv. The CSV header is

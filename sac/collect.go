@@ -150,24 +150,7 @@ func deterministicReturn(name string, p *Policy, episodes int, rng *rand.Rand) (
 	if err != nil {
 		return 0, err
 	}
-	act := make([]float64, p.ActDim)
-	var total float64
-	for ep := 0; ep < episodes; ep++ {
-		obs := e.Reset(rng)
-		for {
-			p.Act(obs, act)
-			next, r, term, trunc, err := e.Step(act)
-			if err != nil {
-				return 0, err
-			}
-			total += r
-			obs = next
-			if term || trunc {
-				break
-			}
-		}
-	}
-	return total / float64(episodes), nil
+	return policyReturn(e, p, episodes, rng, false)
 }
 
 // Rollouts samples n transitions from p (stochastic actions) in e, resetting
@@ -202,22 +185,28 @@ func Rollouts(ctx context.Context, e env.Env, p *Policy, n int, rng *rand.Rand, 
 }
 
 // MeanEpisodeReturn is the mean return of the complete episodes in d (those
-// ending in a terminal or timeout).
+// ending in a terminal or timeout); NaN when there is none.
 func MeanEpisodeReturn(d *dataset.Dataset) float64 {
+	m, _ := EpisodeReturns(d)
+	return m
+}
+
+// EpisodeReturns is the mean return over d's complete episodes (those ending
+// in a terminal or timeout) and their count; NaN and 0 when there is none.
+func EpisodeReturns(d *dataset.Dataset) (mean float64, episodes int) {
 	var sum, ret float64
-	n := 0
 	for i := 0; i < d.Len(); i++ {
 		ret += float64(d.Rewards[i])
 		if d.Terminals[i] == 1 || d.Timeouts[i] == 1 {
 			sum += ret
 			ret = 0
-			n++
+			episodes++
 		}
 	}
-	if n == 0 {
-		return math.NaN()
+	if episodes == 0 {
+		return math.NaN(), 0
 	}
-	return sum / float64(n)
+	return sum / float64(episodes), episodes
 }
 
 // Slice returns transitions [from, to) of d as a new dataset; the last one is

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/koopq/koopq/internal/atomicfile"
 )
 
 // State is where a run stands.
@@ -111,29 +113,8 @@ func writeMarker(slot string, m Marker) error {
 	return writeAtomic(filepath.Join(slot, "state.json"), append(b, '\n'))
 }
 
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+// writeAtomic replaces path with data atomically (internal/atomicfile).
+func writeAtomic(path string, data []byte) error { return atomicfile.Write(path, data, nil) }
 
 // alive reports whether the marker's process still runs: on this host by
 // its pid; on another host it is trusted.
