@@ -42,6 +42,9 @@ bench: deps
 GREMLINS_VERSION := v0.6.0
 GREMLINS := bin/gremlins-$(GREMLINS_VERSION)
 MUTATE_PKGS ?= cql augment koopman dataset
+# A mutant whose `go test` (build included) runs this many times longer than
+# the unmutated coverage run counts as timed out; raise it on a loaded machine.
+MUTATE_TIMEOUT_COEF ?= 10
 
 $(GREMLINS):
 	mkdir -p bin/.gremlins
@@ -51,7 +54,7 @@ $(GREMLINS):
 mutate: deps $(GREMLINS)
 	@for p in $(MUTATE_PKGS); do \
 	  echo "== gremlins on ./$$p"; \
-	  GOFLAGS=-short ./$(GREMLINS) unleash --workers 2 --timeout-coefficient 10 \
+	  GOFLAGS=-short ./$(GREMLINS) unleash --workers 2 --timeout-coefficient $(MUTATE_TIMEOUT_COEF) \
 	    -S ltc -o bin/mutate-$$p.json ./$$p || exit 1; \
 	done
 

@@ -24,24 +24,33 @@ import (
 //	random policy    27.6 ± 1.2  (mean ± standard error, 100 episodes)
 //	behaviour policy 81.0 ± 3.4  (the dataset's 246 episodes)
 //
-// Each run (64×64 networks, batch 128, 500 BC + 3000 CQL steps) is scored
-// by 10 deterministic episodes. Measured per-run means, OpenBLAS Haswell
-// kernel / SkylakeX (AVX-512) kernel:
+// Each run (64×64 networks, batch 128, 3000 steps of which 500 BC) is
+// scored by 10 deterministic episodes (mean ± std over episodes). Measured
+// with the OpenBLAS Haswell kernel (OPENBLAS_CORETYPE=Haswell) and the
+// SkylakeX AVX-512 kernel (variable unset), which round differently:
 //
-//	fixed α′ = 5, seeds 1–3:       MEAS_FIXED
-//	paper Lagrange α′ (τ = 10, α′ weight 10), seed 1: MEAS_LAG
+//	                               Haswell        SkylakeX
+//	fixed α′ = 5, seed 1           477.6 ± 27.0   451.1 ± 34.3
+//	fixed α′ = 5, seed 2           341.0 ± 53.7   367.2 ± 66.8
+//	fixed α′ = 5, seed 3           384.5 ± 40.7   380.0 ± 37.0
+//	  mean ± SE across seeds       401.0 ± 40.3   399.4 ± 26.1
+//	paper Lagrange α′, seed 1      500.0 ± 0      500.0 ± 0   (log α′ 1.05)
 //
 // Bars:
 //   - every run (each seed, and the Lagrange run) must beat the behaviour
 //     policy by 5 of its standard errors: > 81.0 + 5·3.4 = 98. The lowest
-//     measured run sits MEAS_MINRUN;
-//   - the mean over the three fixed-α′ seeds must exceed 250: MEAS_BAR.
+//     run (341.0, SE over its episodes 17) is 14 of its SEs above it;
+//   - the mean over the three fixed-α′ seeds must exceed 200, which is
+//     35 behaviour SEs above the behaviour policy and 5.0 (Haswell) / 7.6
+//     (SkylakeX) across-seed SEs below the measured means.
+//
+// Cost: 45 s (Haswell) / 31 s (SkylakeX) user CPU for the whole test,
+// measured on a shared 2-core machine (go test -c, then /usr/bin/time).
 //
 // The Lagrange run also asserts log α′ > 0: with a 1-D action the
 // logsumexp gap stays above τ/weight (see smallConfig), so dual descent must
 // raise α′ (measured log α′ = 1.05 after 3000 steps at lr 3e-4: Adam at
-// its full rate); a flipped dual
-// sign lowers it.
+// its full rate); a flipped dual sign lowers it.
 func TestCQLLearnsCartPole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("learning test")
@@ -118,8 +127,8 @@ func TestCQLLearnsCartPole(t *testing.T) {
 	if len(fixed) == 3 {
 		m, se := learntest.MeanSE(fixed)
 		t.Logf("fixed α′ over 3 seeds: %.1f ± %.1f (SE across seeds)", m, se)
-		if m <= 250 {
-			t.Errorf("mean over seeds %.1f, want > 250 (behaviour %.1f)", m, bm)
+		if m <= 200 {
+			t.Errorf("mean over seeds %.1f, want > 200 (behaviour %.1f)", m, bm)
 		}
 	}
 }

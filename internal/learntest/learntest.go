@@ -54,23 +54,31 @@ func (b Behaviour) Act(obs []float64, rng *rand.Rand, act []float64) {
 	act[0] = math.Max(-1, math.Min(1, u+b.Noise*rng.NormFloat64()))
 }
 
-// Collect rolls b out for n transitions in Env (resetting at episode ends,
-// the last row marked as a timeout when it does not end an episode) and
-// returns the dataset and the returns of its complete episodes.
+// Collect rolls b out for n transitions in Env; see Rollouts.
 func Collect(b Behaviour, n int, seed uint64) (*dataset.Dataset, []float64, error) {
-	e, err := env.Make(Env)
+	return Rollouts(Env, b.Act, n, seed)
+}
+
+// Rollouts runs the policy act in the registered environment name for n
+// transitions (resetting at episode ends, the last row marked as a timeout
+// when it does not end an episode) and returns the dataset and the returns
+// of its complete episodes. act writes an action for obs into its third
+// argument, drawing any noise from rng.
+func Rollouts(name string, act func(obs []float64, rng *rand.Rand, out []float64), n int, seed uint64) (*dataset.Dataset, []float64, error) {
+	e, err := env.Make(name)
 	if err != nil {
 		return nil, nil, err
 	}
 	rng := rand.New(rand.NewPCG(seed, 0xb4a1))
-	d := &dataset.Dataset{ObsDim: 4, ActDim: 1, Meta: map[string]string{"env": Env, "policy": "learntest.Behaviour"}}
-	act := make([]float64, 1)
+	oDim, aDim := e.ObservationSpace().Dim(), e.ActionSpace().Dim()
+	d := &dataset.Dataset{ObsDim: oDim, ActDim: aDim, Meta: map[string]string{"env": name, "policy": "learntest"}}
+	a := make([]float64, aDim)
 	obs := e.Reset(rng)
 	var returns []float64
 	ret := 0.0
 	for i := 0; i < n; i++ {
-		b.Act(obs, rng, act)
-		next, r, term, trunc, err := e.Step(act)
+		act(obs, rng, a)
+		next, r, term, trunc, err := e.Step(a)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -81,7 +89,9 @@ func Collect(b Behaviour, n int, seed uint64) (*dataset.Dataset, []float64, erro
 		for _, v := range next {
 			d.NextObservations = append(d.NextObservations, float32(v))
 		}
-		d.Actions = append(d.Actions, float32(act[0]))
+		for _, v := range a {
+			d.Actions = append(d.Actions, float32(v))
+		}
 		d.Rewards = append(d.Rewards, float32(r))
 		d.Terminals = append(d.Terminals, b2f(term))
 		d.Timeouts = append(d.Timeouts, b2f(trunc || (i == n-1 && !term)))
