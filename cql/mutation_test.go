@@ -1,13 +1,17 @@
 package cql
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/sac"
 )
 
 // The scalar Adam (α, α′) adds ε = 1e-8 to √v̂ as PyTorch's Adam does: a
@@ -41,5 +45,111 @@ func TestCheckpointRestoresNormalizer(t *testing.T) {
 	}
 	if !slices.Equal(b.Norm.Mean, norm.Mean) || !slices.Equal(b.Norm.Std, norm.Std) {
 		t.Fatalf("restored normalizer %+v, want %+v", b.Norm, norm)
+	}
+}
+
+// Run does exactly Cfg.Steps updates and calls the hook after each with the
+// step count; a hook error stops training at once and is returned, and a
+// cancelled context stops it before the next update.
+func TestRunStepsHookAndCancel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	d := dataset.Synthetic(3, 1, 100, rng)
+	scale := sac.ActionScale{Low: []float32{-1}, High: []float32{1}}
+	cfg := smallConfig(7)
+	cfg.BCSteps = 2
+	tr, err := NewTrainer(cfg, d, nil, scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	if err := tr.Run(context.Background(), func(step int, _ Stats) error { seen = append(seen, step); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []int{1, 2, 3, 4, 5, 6, 7}) || tr.Learner.Steps != 7 {
+		t.Fatalf("hook saw steps %v, learner at %d; want 1…7 and 7", seen, tr.Learner.Steps)
+	}
+	tr, _ = NewTrainer(cfg, d, nil, scale)
+	stop := errors.New("stop")
+	if err := tr.Run(context.Background(), func(step int, _ Stats) error {
+		if step == 3 {
+			return stop
+		}
+		return nil
+	}); err != stop || tr.Learner.Steps != 3 {
+		t.Fatalf("hook error at step 3: Run returned %v at step %d", err, tr.Learner.Steps)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tr, _ = NewTrainer(cfg, d, nil, scale)
+	if err := tr.Run(ctx, nil); !errors.Is(err, context.Canceled) || tr.Learner.Steps != 0 {
+		t.Fatalf("cancelled context: Run returned %v after %d steps", err, tr.Learner.Steps)
+	}
+}
+
+// NewTrainer rejects an action bound with High ≤ Low, naming the dimension.
+func TestTrainerRejectsEmptyActionBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	d := dataset.Synthetic(3, 2, 50, rng)
+	for _, hi := range []float32{1, 0.5} {
+		scale := sac.ActionScale{Low: []float32{-1, 1}, High: []float32{1, hi}}
+		if _, err := NewTrainer(smallConfig(1), d, nil, scale); err == nil || !strings.Contains(err.Error(), "action bound 1") {
+			t.Errorf("bound [1, %v]: error %v, want one naming action bound 1", hi, err)
+		}
+	}
+	if _, err := NewTrainer(smallConfig(1), d, nil, sac.ActionScale{Low: []float32{-1, 0}, High: []float32{1, 1e-3}}); err != nil {
+		t.Errorf("narrow but valid bound rejected: %v", err)
+	}
+}
+
+// Validate rejects each bad field with an error naming it and accepts the
+// edge values that are allowed (γ = 0, τ = 1, zero steps, BC and reward
+// episode steps, every actor_init spelling).
+func TestConfigValidateEdges(t *testing.T) {
+	ok := []func(*Config){
+		func(c *Config) { c.Gamma = 0 },
+		func(c *Config) { c.Tau = 1 },
+		func(c *Config) { c.Steps, c.BCSteps, c.RewardEpisodeSteps = 0, 0, 0 },
+		func(c *Config) { c.Batch, c.NumActions = 1, 1 },
+		func(c *Config) { c.ActorInit = "" },
+		func(c *Config) { c.ActorInit = "net" },
+		func(c *Config) { c.ActorInit = "torch" },
+		func(c *Config) { c.LogStdOffset = -1 },
+	}
+	for i, f := range ok {
+		c := smallConfig(1)
+		f(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("valid config %d rejected: %v", i, err)
+		}
+	}
+	bad := []struct {
+		want string
+		f    func(*Config)
+	}{
+		{"batch", func(c *Config) { c.Batch = 0 }},
+		{"num_actions", func(c *Config) { c.NumActions = 0 }},
+		{"gamma", func(c *Config) { c.Gamma = -0.01 }},
+		{"gamma", func(c *Config) { c.Gamma = 1 }},
+		{"tau", func(c *Config) { c.Tau = 0 }},
+		{"tau", func(c *Config) { c.Tau = 1.01 }},
+		{"learning rates", func(c *Config) { c.LRActor = 0 }},
+		{"learning rates", func(c *Config) { c.LRCritic = 0 }},
+		{"learning rates", func(c *Config) { c.LRAlphaPrime = 0 }},
+		{"temp", func(c *Config) { c.Temp = 0 }},
+		{"alpha", func(c *Config) { c.Alpha = 0 }},
+		{"steps", func(c *Config) { c.Steps = -1 }},
+		{"steps", func(c *Config) { c.BCSteps = -1 }},
+		{"actor_init", func(c *Config) { c.ActorInit = "xavier" }},
+		{"log_std_offset", func(c *Config) { c.LogStdOffset = math.NaN() }},
+		{"log_std_offset", func(c *Config) { c.LogStdOffset = math.Inf(-1) }},
+		{"reward_episode_steps", func(c *Config) { c.RewardEpisodeSteps = -1 }},
+		{"hidden", func(c *Config) { c.Net.Hidden = nil }},
+	}
+	for _, b := range bad {
+		c := smallConfig(1)
+		b.f(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("config with bad %s: error %v", b.want, err)
+		}
 	}
 }
