@@ -153,3 +153,37 @@ func TestConfigValidateEdges(t *testing.T) {
 		}
 	}
 }
+
+// The logsumexp's uniform actions are drawn from U[−1, 1]^A (the reference
+// test replaces the noise, so it cannot see how it is drawn): after a step
+// every one lies in [−1, 1], with mean ≈ 0 and variance ≈ 1/3.
+func TestUniformActionsCoverBox(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	d := dataset.Synthetic(3, 2, 300, rng)
+	scale := sac.ActionScale{Low: []float32{-1, -1}, High: []float32{1, 1}}
+	tr, err := NewTrainer(smallConfig(1), d, nil, scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.StepOnce(); err != nil {
+		t.Fatal(err)
+	}
+	u := tr.Learner.ws.noise.unif
+	if len(u) != 128*10*2 {
+		t.Fatalf("%d uniform samples, want B·N·A = %d", len(u), 128*10*2)
+	}
+	var m, v float64
+	for _, x := range u {
+		if x < -1 || x > 1 {
+			t.Fatalf("uniform action %v outside [−1, 1]", x)
+		}
+		m += float64(x)
+		v += float64(x) * float64(x)
+	}
+	m /= float64(len(u))
+	v = v/float64(len(u)) - m*m
+	// SE of the mean is √(1/3/2560) ≈ 0.011, of the variance ≈ 0.0053.
+	if math.Abs(m) > 0.05 || math.Abs(v-1.0/3) > 0.03 {
+		t.Fatalf("uniform actions: mean %v, variance %v; want 0 and 1/3", m, v)
+	}
+}
