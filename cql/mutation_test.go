@@ -231,3 +231,46 @@ func TestStateGradientMatchesFiniteDifferences(t *testing.T) {
 	gradcheck.Check(t, "∂minQ/∂s", s, grad, func() float64 { v, _ := minQ(); return v },
 		rand.New(rand.NewPCG(6, 6)), gradcheck.Options{Probes: rows * S, Step: 1e-3, RelTol: 2e-2, Floor: 0.05, SkipKinks: true})
 }
+
+// The α and α′ gradients handed to their Adam steps are the formulas'
+// (checked through Adam's first moment after one step, m = 0.1·g, since a
+// single Adam step moves by lr·sign(g) whatever g's size, which the
+// parameter comparison in reference_test.go cannot see):
+//
+//	∂L_α/∂log α   = −(mean log π(ã|s) − |A|)          (target entropy −|A|)
+//	∂L_α′/∂log α′ = −½ α′ Σ_k (w·gap_k − τ)
+func TestDualGradients(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	d := dataset.Synthetic(3, 2, 300, rng)
+	scale := sac.ActionScale{Low: []float32{-1, -1}, High: []float32{1, 1}}
+	cfg := smallConfig(1)
+	cfg.Lagrange, cfg.MinQWeight, cfg.LagrangeThres, cfg.AutoEntropy = true, 10, 3, true
+	tr, err := NewTrainer(cfg, d, nil, scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Learner.LogAlphaPrime = math.Log(0.7)
+	st, err := tr.StepOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := tr.Learner
+	if math.Abs(st.AlphaPrime-0.7) > 1e-12 {
+		t.Fatalf("α′ used %v, want 0.7", st.AlphaPrime)
+	}
+	gsum := 0.0
+	for k := range l.ws.crit {
+		gsum += cfg.MinQWeight*l.ws.crit[k].gap - cfg.LagrangeThres
+	}
+	for _, c := range []struct {
+		name    string
+		got, wa float64
+	}{
+		{"α", l.scalar[0].m, 0.1 * -(st.LogPi - 2)},
+		{"α′", l.scalar[1].m, 0.1 * -0.5 * 0.7 * gsum},
+	} {
+		if math.Abs(c.got-c.wa) > 1e-9*math.Max(1, math.Abs(c.wa)) || c.wa == 0 {
+			t.Errorf("%s: Adam first moment %v, want 0.1·g = %v", c.name, c.got, c.wa)
+		}
+	}
+}
