@@ -1,7 +1,9 @@
 package augment_test
 
 import (
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/koopq/koopq/augment"
@@ -70,5 +72,22 @@ func TestDefaultContactDims(t *testing.T) {
 		if ok != c.ok || !slices.Equal(got, c.want) {
 			t.Errorf("DefaultContactDims(%q, %d) = %v, %v; want %v, %v", c.env, c.dim, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// NewAdversarial accepts ε = 0 (no shift) and the empty mode (l2), and
+// rejects negative or non-finite ε and unknown modes, naming them.
+func TestNewAdversarialEdges(t *testing.T) {
+	a, err := augment.NewAdversarial(augment.Options{AdvEps: 0})
+	if err != nil || a.Mode != "l2" || a.Eps != 0 {
+		t.Fatalf("ε = 0, mode \"\": %+v, %v; want l2 with ε 0", a, err)
+	}
+	for _, eps := range []float64{-1e-9, math.NaN(), math.Inf(1)} {
+		if _, err := augment.NewAdversarial(augment.Options{AdvEps: eps, AdvMode: "sign"}); err == nil || !strings.Contains(err.Error(), "eps") {
+			t.Errorf("ε = %v: error %v, want one naming eps", eps, err)
+		}
+	}
+	if _, err := augment.NewAdversarial(augment.Options{AdvEps: 1e-4, AdvMode: "fgsm"}); err == nil || !strings.Contains(err.Error(), "fgsm") {
+		t.Errorf("mode fgsm: error %v, want one naming it", err)
 	}
 }
