@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
 )
 
 // A contact is a strict sign change of a listed velocity: an exact zero on
@@ -89,5 +90,48 @@ func TestNewAdversarialEdges(t *testing.T) {
 	}
 	if _, err := augment.NewAdversarial(augment.Options{AdvEps: 1e-4, AdvMode: "fgsm"}); err == nil || !strings.Contains(err.Error(), "fgsm") {
 		t.Errorf("mode fgsm: error %v, want one naming it", err)
+	}
+}
+
+// S4RL-Adv hands the critic's gradient callback exactly the batch's states
+// and dataset actions ([B, S] and [B, A], B rows), and keeps working when a
+// later batch is larger than the first (its gradient buffer grows).
+func TestAdversarialGradientCall(t *testing.T) {
+	a, err := augment.NewAdversarial(augment.Options{AdvEps: 0.5, AdvMode: "raw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, B := range []int{3, 5} {
+		const S, A = 2, 2
+		b := dataset.NewBatch(B, S, A)
+		for i := range b.Obs {
+			b.Obs[i], b.NextObs[i] = float32(i), float32(-i)
+		}
+		for i := range b.Act {
+			b.Act[i] = float32(i) / 10
+		}
+		calls := 0
+		q := func(s, act []float32, rows int, g []float32) {
+			calls++
+			if rows != B || !slices.Equal(s, b.Obs) || !slices.Equal(act, b.Act) || len(g) != B*S {
+				t.Fatalf("QGradient got rows %d, %d states, %d actions, %d gradient slots; want %d, %v, %v, %d",
+					rows, len(s), len(act), len(g), B, b.Obs, b.Act, B*S)
+			}
+			for i := range g {
+				g[i] = 1
+			}
+		}
+		obs, next := make([]float32, B*S), make([]float32, B*S)
+		if err := a.Augment(b, obs, next, nil, q); err != nil {
+			t.Fatal(err)
+		}
+		for i := range obs {
+			if obs[i] != b.Obs[i]+0.5 || next[i] != b.NextObs[i] {
+				t.Fatalf("B=%d row value %d: s̃ %v, s̃' %v; want %v, %v", B, i, obs[i], next[i], b.Obs[i]+0.5, b.NextObs[i])
+			}
+		}
+		if calls != 1 {
+			t.Fatalf("QGradient called %d times for one batch", calls)
+		}
 	}
 }
