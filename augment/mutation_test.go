@@ -2,6 +2,7 @@ package augment_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -132,6 +133,42 @@ func TestAdversarialGradientCall(t *testing.T) {
 		}
 		if calls != 1 {
 			t.Fatalf("QGradient called %d times for one batch", calls)
+		}
+	}
+}
+
+// In l2 mode a state whose Q-gradient is zero stays where it is (no
+// division by the zero norm), while the other rows move by exactly ε.
+func TestAdversarialZeroGradientRow(t *testing.T) {
+	a, err := augment.NewAdversarial(augment.Options{AdvEps: 0.5, AdvMode: "l2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dataset.NewBatch(2, 2, 1)
+	copy(b.Obs, []float32{1, 2, 3, 4})
+	q := func(_, _ []float32, _ int, g []float32) { copy(g, []float32{0, 0, 3, 4}) }
+	obs, next := make([]float32, 4), make([]float32, 4)
+	if err := a.Augment(b, obs, next, nil, q); err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{1, 2, 3.3, 4.4}
+	for i := range want {
+		if !(math.Abs(float64(obs[i]-want[i])) <= 1e-6) { // also fails on NaN
+			t.Fatalf("s̃ = %v, want %v", obs, want)
+		}
+	}
+}
+
+// AddNoise writes src + σ·z with z the generator's next standard normals,
+// in order (so a seed fixes the augmentation).
+func TestAddNoiseDraws(t *testing.T) {
+	src := []float32{1, -2, 3}
+	dst := make([]float32, 3)
+	augment.AddNoise(dst, src, 0.1, rand.New(rand.NewPCG(7, 7)))
+	ref := rand.New(rand.NewPCG(7, 7))
+	for i, v := range src {
+		if want := v + float32(0.1*ref.NormFloat64()); dst[i] != want {
+			t.Fatalf("dst[%d] = %v, want %v", i, dst[i], want)
 		}
 	}
 }
