@@ -86,10 +86,16 @@ func batchOf(d *dataset.Dataset, idx []int) *dataset.Batch {
 	return b
 }
 
+// maxDiff is max |a − b|, or +Inf when any difference is NaN (math.Max
+// would otherwise let a NaN through a "≤ tol" check).
 func maxDiff(a, b []float32) float64 {
 	m := 0.0
 	for i := range a {
-		m = math.Max(m, math.Abs(float64(a[i]-b[i])))
+		d := math.Abs(float64(a[i] - b[i]))
+		if math.IsNaN(d) {
+			return math.Inf(1)
+		}
+		m = math.Max(m, d)
 	}
 	return m
 }
