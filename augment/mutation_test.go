@@ -172,3 +172,14 @@ func TestAddNoiseDraws(t *testing.T) {
 		}
 	}
 }
+
+// DefaultOptions carries the documented defaults (the paper's and the
+// authors' values; the cache bound 4 GiB holds ≈ 900k KFC++ transitions at
+// N = 32, so the D4RL datasets are cached whole by default).
+func TestDefaultOptionsValues(t *testing.T) {
+	o := augment.DefaultOptions()
+	if o.GaussianSigma != 3e-3 || o.KoopmanProb != 0.8 || o.ShiftSigma != 1 || o.CacheBytes != 4<<30 ||
+		o.LatentSigma != 3e-3 || o.FwdSigma != 6e-3 || o.AdvEps != 1e-4 || o.AdvMode != "l2" {
+		t.Fatalf("DefaultOptions() = %+v", o)
+	}
+}
