@@ -183,3 +183,28 @@ func TestDefaultOptionsValues(t *testing.T) {
 		t.Fatalf("DefaultOptions() = %+v", o)
 	}
 }
+
+// New accepts σ = 0 for the Gaussian augmenter (no noise: s̃ = s) and
+// rejects a negative σ, naming it.
+func TestNewGaussianSigmaEdges(t *testing.T) {
+	o := augment.DefaultOptions()
+	o.GaussianSigma = 0
+	a, err := augment.New("gaussian", o)
+	if err != nil {
+		t.Fatalf("σ = 0 rejected: %v", err)
+	}
+	b := dataset.NewBatch(1, 2, 1)
+	copy(b.Obs, []float32{1, 2})
+	copy(b.NextObs, []float32{3, 4})
+	obs, next := make([]float32, 2), make([]float32, 2)
+	if err := a.Augment(b, obs, next, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(obs, b.Obs) || !slices.Equal(next, b.NextObs) {
+		t.Fatalf("σ = 0 moved the states: %v %v", obs, next)
+	}
+	o.GaussianSigma = -1e-3
+	if _, err := augment.New("gaussian", o); err == nil || !strings.Contains(err.Error(), "gaussian sigma") {
+		t.Errorf("σ < 0: error %v, want one naming gaussian sigma", err)
+	}
+}
