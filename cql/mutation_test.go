@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/internal/gradcheck"
 	"github.com/koopq/koopq/nn"
@@ -272,5 +273,27 @@ func TestDualGradients(t *testing.T) {
 		if math.Abs(c.got-c.wa) > 1e-9*math.Max(1, math.Abs(c.wa)) || c.wa == 0 {
 			t.Errorf("%s: Adam first moment %v, want 0.1·g = %v", c.name, c.got, c.wa)
 		}
+	}
+}
+
+// The trainer hands every batch to the augmenter it was given (nil means
+// none): a trainer must not silently train plain CQL.
+func TestTrainerUsesItsAugmenter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	d := dataset.Synthetic(3, 1, 100, rng)
+	scale := sac.ActionScale{Low: []float32{-1}, High: []float32{1}}
+	rec := &recordingAug{inner: augment.Gaussian{Sigma: 0.01}}
+	tr, err := NewTrainer(smallConfig(3), d, rec, scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.obs) != 3 || !rec.gotQ {
+		t.Fatalf("augmenter saw %d batches (QGradient %v), want 3 with a QGradient", len(rec.obs), rec.gotQ)
+	}
+	if tr, _ = NewTrainer(smallConfig(1), d, nil, scale); tr.Aug.Name() != "none" {
+		t.Fatalf("nil augmenter became %q, want none", tr.Aug.Name())
 	}
 }
