@@ -297,3 +297,46 @@ func TestTrainerUsesItsAugmenter(t *testing.T) {
 		t.Fatalf("nil augmenter became %q, want none", tr.Aug.Name())
 	}
 }
+
+// NormalizeReward refuses a dataset whose complete episodes all have the
+// same return (the scale 1000/(max − min) would be infinite).
+func TestNormalizeRewardEqualReturns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	d := dataset.Synthetic(2, 1, 8, rng)
+	for i := range d.Rewards {
+		d.Rewards[i] = 1
+	}
+	d.Terminals[3], d.Terminals[7] = 1, 1 // two episodes of return 4
+	cfg := smallConfig(1)
+	cfg.NormalizeReward = true
+	scale := sac.ActionScale{Low: []float32{-1}, High: []float32{1}}
+	if _, err := NewTrainer(cfg, d, nil, scale); err == nil || !strings.Contains(err.Error(), "normalize_reward") {
+		t.Fatalf("equal episode returns: error %v, want one naming normalize_reward", err)
+	}
+}
+
+// failingAug is an augmenter that always fails.
+type failingAug struct{}
+
+func (failingAug) Name() string { return "failing" }
+func (failingAug) Augment(*dataset.Batch, []float32, []float32, *rand.Rand, augment.QGradient) error {
+	return errors.New("augmenter failed")
+}
+
+// An augmenter's error stops training: StepOnce and Run return it and no
+// update is counted.
+func TestStepOnceReturnsAugmenterError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	d := dataset.Synthetic(3, 1, 100, rng)
+	scale := sac.ActionScale{Low: []float32{-1}, High: []float32{1}}
+	tr, err := NewTrainer(smallConfig(3), d, failingAug{}, scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.StepOnce(); err == nil || !strings.Contains(err.Error(), "augmenter failed") {
+		t.Fatalf("StepOnce: error %v, want the augmenter's", err)
+	}
+	if err := tr.Run(context.Background(), nil); err == nil || tr.Learner.Steps != 0 {
+		t.Fatalf("Run: error %v after %d steps, want the augmenter's error and 0 steps", err, tr.Learner.Steps)
+	}
+}
