@@ -208,3 +208,30 @@ func TestNewGaussianSigmaEdges(t *testing.T) {
 		t.Errorf("σ < 0: error %v, want one naming gaussian sigma", err)
 	}
 }
+
+// The Koopman augmenters check their numeric options before anything else:
+// edge values (p_K 0 and 1, zero σs) pass on to the missing-model error,
+// out-of-range or non-finite ones are named.
+func TestKoopmanOptionRanges(t *testing.T) {
+	for _, c := range []struct {
+		f    func(*augment.Options)
+		want string
+	}{
+		{func(o *augment.Options) { o.KoopmanProb = 0 }, "needs a trained Koopman model"},
+		{func(o *augment.Options) { o.KoopmanProb = 1 }, "needs a trained Koopman model"},
+		{func(o *augment.Options) { o.ShiftSigma, o.LatentSigma, o.FwdSigma = 0, 0, 0 }, "needs a trained Koopman model"},
+		{func(o *augment.Options) { o.KoopmanProb = -0.01 }, "koopman probability"},
+		{func(o *augment.Options) { o.KoopmanProb = 1.01 }, "koopman probability"},
+		{func(o *augment.Options) { o.KoopmanProb = math.NaN() }, "koopman probability"},
+		{func(o *augment.Options) { o.ShiftSigma = -1e-9 }, "shift sigma"},
+		{func(o *augment.Options) { o.ShiftSigma = math.Inf(1) }, "shift sigma"},
+		{func(o *augment.Options) { o.LatentSigma = -1e-9 }, "latent sigma"},
+		{func(o *augment.Options) { o.FwdSigma = -1e-9 }, "fwd sigma"},
+	} {
+		o := augment.DefaultOptions()
+		c.f(&o)
+		if _, err := augment.NewKoopman("kfc++", o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("options %+v: error %v, want one containing %q", o, err, c.want)
+		}
+	}
+}
