@@ -5,47 +5,39 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/koopq/koopq/augment"
-	"github.com/koopq/koopq/cql"
 	"github.com/koopq/koopq/dataset"
-	"github.com/koopq/koopq/env"
 	_ "github.com/koopq/koopq/env/classic"
-	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/learntest"
 	"github.com/koopq/koopq/koopman"
-	"github.com/koopq/koopq/sac"
 )
 
 var (
 	fixOnce  sync.Once
 	fixData  *dataset.Dataset
 	fixModel *koopman.Model
-	fixInfo  *sac.CollectInfo
 	fixErr   error
 )
 
-// fixture collects a small D4RL-recipe Pendulum "medium" dataset (SAC 8000
-// env steps, 64×64 networks) and trains a small Koopman model on it
-// (hidden 64×64, N = 8), once per test binary.
+// fixture collects a 10000-row Pendulum dataset from a uniformly random
+// policy (learntest.Rollouts, seed 3) and trains a small Koopman model on it
+// (hidden 64×64, N = 8), once per test binary. It serves the fast tests,
+// which check numerics, not learning, so no SAC run is needed to make it
+// (the learning test uses cartpoleFixture).
 func fixture(t *testing.T) (*dataset.Dataset, *koopman.Model) {
 	t.Helper()
 	fixOnce.Do(func() {
 		start := time.Now()
-		cfg := sac.CollectConfig{Env: "pendulum", SAC: sac.DefaultConfig(8000), EvalEvery: 1000, EvalEpisodes: 3,
-			Transitions: 10000, MediumLevel: 1.0 / 3}
-		cfg.SAC.Net.Hidden = []int{64, 64}
-		cfg.SAC.Seed = 3
-		var data map[string]*dataset.Dataset
-		data, fixInfo, fixErr = sac.Collect(context.Background(), cfg, nil)
+		random := func(_ []float64, rng *rand.Rand, a []float64) { a[0] = 4*rng.Float64() - 2 }
+		fixData, _, fixErr = learntest.Rollouts("pendulum", random, 10000, 3)
 		if fixErr != nil {
 			return
 		}
-		fixData = data["medium"]
 		mc := koopman.DefaultModelConfig(3, 1)
 		mc.Hidden, mc.Latent, mc.Seed = []int{64, 64}, 8, 1
 		fixModel, fixErr = koopman.NewModel(mc)
@@ -67,7 +59,7 @@ func fixture(t *testing.T) (*dataset.Dataset, *koopman.Model) {
 		}
 		t.Logf("fixture model: %d epochs (%s); recon %.3g, forward %.3g (s'=s: %.3g), shift %.3g, fallbacks %d",
 			len(res.Epochs), res.Stopped, diag.ReconL2, diag.ForwardL2, diag.BaselineL2, diag.ShiftL2.Mean, diag.Fallbacks)
-		t.Logf("fixture: %d transitions, random %.0f, medium %.0f; built in %.1fs", fixData.Len(), fixInfo.RandomReturn, fixInfo.Medium.Return, time.Since(start).Seconds())
+		t.Logf("fixture: %d transitions; built in %.1fs", fixData.Len(), time.Since(start).Seconds())
 	})
 	if fixErr != nil {
 		t.Fatal(fixErr)
@@ -94,10 +86,16 @@ func batchOf(d *dataset.Dataset, idx []int) *dataset.Batch {
 	return b
 }
 
+// maxDiff is max |a − b|, or +Inf when any difference is NaN (math.Max
+// would otherwise let a NaN through a "≤ tol" check).
 func maxDiff(a, b []float32) float64 {
 	m := 0.0
 	for i := range a {
-		m = math.Max(m, math.Abs(float64(a[i]-b[i])))
+		d := math.Abs(float64(a[i] - b[i]))
+		if math.IsNaN(d) {
+			return math.Inf(1)
+		}
+		m = math.Max(m, d)
 	}
 	return m
 }
@@ -273,78 +271,6 @@ func TestAdversarialStep(t *testing.T) {
 		if maxDiff(obs, want) > 1e-6 || maxDiff(next, b.NextObs) != 0 {
 			t.Errorf("%s: got %v / %v, want %v", mode, obs, next, want)
 		}
-	}
-}
-
-// Every new --augment value trains CQL end to end on Pendulum-medium and
-// learns: mean deterministic return over 30 episodes above −950. A random
-// policy scores ≈ −1200 (std ≈ 300) and CQL(none) on the same data ≈ −300 to
-// −500 at this budget; with 30 episodes the standard error of a mean is
-// ≈ 55 (random) to 75 (learned), so the bar sits 4.5 standard errors above
-// random. Measured (go test ./augment/ -run LearnPendulum -v, 2026-11-23):
-// kfc++ −496, kfc −637, s4rl-adv −618, kfc++-contact −458, vae-noise −530,
-// kfc++-prediction (the paper's re-encoding form) −436, fwd-prediction −578
-// (std 270-410 over episodes). kfc++-latent-prediction, which is left out
-// to keep the test's time, measured −522 (KOOPQ_AUGMENT_E2E=
-// kfc++-latent-prediction selects it).
-func TestAugmentersLearnPendulum(t *testing.T) {
-	if testing.Short() {
-		t.Skip("learning test")
-	}
-	d, m := fixture(t)
-	e, err := env.Make("pendulum")
-	if err != nil {
-		t.Fatal(err)
-	}
-	scale, err := sac.Scale(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := []string{"kfc++", "kfc", "s4rl-adv", "kfc++-contact", "vae-noise", "kfc++-prediction", "fwd-prediction"}
-	if s := os.Getenv("KOOPQ_AUGMENT_E2E"); s != "" {
-		names = strings.Split(s, ",")
-	}
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			start := time.Now()
-			o := opts(d, m)
-			// The prediction ablations decode the model's forward prediction
-			// as s̃_{t+1}; with this small fixture model its error (mean
-			// ‖D(K(a)E(s)) − s'‖ ≈ 0.07, vs 3e-3 S4RL noise) biases every
-			// Bellman target and CQL does not learn with direct decoding
-			// (measured −1331 and −1162). With gauge-corrected (residual)
-			// decoding only the model's *difference* enters. The paper also
-			// finds the prediction variants behind KFC/KFC++.
-			o.Residual = name == "kfc++-prediction" || name == "kfc++-latent-prediction" || name == "fwd-prediction"
-			a, err := augment.New(name, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := cql.DefaultConfig()
-			cfg.Net.Hidden = []int{64, 64}
-			cfg.Batch, cfg.Steps, cfg.BCSteps, cfg.LRActor, cfg.Seed = 128, 4000, 500, 3e-4, 5
-			cfg.Lagrange, cfg.MinQWeight = false, 5 // see cql's smallConfig: 1-D actions make the Lagrange target unreachable
-			tr, err := cql.NewTrainer(cfg, d, a, scale)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := tr.Run(context.Background(), nil); err != nil {
-				t.Fatal(err)
-			}
-			pol := tr.Policy()
-			res, err := eval.Evaluate("pendulum", func() eval.Policy { return pol.Clone() }, 30, 11, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			extra := ""
-			if k, ok := a.(*augment.Koopman); ok {
-				extra = "; " + fmtStats(k.Stats())
-			}
-			t.Logf("CQL(%s) pendulum-medium: %.1f ± %.1f in %.1fs%s", name, res.Mean, res.Std, time.Since(start).Seconds(), extra)
-			if res.Mean < -950 {
-				t.Errorf("CQL(%s) mean return %.1f, want > −950", name, res.Mean)
-			}
-		})
 	}
 }
 

@@ -8,39 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
-	"github.com/koopq/koopq/env"
-	_ "github.com/koopq/koopq/env/classic"
-	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/sac"
 )
-
-var (
-	fixtureOnce sync.Once
-	fixtureData map[string]*dataset.Dataset
-	fixtureInfo *sac.CollectInfo
-	fixtureErr  error
-)
-
-// pendulumData collects small D4RL-recipe Pendulum datasets once per test binary.
-func pendulumData(t *testing.T) (map[string]*dataset.Dataset, *sac.CollectInfo) {
-	t.Helper()
-	fixtureOnce.Do(func() {
-		cfg := sac.CollectConfig{Env: "pendulum", SAC: sac.DefaultConfig(8000), EvalEvery: 1000, EvalEpisodes: 3,
-			Transitions: 20000, MediumLevel: 1.0 / 3}
-		cfg.SAC.Net.Hidden = []int{64, 64}
-		cfg.SAC.Seed = 3
-		fixtureData, fixtureInfo, fixtureErr = sac.Collect(context.Background(), cfg, nil)
-	})
-	if fixtureErr != nil {
-		t.Fatal(fixtureErr)
-	}
-	return fixtureData, fixtureInfo
-}
 
 func smallConfig(steps int) Config {
 	cfg := DefaultConfig()
@@ -50,59 +23,16 @@ func smallConfig(steps int) Config {
 	cfg.BCSteps = 500
 	cfg.LRActor = 3e-4
 	cfg.Seed = 5
-	// Pendulum has a 1-D action: the importance-sampled logsumexp over 30
-	// actions then exceeds Q(s, a_data) by about log(30·2) ≈ 4 for a flat Q,
-	// so the authors' Lagrange target gap of 1 (threshold 10 / weight 10) is
-	// out of reach and α' grows without bound (measured: ×2 every 2000 steps,
-	// returns collapsing). Fixed weight 5 without Lagrange (CORL-style) is stable.
+	// With a 1-D action (Pendulum, cartpole-continuous) the importance-sampled
+	// logsumexp over 30 actions exceeds Q(s, a_data) by about log(30·2) ≈ 4
+	// for a flat Q, so the authors' Lagrange target gap of 1 (threshold 10 /
+	// weight 10) is out of reach and α' grows at Adam's full rate (measured
+	// on Pendulum: ×2 every 2000 steps, returns collapsing after 4000).
+	// Fixed weight 5 without Lagrange (CORL-style) is stable; the learning
+	// test still runs the paper preset's Lagrange α' once (learn_test.go).
 	cfg.Lagrange = false
 	cfg.MinQWeight = 5
 	return cfg
-}
-
-func pendulumScale(t *testing.T) sac.ActionScale {
-	e, err := env.Make("pendulum")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sac.Scale(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// Offline CQL on a medium Pendulum dataset must beat a random policy by a wide
-// margin. Random ≈ −1200 on Pendulum (the fixture's random-policy return is
-// printed); the medium behaviour policy sits near a third of the way to the
-// expert. We require a mean over 20 deterministic episodes above −800: the gap
-// to random (≈ 400) is many times the across-seed spread of a learned policy
-// (measured −315 and −533 for none and gaussian at 4000 steps), so the test is not flaky, yet an untrained or diverged actor fails it.
-func TestCQLLearnsPendulumMedium(t *testing.T) {
-	if testing.Short() {
-		t.Skip("learning test")
-	}
-	data, info := pendulumData(t)
-	t.Logf("random %.1f, medium %.1f (step %d), expert %.1f (step %d)", info.RandomReturn,
-		info.Medium.Return, info.Medium.Step, info.Expert.Return, info.Expert.Step)
-	for _, aug := range []augment.Augmenter{augment.None{}, augment.Gaussian{Sigma: 3e-3}} {
-		tr, err := NewTrainer(smallConfig(4000), data["medium"], aug, pendulumScale(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Run(context.Background(), nil); err != nil {
-			t.Fatal(err)
-		}
-		pol := tr.Policy()
-		res, err := eval.Evaluate("pendulum", func() eval.Policy { return pol.Clone() }, 20, 11, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("CQL(%s) on pendulum-medium: %.1f ± %.1f", aug.Name(), res.Mean, res.Std)
-		if res.Mean < -800 {
-			t.Errorf("CQL(%s) mean return %.1f, want > −800 (random %.1f)", aug.Name(), res.Mean, info.RandomReturn)
-		}
-	}
 }
 
 // Same seed → identical parameters; a run interrupted by a checkpoint and
