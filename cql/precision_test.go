@@ -7,22 +7,41 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/internal/blas"
+	"github.com/koopq/koopq/internal/learntest"
+	"github.com/koopq/koopq/sac"
 )
 
 // bf16 mixed precision must learn as well as f32: CQL on the same
-// Pendulum-medium data with 3 seeds per precision; the mean returns must
+// cartpole-continuous data as TestCQLLearnsCartPole (real terminal states),
+// 3 seeds per precision with oneDNN; every run must beat the behaviour
+// policy by 5 of its standard errors, and the precisions' mean returns must
 // differ by less than the seed noise (3 standard errors of the difference,
-// from the seeds' spread), and every run must beat random by a wide margin (250; one run's 20-episode
-// mean has a standard error of about 120 here).
+// from the seeds' spread).
 func TestCQLBF16LearnsLikeF32(t *testing.T) {
+	if testing.Short() {
+		t.Skip("learning test")
+	}
 	old := blas.Describe()
 	defer func() { _ = blas.Configure(old.Backend, old.Precision) }()
 	if blas.Configure("onednn", "bf16") != nil {
 		t.Skip("no bf16 GEMM in this build or on this CPU")
 	}
-	data, info := pendulumData(t)
+	d, rets, err := learntest.Collect(learntest.Behaviour{Noise: 0.5, Eps: 0.4}, 20000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm, bse := learntest.MeanSE(rets)
+	e, err := env.Make(learntest.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale, err := sac.Scale(e)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const steps = 3000
 	seeds := []uint64{1, 2, 3}
 	scores := map[string][]float64{}
@@ -34,7 +53,7 @@ func TestCQLBF16LearnsLikeF32(t *testing.T) {
 			t0 := time.Now()
 			cfg := smallConfig(steps)
 			cfg.Seed = seed
-			tr, err := NewTrainer(cfg, data["medium"], augment.None{}, pendulumScale(t))
+			tr, err := NewTrainer(cfg, d, augment.None{}, scale)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,14 +61,14 @@ func TestCQLBF16LearnsLikeF32(t *testing.T) {
 				t.Fatal(err)
 			}
 			pol := tr.Policy()
-			res, err := eval.Evaluate("pendulum", func() eval.Policy { return pol.Clone() }, 20, 11, 2)
+			res, err := eval.Evaluate(learntest.Env, func() eval.Policy { return pol.Clone() }, 10, 100+seed, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%s seed %d: %.1f ± %.1f (%.1fs)", prec, seed, res.Mean, res.Std, time.Since(t0).Seconds())
 			scores[prec] = append(scores[prec], res.Mean)
-			if res.Mean < info.RandomReturn+250 {
-				t.Errorf("%s seed %d: return %.1f, want 250 above random (%.1f)", prec, seed, res.Mean, info.RandomReturn)
+			if res.Mean <= bm+5*bse {
+				t.Errorf("%s seed %d: return %.1f, want > behaviour + 5 SE = %.1f", prec, seed, res.Mean, bm+5*bse)
 			}
 		}
 	}
