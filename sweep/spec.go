@@ -285,6 +285,25 @@ type problems []string
 
 func (p *problems) add(format string, a ...any) { *p = append(*p, fmt.Sprintf(format, a...)) }
 
+// checkName checks the name of entry i of a list (present, well-formed,
+// unique among seen, which it records) and returns where with the name
+// appended, for the entry's later messages.
+func (p *problems) checkName(where, name string, i int, seen map[string]int) string {
+	if name == "" {
+		p.add("%s: name missing", where)
+		return where
+	}
+	where += " (" + name + ")"
+	if !namePat.MatchString(name) {
+		p.add("%s: name: use letters, digits, '.', '_', '+', '-'", where)
+	}
+	if _, dup := seen[name]; dup {
+		p.add("%s: name %q used twice", where, name)
+	}
+	seen[name] = i
+	return where
+}
+
 func (p problems) err() error {
 	if len(p) == 0 {
 		return nil
@@ -486,19 +505,7 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 
 	dsIdx := map[string]int{}
 	for i, d := range s.Datasets {
-		where := fmt.Sprintf("datasets[%d]", i)
-		if d.Name == "" {
-			p.add("%s: name missing", where)
-		} else {
-			where += " (" + d.Name + ")"
-			if !namePat.MatchString(d.Name) {
-				p.add("%s: name: use letters, digits, '.', '_', '+', '-'", where)
-			}
-			if _, dup := dsIdx[d.Name]; dup {
-				p.add("%s: name %q used twice", where, d.Name)
-			}
-			dsIdx[d.Name] = i
-		}
+		where := p.checkName(fmt.Sprintf("datasets[%d]", i), d.Name, i, dsIdx)
 		if d.Env == "" {
 			p.add("%s: env missing (the simulator to evaluate in)", where)
 		} else if chk.Env != nil {
@@ -534,19 +541,7 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 	}
 	mIdx := map[string]int{}
 	for i, m := range s.Methods {
-		where := fmt.Sprintf("methods[%d]", i)
-		if m.Name == "" {
-			p.add("%s: name missing", where)
-		} else {
-			where += " (" + m.Name + ")"
-			if !namePat.MatchString(m.Name) {
-				p.add("%s: name: use letters, digits, '.', '_', '+', '-'", where)
-			}
-			if _, dup := mIdx[m.Name]; dup {
-				p.add("%s: name %q used twice", where, m.Name)
-			}
-			mIdx[m.Name] = i
-		}
+		where := p.checkName(fmt.Sprintf("methods[%d]", i), m.Name, i, mIdx)
 		if m.Augment == "" {
 			p.add("%s: augment missing (none for plain CQL)", where)
 		} else if chk.Augment != nil {

@@ -91,19 +91,10 @@ func init() {
 				if !f.Changed("transitions") {
 					n = 1_000_000
 				}
-				bars := map[string]*bar{}
+				progress, finish := stageBars()
 				files, err := run.WriteD4RLDatasets(cmd.Context(), args, run.D4RLOptions{Out: out, Transitions: n, Seed: seed, FromRun: fromRun, MediumBy: mediumBy, MediumBand: mediumBand, MediumEpisodes: mediumEps},
-					func(stage string, done, total int) {
-						b, ok := bars[stage]
-						if !ok {
-							b = newBar(total, stage)
-							bars[stage] = b
-						}
-						b.set(done, "")
-					})
-				for _, b := range bars {
-					b.finish()
-				}
+					progress)
+				finish()
 				for _, fi := range files {
 					fmt.Printf("%-28s %8d rows %6d episodes  mean return %8.1f  normalized %6.1f  %5.1fs  %s\n",
 						fi.Name, fi.Rows, fi.Episodes, fi.MeanReturn, fi.Normalized, fi.Seconds, fi.Path)
@@ -234,18 +225,9 @@ func init() {
 				Transitions: n, MediumLevel: medium}
 			cfg.SAC.Seed = seed
 			cfg.SAC.Net.Hidden = hidden
-			bars := map[string]*bar{}
-			_, res, err := run.Collect(cmd.Context(), cfg, out, func(stage string, done, total int) {
-				b, ok := bars[stage]
-				if !ok {
-					b = newBar(total, stage)
-					bars[stage] = b
-				}
-				b.set(done, "")
-			})
-			for _, b := range bars {
-				b.finish()
-			}
+			progress, finish := stageBars()
+			_, res, err := run.Collect(cmd.Context(), cfg, out, progress)
+			finish()
 			if err != nil {
 				return err
 			}
@@ -282,4 +264,26 @@ func init() {
 	f.IntVar(&ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
 	f.StringVar(&export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
 	rootCmd.AddCommand(cmd)
+}
+
+// stageBars shows one progress bar per named stage of a long job: progress
+// reports a stage's done of total, finish ends every bar.
+func stageBars() (progress func(stage string, done, total int), finish func()) {
+	bars := map[string]*bar{}
+	var order []string
+	progress = func(stage string, done, total int) {
+		b, ok := bars[stage]
+		if !ok {
+			b = newBar(total, stage)
+			bars[stage] = b
+			order = append(order, stage)
+		}
+		b.set(done, "")
+	}
+	finish = func() {
+		for _, s := range order {
+			bars[s].finish()
+		}
+	}
+	return progress, finish
 }
