@@ -75,10 +75,15 @@ func TestRunResumeAfterKill(t *testing.T) {
 		// (0..2000 of 3000) reached the disk, plus a random extra delay of up
 		// to 50 ms (far less than the remaining 1000+ steps take).
 		target := int64(rng.IntN(2001)) * 41 * 4 // hopper rows are 41 float32 values
+		deadline := time.Now().Add(2 * time.Minute)
 		for {
 			st, err := os.Stat(filepath.Join(dir, runReplayFile))
 			if err == nil && st.Size() >= target {
 				break
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("trial %d: the child wrote no %d replay bytes in 2 minutes", trial, target)
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
