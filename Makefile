@@ -33,6 +33,7 @@ demo: build
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/blas/ ./cql/
+	$(GO) test -run '^$$' -bench SACStep -benchtime 20x ./sac/
 
 # Mutation testing with gremlins (pinned; installed into bin/ on first use).
 # GOFLAGS=-short makes every learning test skip (they check testing.Short()),
