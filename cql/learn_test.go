@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/internal/learntest"
@@ -99,18 +100,7 @@ func TestCQLLearnsCartPole(t *testing.T) {
 				p := DefaultConfig()
 				cfg.Lagrange, cfg.MinQWeight, cfg.LagrangeThres, cfg.LRAlphaPrime = p.Lagrange, p.MinQWeight, p.LagrangeThres, p.LRAlphaPrime
 			}
-			tr, err := NewTrainer(cfg, d, augment.None{}, scale)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := tr.Run(context.Background(), nil); err != nil {
-				t.Fatal(err)
-			}
-			pol := tr.Policy()
-			res, err := eval.Evaluate(learntest.Env, func() eval.Policy { return pol.Clone() }, 10, 100+run.seed, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr, res := trainAndScore(t, cfg, d, scale)
 			t.Logf("%s: %.1f ± %.1f (std over 10 episodes), log α′ %.3g, %.1fs", name, res.Mean, res.Std, tr.Learner.LogAlphaPrime, time.Since(start).Seconds())
 			if res.Mean <= perRun {
 				t.Errorf("mean return %.1f, want > behaviour + 5 SE = %.1f (random %.1f)", res.Mean, perRun, rm)
@@ -131,4 +121,23 @@ func TestCQLLearnsCartPole(t *testing.T) {
 			t.Errorf("mean over seeds %.1f, want > 200 (behaviour %.1f)", m, bm)
 		}
 	}
+}
+
+// trainAndScore trains plain CQL with cfg on d and scores the policy over 10
+// deterministic episodes of learntest.Env seeded by 100 + cfg.Seed.
+func trainAndScore(t *testing.T, cfg Config, d *dataset.Dataset, scale sac.ActionScale) (*Trainer, eval.Result) {
+	t.Helper()
+	tr, err := NewTrainer(cfg, d, augment.None{}, scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	pol := tr.Policy()
+	res, err := eval.Evaluate(learntest.Env, func() eval.Policy { return pol.Clone() }, 10, 100+cfg.Seed, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, res
 }

@@ -1,14 +1,11 @@
 package cql
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
 
-	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/env"
-	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/internal/blas"
 	"github.com/koopq/koopq/internal/learntest"
 	"github.com/koopq/koopq/sac"
@@ -53,18 +50,7 @@ func TestCQLBF16LearnsLikeF32(t *testing.T) {
 			t0 := time.Now()
 			cfg := smallConfig(steps)
 			cfg.Seed = seed
-			tr, err := NewTrainer(cfg, d, augment.None{}, scale)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := tr.Run(context.Background(), nil); err != nil {
-				t.Fatal(err)
-			}
-			pol := tr.Policy()
-			res, err := eval.Evaluate(learntest.Env, func() eval.Policy { return pol.Clone() }, 10, 100+seed, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, res := trainAndScore(t, cfg, d, scale)
 			t.Logf("%s seed %d: %.1f ± %.1f (%.1fs)", prec, seed, res.Mean, res.Std, time.Since(t0).Seconds())
 			scores[prec] = append(scores[prec], res.Mean)
 			if res.Mean <= bm+5*bse {

@@ -25,6 +25,31 @@ type Dataset struct {
 	Meta map[string]string
 }
 
+// Append adds one transition (s, a, r, s′) with its terminal and timeout
+// flags as given, converting float64 simulator values to float32. Collectors
+// that build a Dataset step by step use it.
+func (d *Dataset) Append(s, a []float64, r float64, next []float64, terminal, timeout bool) {
+	for _, v := range s {
+		d.Observations = append(d.Observations, float32(v))
+	}
+	for _, v := range a {
+		d.Actions = append(d.Actions, float32(v))
+	}
+	for _, v := range next {
+		d.NextObservations = append(d.NextObservations, float32(v))
+	}
+	d.Rewards = append(d.Rewards, float32(r))
+	d.Terminals = append(d.Terminals, flag(terminal))
+	d.Timeouts = append(d.Timeouts, flag(timeout))
+}
+
+func flag(b bool) float32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // Len returns the number of transitions N.
 func (d *Dataset) Len() int { return len(d.Rewards) }
 

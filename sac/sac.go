@@ -408,19 +408,10 @@ func Train(ctx context.Context, cfg Config, e env.Env, every int, cb func(*Agent
 	return ag, buf, nil
 }
 
+// appendTransition adds a transition to d; a time-limit cut is a timeout
+// only when the step did not also terminate.
 func appendTransition(d *dataset.Dataset, s []float64, a []float64, r float64, s2 []float64, term, trunc bool) {
-	for _, v := range s {
-		d.Observations = append(d.Observations, float32(v))
-	}
-	for _, v := range a {
-		d.Actions = append(d.Actions, float32(v))
-	}
-	for _, v := range s2 {
-		d.NextObservations = append(d.NextObservations, float32(v))
-	}
-	d.Rewards = append(d.Rewards, float32(r))
-	d.Terminals = append(d.Terminals, b2f(term))
-	d.Timeouts = append(d.Timeouts, b2f(trunc && !term))
+	d.Append(s, a, r, s2, term, trunc && !term)
 }
 
 func b2f(b bool) float32 {

@@ -83,18 +83,7 @@ func Rollouts(name string, act func(obs []float64, rng *rand.Rand, out []float64
 			return nil, nil, err
 		}
 		ret += r
-		for _, v := range obs {
-			d.Observations = append(d.Observations, float32(v))
-		}
-		for _, v := range next {
-			d.NextObservations = append(d.NextObservations, float32(v))
-		}
-		for _, v := range a {
-			d.Actions = append(d.Actions, float32(v))
-		}
-		d.Rewards = append(d.Rewards, float32(r))
-		d.Terminals = append(d.Terminals, b2f(term))
-		d.Timeouts = append(d.Timeouts, b2f(trunc || (i == n-1 && !term)))
+		d.Append(obs, a, r, next, term, trunc || (i == n-1 && !term))
 		obs = next
 		if term || trunc {
 			returns = append(returns, ret)
@@ -106,13 +95,6 @@ func Rollouts(name string, act func(obs []float64, rng *rand.Rand, out []float64
 		return nil, nil, fmt.Errorf("learntest: %w", err)
 	}
 	return d, returns, nil
-}
-
-func b2f(b bool) float32 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // RandomReturns evaluates the uniformly random policy for episodes episodes
