@@ -172,12 +172,7 @@ func CollectAntMaze(cfg AntMazeCollectConfig, lowLevel eval.Policy) (*dataset.Da
 				return nil, nil, fmt.Errorf("antmaze collect: transition %d: %w", d.Len(), err)
 			}
 			hit := math.Hypot(next[0]-evalX, next[1]-evalY) <= mujoco.GoalRadius
-			d.Observations = appendF(d.Observations, obs...)
-			d.NextObservations = appendF(d.NextObservations, next...)
-			d.Actions = appendF(d.Actions, act...)
-			d.Rewards = appendF(d.Rewards, b2f64(hit))
-			d.Terminals = appendF(d.Terminals, b2f64(hit))
-			d.Timeouts = appendF(d.Timeouts, b2f64(t == cfg.EpisodeSteps))
+			d.Append(obs, act, b2f64(hit), next, hit, t == cfg.EpisodeSteps)
 			goals = appendF(goals, gx, gy)
 			qpos = appendF(qpos, q...)
 			qvel = appendF(qvel, v...)
