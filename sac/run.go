@@ -117,7 +117,29 @@ type RunResult struct {
 	Expert    RunSnapshot   `json:"expert"` // the final policy
 	Version   string        `json:"koopq_version"`
 	BLAS      string        `json:"blas"` // backend and kernel: bitwise reproducibility needs the same
-	Machine   string        `json:"machine"`
+	// BLASHistory lists the kernels the run was made with when it was
+	// resumed under another one (ResumeOptions.AllowBLASChange); empty
+	// for a run made with one kernel throughout.
+	BLASHistory []BLASSpan `json:"blas_history,omitempty"`
+	Machine     string     `json:"machine"`
+}
+
+// BLASSpan says which GEMM backend and kernel made a run's steps from
+// FromStep on (until the next span).
+type BLASSpan struct {
+	FromStep int    `json:"from_step"` // first env step made with BLAS
+	BLAS     string `json:"blas"`      // backend and kernel, as RunResult.BLAS
+}
+
+// ResumeOptions changes how Resume continues a run.
+type ResumeOptions struct {
+	// AllowBLASChange continues a run made under another GEMM backend or
+	// kernel instead of refusing. The continuation then differs in
+	// rounding from an uninterrupted run (it is no longer bit-identical
+	// to one), so the switch is recorded in the checkpoint and in
+	// result.json (BLASHistory). Use it to move a long run to a faster
+	// backend or another machine.
+	AllowBLASChange bool
 }
 
 // RunProgress is reported to Run's callback every 1000 env steps.
@@ -161,7 +183,8 @@ type runState struct {
 	Snapshots     []RunSnapshot `json:"snapshots"`
 	Medium        int           `json:"medium"` // index into Snapshots, −1 while not chosen
 	Done          bool          `json:"done"`
-	BLAS          string        `json:"blas"` // GEMM backend and kernel the run was made with
+	BLAS          string        `json:"blas"`                   // GEMM backend and kernel the run was made with
+	BLASHistory   []BLASSpan    `json:"blas_history,omitempty"` // earlier kernels, see ResumeOptions
 }
 
 // qposer is implemented by MuJoCo environments (env/mujoco.Env).
@@ -241,6 +264,11 @@ func ReadRunResult(dir string) (*RunResult, error) {
 // (kill -9) and resumed therefore ends with the same bytes as one never
 // interrupted.
 func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResult, error) {
+	return Resume(ctx, dir, ResumeOptions{}, progress)
+}
+
+// Resume is Run with options; see ResumeOptions.
+func Resume(ctx context.Context, dir string, opts ResumeOptions, progress func(RunProgress)) (*RunResult, error) {
 	cfg, err := ReadRunConfig(dir)
 	if err != nil {
 		return nil, err
@@ -287,8 +315,15 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 	}
 	kernel := blas.Backend() + " " + blas.Kernel()
 	if resumed && st.BLAS != "" && st.BLAS != kernel {
-		return nil, fmt.Errorf("sac run %s was made with BLAS %q, this process has %q: the continuation would not be "+
-			"bit-identical (set OPENBLAS_CORETYPE to the recorded kernel)", dir, st.BLAS, kernel)
+		if !opts.AllowBLASChange {
+			return nil, fmt.Errorf("sac run %s was made with BLAS %q, this process has %q: the continuation would not be "+
+				"bit-identical (choose the recorded backend with --backend / OPENBLAS_CORETYPE, or accept the change with "+
+				"--allow-backend-change)", dir, st.BLAS, kernel)
+		}
+		if len(st.BLASHistory) == 0 {
+			st.BLASHistory = []BLASSpan{{FromStep: 0, BLAS: st.BLAS}}
+		}
+		st.BLASHistory = append(st.BLASHistory, BLASSpan{FromStep: st.Step, BLAS: kernel})
 	}
 	st.BLAS = kernel
 	// The replay file: keep exactly the rows the checkpoint counts.
@@ -329,7 +364,11 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 		uniformLogp -= math.Log(sp.High[i] - sp.Low[i])
 	}
 	meta := func(extra map[string]string) map[string]string {
-		m := map[string]string{"seed": strconv.FormatUint(cfg.SAC.Seed, 10), "koopq_version": dataset.Version()}
+		m := map[string]string{"seed": strconv.FormatUint(cfg.SAC.Seed, 10), "koopq_version": dataset.Version(), "blas": kernel}
+		if len(st.BLASHistory) > 0 {
+			h, _ := json.Marshal(st.BLASHistory) // a slice of plain structs: cannot fail
+			m["blas_history"] = string(h)
+		}
 		for k, v := range extra {
 			m[k] = v
 		}
@@ -475,7 +514,7 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 
 	// The expert is the final policy.
 	res := &RunResult{Config: cfg, Snapshots: st.Snapshots, Version: dataset.Version(), BLAS: kernel,
-		Machine: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}
+		BLASHistory: st.BLASHistory, Machine: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}
 	if n := len(st.Snapshots); n > 0 && st.Snapshots[n-1].Step == st.Step {
 		res.Expert = st.Snapshots[n-1]
 	} else {

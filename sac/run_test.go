@@ -3,10 +3,12 @@ package sac
 import (
 	"bytes"
 	"context"
+	"github.com/koopq/koopq/internal/blas"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +163,24 @@ func TestRunCancelCheckpointsAndKernelCheck(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), dir, nil); err == nil || !strings.Contains(err.Error(), "other-kernel") {
 		t.Fatalf("resume under another kernel: %v", err)
+	}
+	// Accepting the change continues the run and records both kernels.
+	res, err := Resume(context.Background(), dir, ResumeOptions{AllowBLASChange: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernel := blas.Backend() + " " + blas.Kernel()
+	want := []BLASSpan{{0, "someblas other-kernel"}, {1000, kernel}}
+	if !reflect.DeepEqual(res.BLASHistory, want) || res.BLAS != kernel || res.Expert.Step != cfg.SAC.TotalSteps {
+		t.Fatalf("resumed across kernels: history %v, blas %q, expert step %d; want %v, %q, %d",
+			res.BLASHistory, res.BLAS, res.Expert.Step, want, kernel, cfg.SAC.TotalSteps)
+	}
+	_, m, err := ReadPolicy(filepath.Join(dir, RunExpertFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["blas"] != kernel || !strings.Contains(m["blas_history"], "other-kernel") {
+		t.Fatalf("expert policy metadata %v lacks the kernels", m)
 	}
 }
 

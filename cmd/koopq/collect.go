@@ -26,6 +26,7 @@ func init() {
 		medium      float64
 		runDir      string
 		resume      bool
+		allowBLAS   bool
 		fromRun     string
 		mediumScore float64
 		ckptEvery   int
@@ -78,6 +79,9 @@ func init() {
 				needPositive("checkpoint-every", ckptEvery), needNonNegative("medium-episodes", mediumEps),
 				needNonNegativeFloat("medium-band", mediumBand), needNonNegativeFloat("medium-score", mediumScore)); err != nil {
 				return err
+			}
+			if allowBLAS && !resume {
+				return fmt.Errorf("--allow-backend-change only applies with --resume")
 			}
 			switch {
 			case len(args) > 0:
@@ -183,7 +187,7 @@ func init() {
 				var res *sac.RunResult
 				var err error
 				if resume {
-					res, err = sac.Run(cmd.Context(), runDir, progress)
+					res, err = sac.Resume(cmd.Context(), runDir, sac.ResumeOptions{AllowBLASChange: allowBLAS}, progress)
 				} else {
 					res, err = sac.StartRun(cmd.Context(), cfg, runDir, progress)
 				}
@@ -256,6 +260,8 @@ func init() {
 	f.Float64Var(&medium, "medium-level", 1.0/3, "in-memory mode: medium policy's level between random (0) and expert (1) return")
 	f.StringVar(&runDir, "run-dir", "", "directory of the resumable D4RL-recipe SAC run (checkpoints, snapshots, replay buffer)")
 	f.BoolVar(&resume, "resume", false, "continue the SAC run in --run-dir from its last checkpoint")
+	f.BoolVar(&allowBLAS, "allow-backend-change", false, "with --resume: continue a run made under another GEMM backend/kernel "+
+		"(no longer bit-identical to an uninterrupted run; recorded in result.json's blas_history)")
 	f.StringVar(&fromRun, "from-run", "", "take policies and replay buffer for dataset names from this SAC run directory")
 	f.Float64Var(&mediumScore, "medium-score", 0, "D4RL-normalized return at which the run picks its medium policy (default: D4RL v2's medium dataset: hopper 44, halfcheetah 41, walker2d 62)")
 	f.StringVar(&mediumBy, "medium-by", "", "medium rule: stochastic (first snapshot whose stochastic return is within --medium-band of the level; default for new runs) or deterministic (first whose deterministic return reaches it); with --from-run/--export-policies it overrides the run's rule")
