@@ -342,61 +342,75 @@ func numericCheck(o object, t Type, want string) error {
 	if t.Class == ClassInteger || t.Class == ClassFloat {
 		return nil
 	}
-	return fmt.Errorf("hdf5: %s is stored as %s, cannot read it as %s", o.name, t, want)
+	return refuse(o, t, want)
 }
 
+// integerCheck accepts integers only (floats are not truncated silently).
 func integerCheck(o object, t Type, want string) error {
 	if t.Class == ClassInteger {
 		return nil
 	}
+	return refuse(o, t, want)
+}
+
+// byteCheck accepts 1-byte integers only (wider ones are not clipped).
+func byteCheck(o object, t Type, want string) error {
+	if t.Class == ClassInteger && t.Size == 1 {
+		return nil
+	}
+	return refuse(o, t, want)
+}
+
+// refuse is the error for a dataset o stored as t that cannot be read as want.
+func refuse(o object, t Type, want string) error {
 	return fmt.Errorf("hdf5: %s is stored as %s, cannot read it as %s", o.name, t, want)
 }
 
-// readNum reads o converted to memory type mt into a buffer from alloc.
-func (g *Group) readNum(o object, want string, check func(object, Type, string) error, mt hid, alloc func(n int) unsafe.Pointer) ([]int, error) {
+// readNum reads o, whose stored type check accepts, converted to memory
+// type mt into a new []T (T must match mt), with its shape.
+func readNum[T any](g *Group, o object, want string, check func(object, Type, string) error, mt hid) ([]T, []int, error) {
 	t, shape, err := g.meta(o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := check(o, t, want); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n, _ := count(shape)
-	if n == 0 {
-		alloc(0)
-		return shape, nil
+	buf := make([]T, n)
+	if n > 0 && o.read(mt, ptr(buf)) < 0 {
+		return nil, nil, lastErr("hdf5: read " + o.name)
 	}
-	if o.read(mt, alloc(n)) < 0 {
-		return nil, lastErr("hdf5: read " + o.name)
+	return buf, shape, nil
+}
+
+// readDataset opens dataset name under the library lock, reads it with
+// read and closes it.
+func readDataset[R any](g *Group, name string, read func(object) (R, []int, error)) (R, []int, error) {
+	lock()
+	defer unlock()
+	o, err := g.openDataset(name)
+	if err != nil {
+		var zero R
+		return zero, nil, err
 	}
-	return shape, nil
+	defer o.close()
+	return read(o)
 }
 
 // ReadFloat32 reads a numeric dataset (any integer or float type, converted)
 // as float32. It returns the data in row-major order and its shape.
 func (g *Group) ReadFloat32(name string) ([]float32, []int, error) {
-	lock()
-	defer unlock()
-	o, err := g.openDataset(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer o.close()
-	var buf []float32
-	shape, err := g.readNum(o, "float32", numericCheck, C.kq2_native_float(), func(n int) unsafe.Pointer {
-		buf = make([]float32, n)
-		if n == 0 {
-			return nil
+	return readDataset(g, name, func(o object) ([]float32, []int, error) {
+		buf, shape, err := readNum[float32](g, o, "float32", numericCheck, C.kq2_native_float())
+		if err != nil {
+			return nil, nil, err
 		}
-		return unsafe.Pointer(&buf[0])
+		if err := g.checkFloat32Range(o, buf); err != nil {
+			return nil, nil, err
+		}
+		return buf, shape, nil
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := g.checkFloat32Range(o, buf); err != nil {
-		return nil, nil, err
-	}
-	return buf, shape, nil
 }
 
 // checkFloat32Range finds values that libhdf5's float64 → float32
@@ -433,91 +447,35 @@ func (g *Group) checkFloat32Range(o object, buf []float32) error {
 // ReadFloat64 reads a numeric dataset (any integer or float type, converted)
 // as float64, with its shape.
 func (g *Group) ReadFloat64(name string) ([]float64, []int, error) {
-	lock()
-	defer unlock()
-	o, err := g.openDataset(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer o.close()
-	return g.readF64(o)
+	return readDataset(g, name, g.readF64)
 }
 
 func (g *Group) readF64(o object) ([]float64, []int, error) {
-	var buf []float64
-	shape, err := g.readNum(o, "float64", numericCheck, C.kq2_native_double(), func(n int) unsafe.Pointer {
-		buf = make([]float64, n)
-		if n == 0 {
-			return nil
-		}
-		return unsafe.Pointer(&buf[0])
-	})
-	return buf, shape, err
+	return readNum[float64](g, o, "float64", numericCheck, C.kq2_native_double())
 }
 
 // ReadInt64 reads an integer dataset as int64, with its shape. Float data
 // is refused.
 func (g *Group) ReadInt64(name string) ([]int64, []int, error) {
-	lock()
-	defer unlock()
-	o, err := g.openDataset(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer o.close()
-	return g.readI64(o)
+	return readDataset(g, name, g.readI64)
 }
 
 func (g *Group) readI64(o object) ([]int64, []int, error) {
-	var buf []int64
-	shape, err := g.readNum(o, "int64", integerCheck, C.kq2_native_int64(), func(n int) unsafe.Pointer {
-		buf = make([]int64, n)
-		if n == 0 {
-			return nil
-		}
-		return unsafe.Pointer(&buf[0])
-	})
-	return buf, shape, err
+	return readNum[int64](g, o, "int64", integerCheck, C.kq2_native_int64())
 }
 
 // ReadUint8 reads a 1-byte integer dataset as uint8, with its shape. Wider
 // integers and floats are refused rather than silently clipped.
 func (g *Group) ReadUint8(name string) ([]uint8, []int, error) {
-	lock()
-	defer unlock()
-	o, err := g.openDataset(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer o.close()
-	var buf []uint8
-	check := func(o object, t Type, want string) error {
-		if t.Class == ClassInteger && t.Size == 1 {
-			return nil
-		}
-		return fmt.Errorf("hdf5: %s is stored as %s, cannot read it as %s", o.name, t, want)
-	}
-	shape, err := g.readNum(o, "uint8", check, C.kq2_native_uint8(), func(n int) unsafe.Pointer {
-		buf = make([]uint8, n)
-		if n == 0 {
-			return nil
-		}
-		return unsafe.Pointer(&buf[0])
+	return readDataset(g, name, func(o object) ([]uint8, []int, error) {
+		return readNum[uint8](g, o, "uint8", byteCheck, C.kq2_native_uint8())
 	})
-	return buf, shape, err
 }
 
 // ReadBool reads h5py's bool enum, or any integer dataset (nonzero = true),
 // as []bool with its shape. Floats, strings and other enums are refused.
 func (g *Group) ReadBool(name string) ([]bool, []int, error) {
-	lock()
-	defer unlock()
-	o, err := g.openDataset(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer o.close()
-	return g.readBool(o)
+	return readDataset(g, name, g.readBool)
 }
 
 func (g *Group) readBool(o object) ([]bool, []int, error) {
@@ -562,14 +520,7 @@ func (g *Group) readBool(o object) ([]bool, []int, error) {
 // ReadStrings reads a string dataset (fixed or variable length) with its
 // shape.
 func (g *Group) ReadStrings(name string) ([]string, []int, error) {
-	lock()
-	defer unlock()
-	o, err := g.openDataset(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer o.close()
-	return g.readStrings(o)
+	return readDataset(g, name, g.readStrings)
 }
 
 func (g *Group) readStrings(o object) ([]string, []int, error) {
@@ -713,14 +664,7 @@ func pack[T any](v []T, shape []int, err error) (any, []int, error) {
 // (integers), []bool (h5py bool) or []string, with its shape. Useful for
 // metadata whose type is not known in advance.
 func (g *Group) ReadAny(name string) (any, []int, error) {
-	lock()
-	defer unlock()
-	o, err := g.openDataset(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer o.close()
-	return g.readAny(o)
+	return readDataset(g, name, g.readAny)
 }
 
 // AttrNames lists the attribute names of object obj below g ("" = g).
