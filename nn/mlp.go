@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
+
+	"github.com/koopq/koopq/internal/blas"
 )
 
 // MLP is a stack of Linear layers with Hidden applied after every layer but
@@ -67,7 +70,27 @@ type Cache struct {
 	outs [][]float32 // outs[i]: [rows, Sizes[i+1]] after activation
 	d0   []float32   // scratch gradients
 	d1   []float32
+
+	// Under bf16 GEMM precision (blas.BF16) Forward rounds every layer's
+	// input and weights to bfloat16 once and keeps them, so Backward's
+	// weight and input gradients reuse them instead of rounding the same
+	// values again inside each GEMM; dh is the rounded ∂L/∂y of the layer
+	// being back-propagated, shared by its two GEMMs.
+	half bool       // the last Forward ran in bf16
+	xh   [][]uint16 // xh[i]: layer i's input [rows, Sizes[i]], rounded
+	wh   [][]uint16 // wh[i]: layer i's weights [Sizes[i], Sizes[i+1]], rounded
+	dh   []uint16
 }
+
+var roundOnce atomic.Bool
+
+func init() { roundOnce.Store(true) }
+
+// SetRoundOnce turns MLP's bf16 operand reuse (Cache's rounded copies, see
+// Cache) on (the default) or off, for A/B measurements: off, every GEMM
+// rounds its f32 inputs itself, as blas.Gemm does. The numbers are the same
+// either way; only the time differs.
+func SetRoundOnce(on bool) { roundOnce.Store(on) }
 
 // Forward runs x: [rows, In] through the network and returns the output
 // [rows, Out], which lives in c until the next Forward with c.
@@ -79,10 +102,19 @@ func (m *MLP) Forward(c *Cache, x []float32, rows int) []float32 {
 		c.outs = make([][]float32, len(m.Layers))
 	}
 	c.rows, c.x = rows, x
+	c.half = roundOnce.Load() && blas.CurrentPrecision() == blas.BF16
+	if c.half && len(c.xh) != len(m.Layers) {
+		c.xh, c.wh = make([][]uint16, len(m.Layers)), make([][]uint16, len(m.Layers))
+	}
 	in := x
 	for i, l := range m.Layers {
 		c.outs[i] = grow(c.outs[i], rows*l.Out)
-		if !l.forwardFused(in, rows, c.outs[i], m.act(i)) {
+		if c.half {
+			c.xh[i], c.wh[i] = growH(c.xh[i], rows*l.In), growH(c.wh[i], l.In*l.Out)
+			blas.ToBF16(c.xh[i], in[:rows*l.In])
+			blas.ToBF16(c.wh[i], l.W.Data)
+			l.forwardHalf(c.xh[i], c.wh[i], rows, c.outs[i], m.act(i))
+		} else if !l.forwardFused(in, rows, c.outs[i], m.act(i)) {
 			l.Forward(in, rows, c.outs[i])
 			m.act(i).apply(c.outs[i])
 		}
@@ -125,7 +157,13 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 		case dx != nil:
 			next = dx[:rows*l.In]
 		}
-		l.backward(in, d, rows, next, params, !biasDone)
+		if c.half {
+			c.dh = growH(c.dh, rows*l.Out)
+			blas.ToBF16(c.dh, d)
+			l.backwardHalf(c.xh[i], c.wh[i], c.dh, d, rows, next, params, !biasDone)
+		} else {
+			l.backward(in, d, rows, next, params, !biasDone)
+		}
 		if i > 0 {
 			c.d0, c.d1 = c.d1, c.d0
 			d = next

@@ -102,3 +102,11 @@ func grow(buf []float32, n int) []float32 {
 	}
 	return buf[:n]
 }
+
+// growH is grow for bfloat16 buffers.
+func growH(buf []uint16, n int) []uint16 {
+	if cap(buf) < n {
+		return make([]uint16, n)
+	}
+	return buf[:n]
+}

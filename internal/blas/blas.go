@@ -351,3 +351,96 @@ func RoundBF16(x float32) float32 {
 // (bfloat16 keeps 8 significant bits). A product of two rounded inputs has
 // relative error at most 2u + u².
 const BF16UnitRoundoff = 1.0 / 256
+
+// halfImpl is implemented by backends whose bf16 GEMMs can take inputs
+// already rounded to bfloat16 (onednn). A network that feeds one rounded
+// activation to several GEMMs (forward, then the weight gradient) rounds it
+// once with ToBF16 and calls GemmBF16 / AffineBF16, instead of letting every
+// Gemm call round its f32 inputs again.
+type halfImpl interface {
+	gemmH(threads int, transA, transB bool, m, n, k int, alpha float32, a, b []uint16, beta float32, c []float32, ldc int)
+	affineH(threads int, rows, in, out int, x, w []uint16, bias, y []float32, act Act)
+	toBF16(dst []uint16, src []float32)
+}
+
+// ToBF16 rounds src to bfloat16 into dst: dst[i] holds the top 16 bits of
+// RoundBF16(src[i]) (NaN stays NaN, made quiet). The onednn backend uses
+// the CPU's VCVTNEPS2BF16 where present, which also flushes subnormal
+// inputs to zero (as bf16 GEMM kernels read them anyway); len(dst) must be
+// ≥ len(src).
+func ToBF16(dst []uint16, src []float32) {
+	if len(dst) < len(src) {
+		panic(fmt.Sprintf("blas: ToBF16 into %d values from %d", len(dst), len(src)))
+	}
+	if h, ok := current().impl.(halfImpl); ok {
+		h.toBF16(dst, src)
+		return
+	}
+	for i, v := range src {
+		if b := math.Float32bits(v); b&0x7fffffff > 0x7f800000 {
+			dst[i] = uint16(b>>16) | 0x40
+		} else {
+			dst[i] = uint16(math.Float32bits(RoundBF16(v)) >> 16)
+		}
+	}
+}
+
+// FromBF16 widens bfloat16 bits to float32 (exact).
+func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// half returns the current backend's bf16 entry points, or panics when the
+// current precision is not BF16 (GemmBF16 and AffineBF16 are only called on
+// that precision's path).
+func half() (halfImpl, int) {
+	c := current()
+	h, ok := c.impl.(halfImpl)
+	if c.prec != BF16 || !ok {
+		panic(fmt.Sprintf("blas: bf16 GEMM on pre-rounded inputs needs precision bf16 (have %s %s)", c.name, c.prec))
+	}
+	return h, Threads()
+}
+
+// GemmBF16 is Gemm under BF16 precision for inputs already rounded with
+// ToBF16: C = alpha·op(A)·op(B) + beta·C with op(A) [m, k] and op(B) [k, n]
+// stored tight (A as [m, k], or [k, m] when transA; likewise B), C [m, n]
+// with row stride ldc, accumulated in float32. The product is exactly what
+// Gemm computes on the unrounded f32 values; only the rounding is not
+// repeated. It panics unless the current precision is BF16.
+func GemmBF16(transA, transB bool, m, n, k int, alpha float32, a, b []uint16, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if len(a) < m*k || len(b) < k*n || ldc < n || len(c) < (m-1)*ldc+n {
+		panic(fmt.Sprintf("blas: GemmBF16 m=%d n=%d k=%d ldc=%d with len(a)=%d len(b)=%d len(c)=%d", m, n, k, ldc, len(a), len(b), len(c)))
+	}
+	h, thr := half()
+	if beta != 0 && beta != 1 || k == 0 {
+		for i := 0; i < m; i++ {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+		if k == 0 {
+			return
+		}
+		beta = 1
+	}
+	h.gemmH(thr, transA, transB, m, n, k, alpha, a, b, beta, c, ldc)
+}
+
+// AffineBF16 is Affine under BF16 precision for x [rows, in] and W [in,
+// out] already rounded with ToBF16. Like Affine it returns false (and does
+// nothing) when fusion is off; the caller then copies the bias and calls
+// GemmBF16 with beta 1. It panics unless the current precision is BF16.
+func AffineBF16(rows, in, out int, x, w []uint16, b, y []float32, act Act) bool {
+	if !fusion.Load() || rows == 0 || out == 0 || in == 0 {
+		return false
+	}
+	if len(x) < rows*in || len(w) < in*out || len(y) < rows*out || (b != nil && len(b) < out) || act < ActNone || act > ActTanh {
+		panic(fmt.Sprintf("blas: AffineBF16 %d×%d→%d with len(x)=%d len(w)=%d len(b)=%d len(y)=%d act=%d", rows, in, out, len(x), len(w), len(b), len(y), act))
+	}
+	h, thr := half()
+	h.affineH(thr, rows, in, out, x, w, b, y, act)
+	return true
+}
