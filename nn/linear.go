@@ -77,8 +77,29 @@ func (l *Linear) forwardFused(x []float32, rows int, y []float32, act Activation
 
 // forwardHalf is forwardFused for inputs x [rows, In] and weights w
 // already rounded to bfloat16 (MLP's bf16 path): y = act(x·W + b), the bias
-// (and tanh) fused into the GEMM when the backend can, ReLU as nn's pass.
-func (l *Linear) forwardHalf(x, w []uint16, rows int, y []float32, act Activation) {
+// (and tanh) fused into the GEMM when the backend can, ReLU as nn's pass
+// (fused with rounding y into yh when yh, the next layer's input, is
+// non-nil).
+func (l *Linear) forwardHalf(x, w []uint16, rows int, y []float32, act Activation, yh []uint16) {
+	l.affineHalf(x, w, rows, y, act)
+	switch {
+	case yh == nil:
+		if act != Tanh {
+			act.apply(y)
+		}
+	case act == ReLU:
+		blas.ReLUToBF16(y[:rows*l.Out], yh)
+	default:
+		if act != Tanh {
+			act.apply(y)
+		}
+		blas.ToBF16(yh, y[:rows*l.Out])
+	}
+}
+
+// affineHalf writes x·W + b into y, with tanh applied when act is Tanh and
+// no other activation.
+func (l *Linear) affineHalf(x, w []uint16, rows int, y []float32, act Activation) {
 	var b []float32
 	if l.B != nil {
 		b = l.B.Data
@@ -88,9 +109,6 @@ func (l *Linear) forwardHalf(x, w []uint16, rows int, y []float32, act Activatio
 		fused = blas.ActTanh
 	}
 	if blas.AffineBF16(rows, l.In, l.Out, x, w, b, y, fused) {
-		if act != Tanh {
-			act.apply(y)
-		}
 		return
 	}
 	beta := float32(0)
@@ -101,19 +119,18 @@ func (l *Linear) forwardHalf(x, w []uint16, rows int, y []float32, act Activatio
 		beta = 1
 	}
 	blas.GemmBF16(false, false, rows, l.Out, l.In, 1, x, w, beta, y, l.Out)
-	act.apply(y)
+	if act == Tanh {
+		act.apply(y)
+	}
 }
 
 // backwardHalf is backward on the bfloat16 copies made by the forward pass
 // (x [rows, In], w [In, Out]) and dh, dy [rows, Out] rounded: ∂L/∂W +=
-// xᵀ·dy and ∂L/∂x = dy·Wᵀ with each operand rounded once. dy (f32) is only
-// read for the bias gradient when bias is true.
-func (l *Linear) backwardHalf(x, w, dh []uint16, dy []float32, rows int, dx []float32, params, bias bool) {
+// xᵀ·dy and ∂L/∂x = dy·Wᵀ with each operand rounded once. The bias gradient
+// is the caller's (MLP computes it while rounding dy).
+func (l *Linear) backwardHalf(x, w, dh []uint16, rows int, dx []float32, params bool) {
 	if params {
 		blas.GemmBF16(true, false, l.In, l.Out, rows, 1, x, dh, 1, l.W.Grad, l.Out)
-		if bias && l.B != nil {
-			colSumAdd(dy, rows, l.Out, l.B.Grad)
-		}
 	}
 	if dx != nil {
 		blas.GemmBF16(false, true, rows, l.In, l.Out, 1, dh, w, 0, dx, l.In)

@@ -110,10 +110,20 @@ func (m *MLP) Forward(c *Cache, x []float32, rows int) []float32 {
 	for i, l := range m.Layers {
 		c.outs[i] = grow(c.outs[i], rows*l.Out)
 		if c.half {
-			c.xh[i], c.wh[i] = growH(c.xh[i], rows*l.In), growH(c.wh[i], l.In*l.Out)
-			blas.ToBF16(c.xh[i], in[:rows*l.In])
+			// Layer i's rounded input was written by layer i−1's pass
+			// (forwardHalf's yh), except the network's input.
+			if i == 0 {
+				c.xh[0] = growH(c.xh[0], rows*l.In)
+				blas.ToBF16(c.xh[0], in[:rows*l.In])
+			}
+			c.wh[i] = growH(c.wh[i], l.In*l.Out)
 			blas.ToBF16(c.wh[i], l.W.Data)
-			l.forwardHalf(c.xh[i], c.wh[i], rows, c.outs[i], m.act(i))
+			var yh []uint16
+			if i+1 < len(m.Layers) {
+				c.xh[i+1] = growH(c.xh[i+1], rows*l.Out)
+				yh = c.xh[i+1]
+			}
+			l.forwardHalf(c.xh[i], c.wh[i], rows, c.outs[i], m.act(i), yh)
 		} else if !l.forwardFused(in, rows, c.outs[i], m.act(i)) {
 			l.Forward(in, rows, c.outs[i])
 			m.act(i).apply(c.outs[i])
@@ -141,7 +151,25 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 	for i := n - 1; i >= 0; i-- {
 		l := m.Layers[i]
 		biasDone := params && l.B != nil
-		if biasDone {
+		if c.half {
+			// Activation backward, bias gradient and rounding of d in one
+			// pass where blas has it (ReLU, identity).
+			var bias []float32
+			if biasDone {
+				bias = l.B.Grad
+			}
+			c.dh = growH(c.dh, rows*l.Out)
+			if act := m.act(i); act == Tanh {
+				if biasDone {
+					act.backwardBiasGrad(c.outs[i], d, rows, l.Out, bias)
+				} else {
+					act.backward(c.outs[i], d)
+				}
+				blas.ToBF16(c.dh, d)
+			} else {
+				blas.GradToBF16(c.outs[i], d, c.dh, rows, l.Out, act == ReLU, bias)
+			}
+		} else if biasDone {
 			m.act(i).backwardBiasGrad(c.outs[i], d, rows, l.Out, l.B.Grad)
 		} else {
 			m.act(i).backward(c.outs[i], d)
@@ -158,9 +186,7 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 			next = dx[:rows*l.In]
 		}
 		if c.half {
-			c.dh = growH(c.dh, rows*l.Out)
-			blas.ToBF16(c.dh, d)
-			l.backwardHalf(c.xh[i], c.wh[i], c.dh, d, rows, next, params, !biasDone)
+			l.backwardHalf(c.xh[i], c.wh[i], c.dh, rows, next, params)
 		} else {
 			l.backward(in, d, rows, next, params, !biasDone)
 		}

@@ -361,6 +361,8 @@ type halfImpl interface {
 	gemmH(threads int, transA, transB bool, m, n, k int, alpha float32, a, b []uint16, beta float32, c []float32, ldc int)
 	affineH(threads int, rows, in, out int, x, w []uint16, bias, y []float32, act Act)
 	toBF16(dst []uint16, src []float32)
+	reluToBF16(y []float32, h []uint16)
+	gradToBF16(y, d []float32, h []uint16, rows, cols int, relu bool, bias []float32)
 }
 
 // ToBF16 rounds src to bfloat16 into dst: dst[i] holds the top 16 bits of
@@ -383,6 +385,55 @@ func ToBF16(dst []uint16, src []float32) {
 			dst[i] = uint16(math.Float32bits(RoundBF16(v)) >> 16)
 		}
 	}
+}
+
+// ReLUToBF16 applies ReLU to y in place, max(y, 0) keeping NaN (a diverged
+// network stays visible) and −0, as nn's ReLU does, and writes the result
+// rounded as ToBF16 into h: a forward pass's activation and the next
+// layer's input rounding in one pass over y. len(h) ≥ len(y).
+func ReLUToBF16(y []float32, h []uint16) {
+	if len(h) < len(y) {
+		panic(fmt.Sprintf("blas: ReLUToBF16 into %d values from %d", len(h), len(y)))
+	}
+	if hi, ok := current().impl.(halfImpl); ok {
+		hi.reluToBF16(y, h)
+		return
+	}
+	for i, v := range y {
+		if v < 0 {
+			y[i] = 0
+		}
+	}
+	ToBF16(h, y)
+}
+
+// GradToBF16 prepares a layer's output gradient d [rows, cols] for the
+// bf16 GEMMs of its backward pass in one pass over d: with relu, d is
+// zeroed where the layer's ReLU output y [rows, cols] is not > 0 (nn's ReLU
+// backward; y is unused otherwise); with bias non-nil, the column sums of d
+// are added into bias [cols], row after row (nn's order, so the sums are
+// bit for bit nn's); and d is rounded as ToBF16 into h [rows, cols].
+func GradToBF16(y, d []float32, h []uint16, rows, cols int, relu bool, bias []float32) {
+	n := rows * cols
+	if len(d) < n || len(h) < n || (relu && len(y) < n) || (bias != nil && len(bias) < cols) {
+		panic(fmt.Sprintf("blas: GradToBF16 %d×%d with len(y)=%d len(d)=%d len(h)=%d len(bias)=%d", rows, cols, len(y), len(d), len(h), len(bias)))
+	}
+	if hi, ok := current().impl.(halfImpl); ok {
+		hi.gradToBF16(y, d, h, rows, cols, relu, bias)
+		return
+	}
+	for r := 0; r < rows; r++ {
+		for j := 0; j < cols; j++ {
+			i := r*cols + j
+			if relu && !(y[i] > 0) {
+				d[i] = 0
+			}
+			if bias != nil {
+				bias[j] += d[i]
+			}
+		}
+	}
+	ToBF16(h, d[:n])
 }
 
 // FromBF16 widens bfloat16 bits to float32 (exact).

@@ -220,16 +220,104 @@ static void kq_to_bf16_avx512(uint16_t *dst, const float *src, int64_t n) {
 	}
 }
 
-static void kq_to_bf16_scalar(uint16_t *dst, const float *src, int64_t n) {
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t b;
-		memcpy(&b, &src[i], 4);
-		if ((b & 0x7fffffffu) > 0x7f800000u) dst[i] = (uint16_t)((b >> 16) | 0x40);
-		else dst[i] = (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+
+// kq_relu_to_bf16: y = max(0, y) in place, keeping NaN and −0 (VMAXPS
+// returns its second operand, y, when either is NaN or both are zero), and
+// h = bf16(y): nn's ReLU and the next layer's input rounding in one pass.
+__attribute__((target("avx512f,avx512bw,avx512bf16,avx512vl")))
+static void kq_relu_to_bf16_avx512(float *y, uint16_t *h, int64_t n) {
+	const __m512 z = _mm512_setzero_ps();
+	int64_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m512 v = _mm512_max_ps(z, _mm512_loadu_ps(y + i));
+		_mm512_storeu_ps(y + i, v);
+		_mm256_storeu_si256((__m256i *)(h + i), (__m256i)_mm512_cvtneps_pbh(v));
+	}
+	if (i < n) {
+		__mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+		__m512 v = _mm512_max_ps(z, _mm512_maskz_loadu_ps(m, y + i));
+		_mm512_mask_storeu_ps(y + i, m, v);
+		_mm256_mask_storeu_epi16(h + i, m, (__m256i)_mm512_cvtneps_pbh(v));
 	}
 }
 
+// kq_grad_to_bf16: for each row of d [rows, cols]: with relu, d = 0 where
+// y ≤ 0 or NaN (nn's ReLU backward); with bias, bias += d (row by row, the
+// order of nn's column sums); h = bf16(d). One pass over d instead of three.
+__attribute__((target("avx512f,avx512bw,avx512bf16,avx512vl")))
+static void kq_grad_to_bf16_avx512(const float *y, float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
+	const __m512 z = _mm512_setzero_ps();
+	for (int64_t r = 0; r < rows; r++) {
+		const float *yr = y + r * cols;
+		float *dr = d + r * cols;
+		uint16_t *hr = h + r * cols;
+		int64_t j = 0;
+		// Full vectors with plain loads and stores (masked stores are slow
+		// on some AVX-512 CPUs), then one masked tail.
+		for (; j + 16 <= cols; j += 16) {
+			__m512 v = _mm512_loadu_ps(dr + j);
+			if (relu) {
+				__mmask16 pos = _mm512_cmp_ps_mask(_mm512_loadu_ps(yr + j), z, _CMP_GT_OQ);
+				v = _mm512_maskz_mov_ps(pos, v);
+				_mm512_storeu_ps(dr + j, v);
+			}
+			if (bias) _mm512_storeu_ps(bias + j, _mm512_add_ps(_mm512_loadu_ps(bias + j), v));
+			_mm256_storeu_si256((__m256i *)(hr + j), (__m256i)_mm512_cvtneps_pbh(v));
+		}
+		if (j < cols) {
+			__mmask16 m = (__mmask16)((1u << (cols - j)) - 1);
+			__m512 v = _mm512_maskz_loadu_ps(m, dr + j);
+			if (relu) {
+				__mmask16 pos = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, yr + j), z, _CMP_GT_OQ);
+				v = _mm512_maskz_mov_ps(pos, v);
+				_mm512_mask_storeu_ps(dr + j, m, v);
+			}
+			if (bias) _mm512_mask_storeu_ps(bias + j, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, bias + j), v));
+			_mm256_mask_storeu_epi16(hr + j, m, (__m256i)_mm512_cvtneps_pbh(v));
+		}
+	}
+}
+
+static uint16_t kq_bf16_scalar(float x) {
+	uint32_t b;
+	memcpy(&b, &x, 4);
+	if ((b & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((b >> 16) | 0x40);
+	return (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+
+static void kq_relu_to_bf16_scalar(float *y, uint16_t *h, int64_t n) {
+	for (int64_t i = 0; i < n; i++) {
+		if (y[i] < 0) y[i] = 0;
+		h[i] = kq_bf16_scalar(y[i]);
+	}
+}
+
+static void kq_grad_to_bf16_scalar(const float *y, float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
+	for (int64_t r = 0; r < rows; r++) {
+		for (int64_t j = 0; j < cols; j++) {
+			int64_t i = r * cols + j;
+			if (relu && !(y[i] > 0)) d[i] = 0;
+			if (bias) bias[j] += d[i];
+			h[i] = kq_bf16_scalar(d[i]);
+		}
+	}
+}
+
+static void kq_to_bf16_scalar(uint16_t *dst, const float *src, int64_t n) {
+	for (int64_t i = 0; i < n; i++) dst[i] = kq_bf16_scalar(src[i]);
+}
+
 static int kq_has_bf16_insn;
+
+static void kq_relu_to_bf16(float *y, uint16_t *h, int64_t n) {
+	if (kq_has_bf16_insn) kq_relu_to_bf16_avx512(y, h, n);
+	else kq_relu_to_bf16_scalar(y, h, n);
+}
+
+static void kq_grad_to_bf16(const float *y, float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
+	if (kq_has_bf16_insn) kq_grad_to_bf16_avx512(y, d, h, bias, rows, cols, relu);
+	else kq_grad_to_bf16_scalar(y, d, h, bias, rows, cols, relu);
+}
 
 static void kq_cpu_init(void) { kq_has_bf16_insn = __builtin_cpu_supports("avx512bf16"); }
 
@@ -469,6 +557,27 @@ func (o *onednn) toBF16(dst []uint16, src []float32) {
 		return
 	}
 	C.kq_to_bf16((*C.uint16_t)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.int64_t(len(src)))
+}
+
+func (o *onednn) reluToBF16(y []float32, h []uint16) {
+	if len(y) == 0 {
+		return
+	}
+	C.kq_relu_to_bf16((*C.float)(unsafe.Pointer(&y[0])), (*C.uint16_t)(unsafe.Pointer(&h[0])), C.int64_t(len(y)))
+}
+
+func (o *onednn) gradToBF16(y, d []float32, h []uint16, rows, cols int, relu bool, bias []float32) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	var yp, bp *C.float
+	if relu {
+		yp = (*C.float)(unsafe.Pointer(&y[0]))
+	}
+	if bias != nil {
+		bp = (*C.float)(unsafe.Pointer(&bias[0]))
+	}
+	C.kq_grad_to_bf16(yp, (*C.float)(unsafe.Pointer(&d[0])), (*C.uint16_t)(unsafe.Pointer(&h[0])), bp, C.int64_t(rows), C.int64_t(cols), cbool(relu))
 }
 
 // exec runs the cached primitive for key on f32 inputs a, b, or (bf16
