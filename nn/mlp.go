@@ -230,10 +230,14 @@ func AddGrads(dst, src []*Param) {
 		if len(d.Grad) != len(s.Grad) {
 			panic(fmt.Sprintf("nn: AddGrads: %s has %d gradients, %s %d", d.Name, len(d.Grad), s.Name, len(s.Grad)))
 		}
-		for j, g := range s.Grad {
-			d.Grad[j] += g
-			s.Grad[j] = 0
+		n := 0
+		if useAVX2 {
+			n = addToAVX2(d.Grad, s.Grad)
 		}
+		for j := n; j < len(s.Grad); j++ {
+			d.Grad[j] += s.Grad[j]
+		}
+		clear(s.Grad)
 	}
 }
 

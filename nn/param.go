@@ -56,7 +56,12 @@ func Polyak(dst, src []*Param, tau float32) {
 	mustMatch(dst, src)
 	for i := range dst {
 		d, s := dst[i].Data, src[i].Data
-		for j := range d {
+		s = s[:len(d)]
+		n := 0
+		if useAVX2 {
+			n = polyakAVX2(d, s, tau) // the loop below, 8 at a time
+		}
+		for j := n; j < len(d); j++ {
 			d[j] += tau * (s[j] - d[j])
 		}
 	}
