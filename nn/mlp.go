@@ -153,7 +153,8 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 		biasDone := params && l.B != nil
 		if c.half {
 			// Activation backward, bias gradient and rounding of d in one
-			// pass where blas has it (ReLU, identity).
+			// pass where blas has it (ReLU, identity; d itself is then left
+			// as it was: only its rounded copy is read afterwards).
 			var bias []float32
 			if biasDone {
 				bias = l.B.Grad

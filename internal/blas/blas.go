@@ -379,12 +379,16 @@ func ToBF16(dst []uint16, src []float32) {
 		return
 	}
 	for i, v := range src {
-		if b := math.Float32bits(v); b&0x7fffffff > 0x7f800000 {
-			dst[i] = uint16(b>>16) | 0x40
-		} else {
-			dst[i] = uint16(math.Float32bits(RoundBF16(v)) >> 16)
-		}
+		dst[i] = bf16Bits(v)
 	}
+}
+
+// bf16Bits is ToBF16 of one value (the fallback's arithmetic).
+func bf16Bits(v float32) uint16 {
+	if b := math.Float32bits(v); b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x40
+	}
+	return uint16(math.Float32bits(RoundBF16(v)) >> 16)
 }
 
 // ReLUToBF16 applies ReLU to y in place, max(y, 0) keeping NaN (a diverged
@@ -408,11 +412,12 @@ func ReLUToBF16(y []float32, h []uint16) {
 }
 
 // GradToBF16 prepares a layer's output gradient d [rows, cols] for the
-// bf16 GEMMs of its backward pass in one pass over d: with relu, d is
-// zeroed where the layer's ReLU output y [rows, cols] is not > 0 (nn's ReLU
-// backward; y is unused otherwise); with bias non-nil, the column sums of d
+// bf16 GEMMs of its backward pass in one pass over d: g = d, or with relu
+// g = 0 where the layer's ReLU output y [rows, cols] is not > 0 (nn's ReLU
+// backward; y is unused otherwise); with bias non-nil, the column sums of g
 // are added into bias [cols], row after row (nn's order, so the sums are
-// bit for bit nn's); and d is rounded as ToBF16 into h [rows, cols].
+// bit for bit nn's); and g is rounded as ToBF16 into h [rows, cols]. d is
+// not modified.
 func GradToBF16(y, d []float32, h []uint16, rows, cols int, relu bool, bias []float32) {
 	n := rows * cols
 	if len(d) < n || len(h) < n || (relu && len(y) < n) || (bias != nil && len(bias) < cols) {
@@ -425,15 +430,16 @@ func GradToBF16(y, d []float32, h []uint16, rows, cols int, relu bool, bias []fl
 	for r := 0; r < rows; r++ {
 		for j := 0; j < cols; j++ {
 			i := r*cols + j
+			g := d[i]
 			if relu && !(y[i] > 0) {
-				d[i] = 0
+				g = 0
 			}
 			if bias != nil {
-				bias[j] += d[i]
+				bias[j] += g
 			}
+			h[i] = bf16Bits(g)
 		}
 	}
-	ToBF16(h, d[:n])
 }
 
 // FromBF16 widens bfloat16 bits to float32 (exact).

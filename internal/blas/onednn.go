@@ -241,39 +241,33 @@ static void kq_relu_to_bf16_avx512(float *y, uint16_t *h, int64_t n) {
 	}
 }
 
-// kq_grad_to_bf16: for each row of d [rows, cols]: with relu, d = 0 where
-// y ≤ 0 or NaN (nn's ReLU backward); with bias, bias += d (row by row, the
-// order of nn's column sums); h = bf16(d). One pass over d instead of three.
+// kq_grad_to_bf16: for each row of d [rows, cols]: with relu, g = 0 where
+// y ≤ 0 or NaN, else d (nn's ReLU backward); with bias, bias += g (row by
+// row, the order of nn's column sums); h = bf16(g). d is only read: the
+// backward GEMMs take h, so writing g back would be a wasted pass. Full
+// 16-wide chunks use plain loads and stores (masked stores are slow on some
+// AVX-512 CPUs); the last cols % 16 columns of each row are done one by one.
+static uint16_t kq_bf16_scalar(float x);
+
 __attribute__((target("avx512f,avx512bw,avx512bf16,avx512vl")))
-static void kq_grad_to_bf16_avx512(const float *y, float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
+static void kq_grad_to_bf16_avx512(const float *y, const float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
 	const __m512 z = _mm512_setzero_ps();
+	const int64_t full = cols & ~(int64_t)15;
 	for (int64_t r = 0; r < rows; r++) {
-		const float *yr = y + r * cols;
-		float *dr = d + r * cols;
+		const float *yr = relu ? y + r * cols : NULL;
+		const float *dr = d + r * cols;
 		uint16_t *hr = h + r * cols;
-		int64_t j = 0;
-		// Full vectors with plain loads and stores (masked stores are slow
-		// on some AVX-512 CPUs), then one masked tail.
-		for (; j + 16 <= cols; j += 16) {
+		for (int64_t j = 0; j < full; j += 16) {
 			__m512 v = _mm512_loadu_ps(dr + j);
-			if (relu) {
-				__mmask16 pos = _mm512_cmp_ps_mask(_mm512_loadu_ps(yr + j), z, _CMP_GT_OQ);
-				v = _mm512_maskz_mov_ps(pos, v);
-				_mm512_storeu_ps(dr + j, v);
-			}
+			if (relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(yr + j), z, _CMP_GT_OQ), v);
 			if (bias) _mm512_storeu_ps(bias + j, _mm512_add_ps(_mm512_loadu_ps(bias + j), v));
 			_mm256_storeu_si256((__m256i *)(hr + j), (__m256i)_mm512_cvtneps_pbh(v));
 		}
-		if (j < cols) {
-			__mmask16 m = (__mmask16)((1u << (cols - j)) - 1);
-			__m512 v = _mm512_maskz_loadu_ps(m, dr + j);
-			if (relu) {
-				__mmask16 pos = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, yr + j), z, _CMP_GT_OQ);
-				v = _mm512_maskz_mov_ps(pos, v);
-				_mm512_mask_storeu_ps(dr + j, m, v);
-			}
-			if (bias) _mm512_mask_storeu_ps(bias + j, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, bias + j), v));
-			_mm256_mask_storeu_epi16(hr + j, m, (__m256i)_mm512_cvtneps_pbh(v));
+		for (int64_t j = full; j < cols; j++) {
+			float g = dr[j];
+			if (relu && !(yr[j] > 0)) g = 0;
+			if (bias) bias[j] += g;
+			hr[j] = kq_bf16_scalar(g);
 		}
 	}
 }
@@ -292,13 +286,14 @@ static void kq_relu_to_bf16_scalar(float *y, uint16_t *h, int64_t n) {
 	}
 }
 
-static void kq_grad_to_bf16_scalar(const float *y, float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
+static void kq_grad_to_bf16_scalar(const float *y, const float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
 	for (int64_t r = 0; r < rows; r++) {
 		for (int64_t j = 0; j < cols; j++) {
 			int64_t i = r * cols + j;
-			if (relu && !(y[i] > 0)) d[i] = 0;
-			if (bias) bias[j] += d[i];
-			h[i] = kq_bf16_scalar(d[i]);
+			float g = d[i];
+			if (relu && !(y[i] > 0)) g = 0;
+			if (bias) bias[j] += g;
+			h[i] = kq_bf16_scalar(g);
 		}
 	}
 }
@@ -314,7 +309,7 @@ static void kq_relu_to_bf16(float *y, uint16_t *h, int64_t n) {
 	else kq_relu_to_bf16_scalar(y, h, n);
 }
 
-static void kq_grad_to_bf16(const float *y, float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
+static void kq_grad_to_bf16(const float *y, const float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
 	if (kq_has_bf16_insn) kq_grad_to_bf16_avx512(y, d, h, bias, rows, cols, relu);
 	else kq_grad_to_bf16_scalar(y, d, h, bias, rows, cols, relu);
 }
