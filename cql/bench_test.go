@@ -170,7 +170,9 @@ func ExampleStepFLOPs() {
 // gemmReplay returns a function that runs only the GEMMs of one CQL update
 // (same shapes, same two-goroutine split of the twin critics, one BLAS thread
 // each): the time a step would take if everything but matrix multiplication
-// were free, i.e. the ceiling for BenchmarkCQLStep.
+// were free, i.e. the ceiling for BenchmarkCQLStep. Under bf16 the GEMMs
+// take inputs already rounded (replayPass), so rounding f32 to bf16 counts
+// as the step's own (non-GEMM) work.
 func gemmReplay(cfg Config, S, A int) func() {
 	B, N := cfg.Batch, cfg.NumActions
 	R := B * (1 + 3*N)
