@@ -568,12 +568,13 @@ func BenchmarkAffine(b *testing.B) {
 	}
 }
 
-// The bf16 helpers against a plain reference, on every backend compiled in
-// (onednn's AVX512_BF16 kernels or scalar C, the Go fallback elsewhere):
+// The bf16 helpers (ToBF16, ReLUToBF16, GradToBF16) against a plain
+// reference, on every backend compiled in (onednn's AVX512_BF16 kernels or
+// scalar C, the Go fallback elsewhere): ToBF16 rounds as RoundBF16;
 // ReLUToBF16 keeps NaN and −0 and zeroes negatives; GradToBF16 masks where
 // y is not > 0 (NaN and −0 included), sums columns row by row exactly like
-// a sequential float32 loop, rounds as RoundBF16 and leaves d as it was. Widths that are not
-// multiples of 16 exercise the masked tails.
+// a sequential float32 loop, rounds as RoundBF16 and leaves d as it was.
+// Widths that are not multiples of 16 exercise the tails.
 func TestBF16Helpers(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	bits := func(x float32) uint32 { return math.Float32bits(x) }
@@ -587,8 +588,16 @@ func TestBF16Helpers(t *testing.T) {
 			n := rows * cols
 			y := randSlice(r, n)
 			y[0], y[n/2] = float32(math.NaN()), float32(math.Copysign(0, -1))
+			// ToBF16.
+			h := make([]uint16, n)
+			ToBF16(h, y)
+			for i, v := range y {
+				if got := FromBF16(h[i]); math.IsNaN(float64(v)) != math.IsNaN(float64(got)) || (!math.IsNaN(float64(v)) && bits(got) != bits(RoundBF16(v))) {
+					t.Fatalf("%s: ToBF16(%v) = %v, want %v", be, v, got, RoundBF16(v))
+				}
+			}
 			// ReLUToBF16.
-			got, h := append([]float32(nil), y...), make([]uint16, n)
+			got := append([]float32(nil), y...)
 			ReLUToBF16(got, h)
 			for i, v := range y {
 				want := v

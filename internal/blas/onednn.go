@@ -316,6 +316,13 @@ static void kq_grad_to_bf16(const float *y, const float *d, uint16_t *h, float *
 
 static void kq_cpu_init(void) { kq_has_bf16_insn = __builtin_cpu_supports("avx512bf16"); }
 
+// kq_use_bf16_insn switches the AVX512_BF16 kernels off (tests of the
+// scalar fallbacks) or back on where the CPU has them; returns the setting.
+static int kq_use_bf16_insn(int on) {
+	kq_has_bf16_insn = on && __builtin_cpu_supports("avx512bf16");
+	return kq_has_bf16_insn;
+}
+
 static void kq_to_bf16(uint16_t *dst, const float *src, int64_t n) {
 	if (kq_has_bf16_insn) kq_to_bf16_avx512(dst, src, n);
 	else kq_to_bf16_scalar(dst, src, n);
@@ -574,6 +581,11 @@ func (o *onednn) gradToBF16(y, d []float32, h []uint16, rows, cols int, relu boo
 	}
 	C.kq_grad_to_bf16(yp, (*C.float)(unsafe.Pointer(&d[0])), (*C.uint16_t)(unsafe.Pointer(&h[0])), bp, C.int64_t(rows), C.int64_t(cols), cbool(relu))
 }
+
+// useBF16Insn turns the AVX512_BF16 rounding kernels off (on: back on
+// where the CPU has them) and reports whether they are in use; for tests of
+// the scalar C fallbacks.
+func useBF16Insn(on bool) bool { return C.kq_use_bf16_insn(cbool(on)) != 0 }
 
 // exec runs the cached primitive for key on f32 inputs a, b, or (bf16
 // keys only) on pre-rounded inputs a16, b16 when those are non-nil.
