@@ -20,7 +20,10 @@
 // Precision BF16 means mixed precision: both GEMM inputs are rounded to
 // bfloat16 (8-bit significand, round to nearest even), products are
 // accumulated and written in float32. Everything outside the GEMM (master
-// weights, gradients, optimizer moments, losses) stays float32.
+// weights, gradients, optimizer moments, losses) stays float32. Gemm rounds
+// its inputs on every call; a caller that feeds one operand to several GEMMs
+// rounds it once (ToBF16, ReLUToBF16, GradToBF16) and calls GemmBF16 or
+// AffineBF16, with identical results.
 package blas
 
 import (

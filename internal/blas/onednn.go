@@ -25,7 +25,11 @@ package blas
 //     thread it runs on before creating or executing a primitive.
 //   - bf16: oneDNN's matmul needs both inputs in bf16, so a cached reorder
 //     primitive converts each f32 input (round to nearest even) into the slot's
-//     buffer, keeping its orientation; the matmul accumulates in f32.
+//     buffer, keeping its orientation; the matmul accumulates in f32. Callers
+//     that reuse an operand (nn's layers) round it once themselves
+//     (kq_to_bf16 and its fused ReLU / gradient variants, AVX512_BF16's
+//     VCVTNEPS2BF16) and pass the bf16 data (GemmBF16, AffineBF16): the same
+//     primitive then runs without the reorders.
 
 /*
 #cgo LDFLAGS: -ldnnl -lgomp
