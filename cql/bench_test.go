@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,7 +170,9 @@ func ExampleStepFLOPs() {
 // gemmReplay returns a function that runs only the GEMMs of one CQL update
 // (same shapes, same two-goroutine split of the twin critics, one BLAS thread
 // each): the time a step would take if everything but matrix multiplication
-// were free, i.e. the ceiling for BenchmarkCQLStep.
+// were free, i.e. the ceiling for BenchmarkCQLStep. Under bf16 the GEMMs
+// take inputs already rounded (replayPass), so rounding f32 to bf16 counts
+// as the step's own (non-GEMM) work.
 func gemmReplay(cfg Config, S, A int) func() {
 	B, N := cfg.Batch, cfg.NumActions
 	R := B * (1 + 3*N)
@@ -179,24 +182,9 @@ func gemmReplay(cfg Config, S, A int) func() {
 	for _, h := range cfg.Net.Hidden {
 		widest = max(widest, h)
 	}
-	type bufs struct{ x, y, w, g []float32 }
-	mk := func(rows int) bufs {
-		return bufs{make([]float32, rows*widest), make([]float32, rows*widest), make([]float32, widest*widest), make([]float32, widest*widest)}
-	}
-	// One layer stack: forward over rows, then (optionally) dW and dX.
-	pass := func(sz []int, rows int, bb bufs, dW, dX bool) {
-		for i := 0; i+1 < len(sz); i++ {
-			blas.MatMul(false, false, rows, sz[i+1], sz[i], bb.x, bb.w, bb.y, false)
-		}
-		for i := len(sz) - 2; i >= 0; i-- {
-			if dW {
-				blas.MatMul(true, false, sz[i], sz[i+1], rows, bb.x, bb.y, bb.g, true)
-			}
-			if dX && (i > 0 || !dW) {
-				blas.MatMul(false, true, rows, sz[i], sz[i+1], bb.y, bb.w, bb.x, false)
-			}
-		}
-	}
+	pass := replayPass(widest)
+	type bufs = replayBufs
+	mk := func(rows int) bufs { return newReplayBufs(rows, widest) }
 	cb := [2]bufs{mk(R), mk(R)}
 	ab := mk(2 * B)
 	return func() {
@@ -210,6 +198,51 @@ func gemmReplay(cfg Config, S, A int) func() {
 			pass(qs, B, cb[i], false, true) // ∂Q/∂a for the actor
 		})
 		pass(as, B, ab, true, true) // actor backward (forward replayed: counted in FLOPs below)
+	}
+}
+
+// replayBufs are the operands of a GEMM replay: f32, and the same sizes in
+// bfloat16 for the bf16 precision, whose replay feeds the GEMMs inputs
+// already rounded (blas.GemmBF16) so that the ceiling counts matrix
+// multiplication only, not the f32 → bf16 conversions a step must do.
+type replayBufs struct {
+	x, y, w, g []float32
+	xh, yh, wh []uint16
+}
+
+func newReplayBufs(rows, widest int) replayBufs {
+	return replayBufs{make([]float32, rows*widest), make([]float32, rows*widest), make([]float32, widest*widest), make([]float32, widest*widest),
+		make([]uint16, rows*widest), make([]uint16, rows*widest), make([]uint16, widest*widest)}
+}
+
+// replayPass returns the replay of one layer stack: forward over rows,
+// then (optionally) dW and dX (dX of layer 0 only without dW), in f32 or,
+// under blas.BF16, on pre-rounded inputs.
+func replayPass(widest int) func(sz []int, rows int, bb replayBufs, dW, dX bool) {
+	return func(sz []int, rows int, bb replayBufs, dW, dX bool) {
+		half := blas.CurrentPrecision() == blas.BF16
+		mm := func(ta, tb bool, m, n, k int, a []float32, ah []uint16, b []float32, bh []uint16, c []float32, acc bool) {
+			if !half {
+				blas.MatMul(ta, tb, m, n, k, a, b, c, acc)
+				return
+			}
+			beta := float32(0)
+			if acc {
+				beta = 1
+			}
+			blas.GemmBF16(ta, tb, m, n, k, 1, ah, bh, beta, c, n)
+		}
+		for i := 0; i+1 < len(sz); i++ {
+			mm(false, false, rows, sz[i+1], sz[i], bb.x, bb.xh, bb.w, bb.wh, bb.y, false)
+		}
+		for i := len(sz) - 2; i >= 0; i-- {
+			if dW {
+				mm(true, false, sz[i], sz[i+1], rows, bb.x, bb.xh, bb.y, bb.yh, bb.g, true)
+			}
+			if dX && (i > 0 || !dW) {
+				mm(false, true, rows, sz[i], sz[i+1], bb.y, bb.yh, bb.w, bb.wh, bb.x, false)
+			}
+		}
 	}
 }
 
@@ -404,4 +437,69 @@ func (t *torchProc) step(b *testing.B) time.Duration {
 func (t *torchProc) close() {
 	t.in.Close()
 	_ = t.cmd.Wait()
+}
+
+// BenchmarkCQLRoundOnce is the A/B measurement of nn's bf16 operand reuse
+// (nn.SetRoundOnce): two identical learners on onednn-bf16, one rounding
+// each layer's input, weights and output gradient once per pass, one
+// letting every GEMM round its f32 inputs, take turns one step each. Each
+// step is timed in process CPU seconds (user + system, both goroutines),
+// which other processes on a shared machine disturb far less than wall
+// time; the figures are medians of per-iteration values. "speedup" is the
+// median of (per-GEMM rounding CPU time / round-once CPU time).
+func BenchmarkCQLRoundOnce(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{{"hopper-paper", DefaultConfig()}, {"hopper-corl", CORLConfig()}} {
+		b.Run(tc.name, func(b *testing.B) {
+			useBackend(b, "onednn-bf16")
+			b.Cleanup(func() { nn.SetRoundOnce(true) })
+			type arm struct {
+				l     *Learner
+				s     *dataset.Sampler
+				batch *dataset.Batch
+				rng   *rand.Rand
+				t     []float64
+			}
+			var arms [2]*arm // 0: round once, 1: per GEMM
+			for i := range arms {
+				rng := rand.New(rand.NewPCG(1, 2))
+				cfg := tc.cfg
+				cfg.BCSteps = 0
+				arms[i] = &arm{l: NewLearner(cfg, 11, 3, nil, rng), s: dataset.NewSampler(dataset.Synthetic(11, 3, 10000, rng), rng),
+					batch: dataset.NewBatch(cfg.Batch, 11, 3), rng: rng}
+			}
+			step := func(i int) float64 {
+				a := arms[i]
+				nn.SetRoundOnce(i == 0)
+				c0 := cpuSeconds()
+				a.s.Sample(a.batch)
+				if _, err := a.l.Step(a.batch, augment.None{}, a.rng); err != nil {
+					b.Fatal(err)
+				}
+				return cpuSeconds() - c0
+			}
+			for i := 0; i < 3; i++ {
+				step(0)
+				step(1)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j := range arms {
+					arms[j].t = append(arms[j].t, step(j))
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(1e3*median(arms[0].t, nil), "round-once-cpu-ms/step")
+			b.ReportMetric(1e3*median(arms[1].t, nil), "per-gemm-cpu-ms/step")
+			b.ReportMetric(median(arms[1].t, arms[0].t), "speedup")
+		})
+	}
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

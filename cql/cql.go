@@ -330,12 +330,19 @@ func (l *Learner) sample(rng *rand.Rand) []float32 {
 	if l.noiseHook != nil {
 		l.noiseHook(nz)
 	}
-	outS := l.Actor.Forward(&w.cS, w.obs, B)
-	outN := l.Actor.Forward(&w.cN, w.next, B)
-	nn.TanhGaussianSample(outS, B, A, nz.pi, w.actPi, w.logpPi)
-	nn.TanhGaussianSample(outN, B, A, nz.next, w.actNx, w.logpNx)
-	sampleRows(outS, B, A, N, nz.ood[:B*N*A], w.actOOD[:B*N*A], w.logpOOD[:B*N])
-	sampleRows(outN, B, A, N, nz.ood[B*N*A:], w.actOOD[B*N*A:], w.logpOOD[B*N:])
+	// The samples at s and at s' are independent: one core each.
+	var outS []float32
+	nn.Both(func(i int) {
+		if i == 0 {
+			outS = l.Actor.Forward(&w.cS, w.obs, B)
+			nn.TanhGaussianSample(outS, B, A, nz.pi, w.actPi, w.logpPi)
+			sampleRows(outS, B, A, N, nz.ood[:B*N*A], w.actOOD[:B*N*A], w.logpOOD[:B*N])
+			return
+		}
+		outN := l.Actor.Forward(&w.cN, w.next, B)
+		nn.TanhGaussianSample(outN, B, A, nz.next, w.actNx, w.logpNx)
+		sampleRows(outN, B, A, N, nz.ood[B*N*A:], w.actOOD[B*N*A:], w.logpOOD[B*N:])
+	})
 	return outS
 }
 

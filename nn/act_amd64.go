@@ -15,3 +15,9 @@ func reluMaskAVX2(y, d []float32) int
 
 //go:noescape
 func addToAVX2(dst, src []float32) int
+
+//go:noescape
+func adamAVX2(d, g, m, v []float32, k *[7]float32) int
+
+//go:noescape
+func polyakAVX2(d, s []float32, tau float32) int

@@ -94,3 +94,54 @@ func BenchmarkTanh(b *testing.B) {
 		b.ReportMetric(float64(len(x)*b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
 	})
 }
+
+// The AVX2 Adam and Polyak kernels must give bit for bit the scalar loops'
+// results (same operations in the same order), over several steps, for
+// lengths with tails, with wide-ranging gradients (tiny, huge, zero) and
+// the first steps' large bias corrections; and the update must move every
+// parameter with a nonzero gradient (an untouched parameter would mean a
+// kernel skipped it).
+func TestAdamPolyakKernelsMatchScalar(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 kernels on this CPU")
+	}
+	for _, n := range []int{1, 7, 8, 9, 33, 257} {
+		run := func(avx bool) []*Param {
+			saved := useAVX2
+			useAVX2 = avx
+			defer func() { useAVX2 = saved }()
+			r := rand.New(rand.NewPCG(uint64(n), 1))
+			ps := []*Param{NewParam("a", n), NewParam("b", n+3)}
+			tgt := []*Param{NewParam("a", n), NewParam("b", n+3)}
+			for _, p := range ps {
+				copy(p.Data, randVec(r, len(p.Data), 1))
+			}
+			opt := NewAdam(ps, 3e-4)
+			for step := 0; step < 5; step++ {
+				for _, p := range ps {
+					for j := range p.Grad {
+						p.Grad[j] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(16)-8)))
+					}
+					p.Grad[0] = 0
+				}
+				before := append([]float32(nil), ps[1].Data...)
+				opt.Step()
+				for j := 1; j < len(before); j++ {
+					if ps[1].Data[j] == before[j] {
+						t.Fatalf("n=%d avx=%v: parameter %d did not move", n, avx, j)
+					}
+				}
+				Polyak(tgt, ps, 0.005)
+			}
+			return append(ps, tgt...)
+		}
+		want, got := run(false), run(true)
+		for i := range want {
+			for j := range want[i].Data {
+				if math.Float32bits(want[i].Data[j]) != math.Float32bits(got[i].Data[j]) {
+					t.Fatalf("n=%d param %d[%d]: AVX2 %v, scalar %v", n, i, j, got[i].Data[j], want[i].Data[j])
+				}
+			}
+		}
+	}
+}

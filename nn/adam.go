@@ -31,12 +31,17 @@ func (a *Adam) Step() {
 	step := float32(a.LR / c1)
 	isq := float32(1 / math.Sqrt(c2))
 	eps := float32(a.Eps)
+	k := [7]float32{b1, 1 - b1, b2, 1 - b2, step, isq, eps}
 	for i, p := range a.Params {
 		m, v, g, d := a.M[i], a.V[i], p.Grad, p.Data
 		m = m[:len(d)]
 		v = v[:len(d)]
 		g = g[:len(d)]
-		for j := range d {
+		n := 0
+		if useAVX2 {
+			n = adamAVX2(d, g, m, v, &k) // the loop below, 8 at a time
+		}
+		for j := n; j < len(d); j++ {
 			gj := g[j]
 			mj := b1*m[j] + (1-b1)*gj
 			vj := b2*v[j] + (1-b2)*gj*gj

@@ -106,3 +106,107 @@ func TestMLPForwardPropagatesNaN(t *testing.T) {
 		t.Errorf("NaN leaked into other rows: %v", out)
 	}
 }
+
+// Under bf16, MLP rounds each layer's input, weights and output gradient
+// once and reuses the copies (SetRoundOnce); that must give bit for bit what
+// rounding inside every GEMM gives (the same values are rounded, the same
+// primitives run), for outputs, parameter gradients and input gradients,
+// with fusion on and off. The two paths must really differ in what they
+// call: the copies exist only on the round-once path.
+func TestMLPRoundOnceIsExact(t *testing.T) {
+	old := blas.Describe()
+	defer func() { _ = blas.Configure(old.Backend, old.Precision); SetRoundOnce(true); blas.SetFusion(true) }()
+	if blas.Configure("onednn", "bf16") != nil {
+		t.Skip("no bf16 GEMM in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, act := range []Activation{ReLU, Tanh} {
+		m := NewMLP("q", []int{13, 48, 40, 3}, act, Identity, rng)
+		for _, l := range m.Layers {
+			copy(l.B.Data, randVec(rng, l.Out, 0.1))
+		}
+		const rows = 70
+		x := randVec(rng, rows*m.In(), 1)
+		w := randVec(rng, rows*m.Out(), 1)
+		run := func(once, fused bool) [][]float32 {
+			SetRoundOnce(once)
+			blas.SetFusion(fused)
+			ZeroGrad(m.Params())
+			var c Cache
+			y := append([]float32(nil), m.Forward(&c, x, rows)...)
+			if c.half != once || (len(c.xh) > 0) != once {
+				t.Fatalf("round-once %v: cache half=%v with %d rounded inputs", once, c.half, len(c.xh))
+			}
+			dx := make([]float32, len(x))
+			m.Backward(&c, w, dx, true)
+			out := [][]float32{y, dx}
+			for _, p := range m.Params() {
+				out = append(out, append([]float32(nil), p.Grad...))
+			}
+			return out
+		}
+		for _, fused := range []bool{true, false} {
+			want, got := run(false, fused), run(true, fused)
+			for i := range want {
+				for j := range want[i] {
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+						t.Fatalf("%v fused=%v tensor %d[%d]: round-once %v, per-GEMM rounding %v", act, fused, i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// ToBF16 must round to nearest even like RoundBF16 on every finite value
+// and ±Inf (subnormals may become zero of their sign: the AVX512_BF16
+// instruction flushes them, and bf16 dot products treat them as zero
+// anyway), and keep NaN a NaN, on whichever code the backend runs (the
+// AVX512_BF16 instruction or the scalar loop), including lengths that leave
+// a partial vector.
+func TestToBF16MatchesRoundBF16(t *testing.T) {
+	old := blas.Describe()
+	defer func() { _ = blas.Configure(old.Backend, old.Precision) }()
+	rng := rand.New(rand.NewPCG(23, 24))
+	src := make([]float32, 1000)
+	for i := range src {
+		src[i] = math.Float32frombits(rng.Uint32())
+	}
+	// Ties and near-ties in both directions, signed zeros, infinities.
+	src = append(src, 1+1.0/256, 1+3.0/256, 1+1.0/256+1.0/(1<<20), -(1 + 3.0/256), 0, float32(math.Copysign(0, -1)),
+		float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32, float32(math.NaN()), math.Float32frombits(0x7f800001), math.Float32frombits(0xffffffff))
+	for _, be := range []string{"onednn", "gonum"} {
+		if blas.Configure(be, "") != nil {
+			continue
+		}
+		for _, n := range []int{len(src), 37, 16, 5} {
+			dst := make([]uint16, n)
+			blas.ToBF16(dst, src[len(src)-n:])
+			for i, v := range src[len(src)-n:] {
+				got := blas.FromBF16(dst[i])
+				if math.IsNaN(float64(v)) {
+					if !math.IsNaN(float64(got)) {
+						t.Errorf("%s: ToBF16(NaN %#x) = %#x, not a NaN", be, math.Float32bits(v), dst[i])
+					}
+					continue
+				}
+				if math.Abs(float64(v)) < 0x1p-126 && got == 0 && math.Signbit(float64(got)) == math.Signbit(float64(v)) {
+					continue // VCVTNEPS2BF16 flushes subnormal inputs to zero, as VDPBF16PS reads them anyway
+				}
+				if want := blas.RoundBF16(v); math.Float32bits(got) != math.Float32bits(want) {
+					t.Errorf("%s: ToBF16(%g) = %g, RoundBF16 gives %g", be, v, got, want)
+				}
+			}
+		}
+	}
+}
+
+// The bf16 forward pass keeps NaN visible as the f32 one does.
+func TestMLPForwardPropagatesNaNBF16(t *testing.T) {
+	old := blas.Describe()
+	defer func() { _ = blas.Configure(old.Backend, old.Precision) }()
+	if blas.Configure("onednn", "bf16") != nil {
+		t.Skip("no bf16 GEMM in this build or on this CPU")
+	}
+	TestMLPForwardPropagatesNaN(t)
+}

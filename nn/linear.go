@@ -75,6 +75,68 @@ func (l *Linear) forwardFused(x []float32, rows int, y []float32, act Activation
 	return false
 }
 
+// forwardHalf is forwardFused for inputs x [rows, In] and weights w
+// already rounded to bfloat16 (MLP's bf16 path): y = act(x·W + b), the bias
+// (and tanh) fused into the GEMM when the backend can, ReLU as nn's pass
+// (fused with rounding y into yh when yh, the next layer's input, is
+// non-nil).
+func (l *Linear) forwardHalf(x, w []uint16, rows int, y []float32, act Activation, yh []uint16) {
+	l.affineHalf(x, w, rows, y, act)
+	switch {
+	case yh == nil:
+		if act != Tanh {
+			act.apply(y)
+		}
+	case act == ReLU:
+		blas.ReLUToBF16(y[:rows*l.Out], yh)
+	default:
+		if act != Tanh {
+			act.apply(y)
+		}
+		blas.ToBF16(yh, y[:rows*l.Out])
+	}
+}
+
+// affineHalf writes x·W + b into y, with tanh applied when act is Tanh and
+// no other activation.
+func (l *Linear) affineHalf(x, w []uint16, rows int, y []float32, act Activation) {
+	var b []float32
+	if l.B != nil {
+		b = l.B.Data
+	}
+	fused := blas.ActNone
+	if act == Tanh {
+		fused = blas.ActTanh
+	}
+	if blas.AffineBF16(rows, l.In, l.Out, x, w, b, y, fused) {
+		return
+	}
+	beta := float32(0)
+	if b != nil {
+		for r := 0; r < rows; r++ {
+			copy(y[r*l.Out:(r+1)*l.Out], b)
+		}
+		beta = 1
+	}
+	blas.GemmBF16(false, false, rows, l.Out, l.In, 1, x, w, beta, y, l.Out)
+	if act == Tanh {
+		act.apply(y)
+	}
+}
+
+// backwardHalf is backward on the bfloat16 copies made by the forward pass
+// (x [rows, In], w [In, Out]) and dh, dy [rows, Out] rounded: ∂L/∂W +=
+// xᵀ·dy and ∂L/∂x = dy·Wᵀ with each operand rounded once. The bias gradient
+// is the caller's (MLP computes it while rounding dy).
+func (l *Linear) backwardHalf(x, w, dh []uint16, rows int, dx []float32, params bool) {
+	if params {
+		blas.GemmBF16(true, false, l.In, l.Out, rows, 1, x, dh, 1, l.W.Grad, l.Out)
+	}
+	if dx != nil {
+		blas.GemmBF16(false, true, rows, l.In, l.Out, 1, dh, w, 0, dx, l.In)
+	}
+}
+
 // Backward takes dy = ∂L/∂y [rows, Out] and the forward input x [rows, In].
 // When params is true it accumulates ∂L/∂W += xᵀ·dy and ∂L/∂b += Σ_rows dy.
 // When dx is non-nil it writes ∂L/∂x = dy·Wᵀ into dx [rows, In].

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
+
+	"github.com/koopq/koopq/internal/blas"
 )
 
 // MLP is a stack of Linear layers with Hidden applied after every layer but
@@ -67,7 +70,27 @@ type Cache struct {
 	outs [][]float32 // outs[i]: [rows, Sizes[i+1]] after activation
 	d0   []float32   // scratch gradients
 	d1   []float32
+
+	// Under bf16 GEMM precision (blas.BF16) Forward rounds every layer's
+	// input and weights to bfloat16 once and keeps them, so Backward's
+	// weight and input gradients reuse them instead of rounding the same
+	// values again inside each GEMM; dh is the rounded ∂L/∂y of the layer
+	// being back-propagated, shared by its two GEMMs.
+	half bool       // the last Forward ran in bf16
+	xh   [][]uint16 // xh[i]: layer i's input [rows, Sizes[i]], rounded
+	wh   [][]uint16 // wh[i]: layer i's weights [Sizes[i], Sizes[i+1]], rounded
+	dh   []uint16
 }
+
+var roundOnce atomic.Bool
+
+func init() { roundOnce.Store(true) }
+
+// SetRoundOnce turns MLP's bf16 operand reuse (Cache's rounded copies, see
+// Cache) on (the default) or off, for A/B measurements: off, every GEMM
+// rounds its f32 inputs itself, as blas.Gemm does. The numbers are the same
+// either way; only the time differs.
+func SetRoundOnce(on bool) { roundOnce.Store(on) }
 
 // Forward runs x: [rows, In] through the network and returns the output
 // [rows, Out], which lives in c until the next Forward with c.
@@ -79,10 +102,29 @@ func (m *MLP) Forward(c *Cache, x []float32, rows int) []float32 {
 		c.outs = make([][]float32, len(m.Layers))
 	}
 	c.rows, c.x = rows, x
+	c.half = roundOnce.Load() && blas.CurrentPrecision() == blas.BF16
+	if c.half && len(c.xh) != len(m.Layers) {
+		c.xh, c.wh = make([][]uint16, len(m.Layers)), make([][]uint16, len(m.Layers))
+	}
 	in := x
 	for i, l := range m.Layers {
 		c.outs[i] = grow(c.outs[i], rows*l.Out)
-		if !l.forwardFused(in, rows, c.outs[i], m.act(i)) {
+		if c.half {
+			// Layer i's rounded input was written by layer i−1's pass
+			// (forwardHalf's yh), except the network's input.
+			if i == 0 {
+				c.xh[0] = growH(c.xh[0], rows*l.In)
+				blas.ToBF16(c.xh[0], in[:rows*l.In])
+			}
+			c.wh[i] = growH(c.wh[i], l.In*l.Out)
+			blas.ToBF16(c.wh[i], l.W.Data)
+			var yh []uint16
+			if i+1 < len(m.Layers) {
+				c.xh[i+1] = growH(c.xh[i+1], rows*l.Out)
+				yh = c.xh[i+1]
+			}
+			l.forwardHalf(c.xh[i], c.wh[i], rows, c.outs[i], m.act(i), yh)
+		} else if !l.forwardFused(in, rows, c.outs[i], m.act(i)) {
 			l.Forward(in, rows, c.outs[i])
 			m.act(i).apply(c.outs[i])
 		}
@@ -109,7 +151,26 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 	for i := n - 1; i >= 0; i-- {
 		l := m.Layers[i]
 		biasDone := params && l.B != nil
-		if biasDone {
+		if c.half {
+			// Activation backward, bias gradient and rounding of d in one
+			// pass where blas has it (ReLU, identity; d itself is then left
+			// as it was: only its rounded copy is read afterwards).
+			var bias []float32
+			if biasDone {
+				bias = l.B.Grad
+			}
+			c.dh = growH(c.dh, rows*l.Out)
+			if act := m.act(i); act == Tanh {
+				if biasDone {
+					act.backwardBiasGrad(c.outs[i], d, rows, l.Out, bias)
+				} else {
+					act.backward(c.outs[i], d)
+				}
+				blas.ToBF16(c.dh, d)
+			} else {
+				blas.GradToBF16(c.outs[i], d, c.dh, rows, l.Out, act == ReLU, bias)
+			}
+		} else if biasDone {
 			m.act(i).backwardBiasGrad(c.outs[i], d, rows, l.Out, l.B.Grad)
 		} else {
 			m.act(i).backward(c.outs[i], d)
@@ -125,7 +186,11 @@ func (m *MLP) Backward(c *Cache, dy []float32, dx []float32, params bool) {
 		case dx != nil:
 			next = dx[:rows*l.In]
 		}
-		l.backward(in, d, rows, next, params, !biasDone)
+		if c.half {
+			l.backwardHalf(c.xh[i], c.wh[i], c.dh, rows, next, params)
+		} else {
+			l.backward(in, d, rows, next, params, !biasDone)
+		}
 		if i > 0 {
 			c.d0, c.d1 = c.d1, c.d0
 			d = next
@@ -166,10 +231,14 @@ func AddGrads(dst, src []*Param) {
 		if len(d.Grad) != len(s.Grad) {
 			panic(fmt.Sprintf("nn: AddGrads: %s has %d gradients, %s %d", d.Name, len(d.Grad), s.Name, len(s.Grad)))
 		}
-		for j, g := range s.Grad {
-			d.Grad[j] += g
-			s.Grad[j] = 0
+		n := 0
+		if useAVX2 {
+			n = addToAVX2(d.Grad, s.Grad)
 		}
+		for j := n; j < len(s.Grad); j++ {
+			d.Grad[j] += s.Grad[j]
+		}
+		clear(s.Grad)
 	}
 }
 

@@ -56,7 +56,12 @@ func Polyak(dst, src []*Param, tau float32) {
 	mustMatch(dst, src)
 	for i := range dst {
 		d, s := dst[i].Data, src[i].Data
-		for j := range d {
+		s = s[:len(d)]
+		n := 0
+		if useAVX2 {
+			n = polyakAVX2(d, s, tau) // the loop below, 8 at a time
+		}
+		for j := n; j < len(d); j++ {
 			d[j] += tau * (s[j] - d[j])
 		}
 	}
@@ -99,6 +104,14 @@ func CheckFinite(ps []*Param) error {
 func grow(buf []float32, n int) []float32 {
 	if cap(buf) < n {
 		return make([]float32, n)
+	}
+	return buf[:n]
+}
+
+// growH is grow for bfloat16 buffers.
+func growH(buf []uint16, n int) []uint16 {
+	if cap(buf) < n {
+		return make([]uint16, n)
 	}
 	return buf[:n]
 }

@@ -9,6 +9,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -43,6 +44,13 @@ type Result struct {
 	// rows and columns as the spec lists them.
 	Order   int     `json:"-"`
 	History []Point `json:"-"`
+	// QData is the run's logged mean Q(s̃, a) on the dataset's actions
+	// (metrics.jsonl's q_data, one point per logged step; Score holds the
+	// Q value), empty when the run logged none.
+	QData []Point `json:"-"`
+	// Precision is the GEMM input precision the run finished with ("f32",
+	// "bf16"; empty for runs whose results.json predates it).
+	Precision string `json:"precision,omitempty"`
 }
 
 // the parts of results.json and sweep-run.json the report reads.
@@ -61,6 +69,9 @@ type resultsFile struct {
 		Step       int      `json:"step"`
 		Normalized *float64 `json:"normalized_score"`
 	} `json:"history"`
+	Provenance struct {
+		BLASPrecision string `json:"blas_precision"`
+	} `json:"provenance"`
 }
 
 type sweepRunFile struct {
@@ -82,7 +93,9 @@ func num(p *float64) float64 {
 // directory, run directories, or parents of either) and reads the runs.
 // Labels come from a sweep's sweep-run.json beside the run directory when
 // present; otherwise the dataset is the data file's base name and the method
-// the augmentation. Runs without a normalized score (an env with no
+// the augmentation, followed by " bf16" for runs whose GEMMs ran in bf16
+// mixed precision (so both precisions of one method are compared side by
+// side). Runs without a normalized score (an env with no
 // reference returns) are an error: the tables would be meaningless.
 func Collect(dirs ...string) ([]Result, error) {
 	var out []Result
@@ -134,7 +147,8 @@ func readRun(dir string) (Result, error) {
 	if err := json.Unmarshal(b, &rf); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
 	}
-	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rf.Config.Augment, Score: num(rf.Final.Normalized), Order: -1}
+	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rf.Config.Augment, Score: num(rf.Final.Normalized), Order: -1,
+		Precision: rf.Provenance.BLASPrecision}
 	if math.IsNaN(r.Score) {
 		return r, fmt.Errorf("%s: no normalized score (env %q has no reference returns)", filepath.Join(dir, "results.json"), rf.Config.Env)
 	}
@@ -150,8 +164,42 @@ func readRun(dir string) (Result, error) {
 		base := filepath.Base(rf.Config.Data)
 		r.Dataset = strings.TrimSuffix(base, filepath.Ext(base))
 		r.Method = rf.Config.Augment
+		if r.Precision == "bf16" {
+			r.Method += " bf16"
+		}
+	}
+	if r.QData, err = readQData(filepath.Join(dir, "metrics.jsonl")); err != nil {
+		return r, err
 	}
 	return r, nil
+}
+
+// readQData reads the q_data column of a run's metrics.jsonl (none when the
+// file is missing: runs with --log-every 0 write no rows).
+func readQData(path string) ([]Point, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var out []Point
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var row struct {
+			Step  *float64 `json:"step"`
+			QData *float64 `json:"q_data"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+		}
+		if row.Step != nil && row.QData != nil {
+			out = append(out, Point{Step: int(*row.Step), Score: *row.QData})
+		}
+	}
+	return out, nil
 }
 
 // order returns the distinct values of key over rs, in the order of their

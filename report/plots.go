@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -11,6 +12,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 var palette = []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
@@ -156,43 +159,95 @@ func (r *Report) plots(dir string) ([]string, error) {
 		return written, err
 	}
 
-	// Learning curves, one figure per dataset.
+	// Learning curves, one figure per dataset; with a second panel of the
+	// mean Q on data actions where the runs logged it.
 	for _, dc := range r.Curves {
 		if len(dc.Curves) == 0 {
 			continue
 		}
-		p := plot.New()
-		p.Title.Text = dc.Dataset
-		p.X.Label.Text = "gradient steps"
-		p.Y.Label.Text = fmt.Sprintf("normalized score (mean, %.0f%% CI)", 100*r.Settings.Level)
-		p.Add(plotter.NewGrid())
-		for _, cv := range dc.Curves {
-			c := r.colour(cv.Method)
-			xs := make([]float64, len(cv.Steps))
-			pts := make(plotter.XYs, len(cv.Steps))
-			for i, s := range cv.Steps {
-				xs[i] = float64(s)
-				pts[i] = plotter.XY{X: xs[i], Y: cv.Mean[i]}
-			}
-			if poly, err := band(xs, cv.Lo, cv.Hi, c); err != nil {
-				return written, err
-			} else if poly != nil {
-				p.Add(poly)
-			}
-			l, err := plotter.NewLine(pts)
-			if err != nil {
-				return written, err
-			}
-			l.Color, l.Width = c, vg.Points(1.5)
-			p.Add(l)
-			p.Legend.Add(fmt.Sprintf("%s (%d seeds)", cv.Method, cv.Seeds), l)
+		p, err := r.curvePlot(dc.Dataset, fmt.Sprintf("normalized score (mean, %.0f%% CI)", 100*r.Settings.Level), dc.Curves)
+		if err != nil {
+			return written, err
 		}
-		p.Legend.Top, p.Legend.Left = true, true
-		files, err := save(p, dir, "curves-"+fileName(dc.Dataset), w, h)
+		var files []string
+		if len(dc.QCurves) == 0 {
+			files, err = save(p, dir, "curves-"+fileName(dc.Dataset), w, h)
+		} else {
+			var q *plot.Plot
+			if q, err = r.curvePlot(dc.Dataset, "mean Q(s̃, a) on data actions", dc.QCurves); err != nil {
+				return written, err
+			}
+			files, err = saveRow([]*plot.Plot{p, q}, dir, "curves-"+fileName(dc.Dataset), 2*w, h)
+		}
 		written = append(written, files...)
 		if err != nil {
 			return written, err
 		}
 	}
 	return written, nil
+}
+
+// curvePlot draws one line (and CI band) per method's curve.
+func (r *Report) curvePlot(title, ylabel string, curves []Curve) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "gradient steps"
+	p.Y.Label.Text = ylabel
+	p.Add(plotter.NewGrid())
+	for _, cv := range curves {
+		c := r.colour(cv.Method)
+		xs := make([]float64, len(cv.Steps))
+		pts := make(plotter.XYs, len(cv.Steps))
+		for i, s := range cv.Steps {
+			xs[i] = float64(s)
+			pts[i] = plotter.XY{X: xs[i], Y: cv.Mean[i]}
+		}
+		if poly, err := band(xs, cv.Lo, cv.Hi, c); err != nil {
+			return nil, err
+		} else if poly != nil {
+			p.Add(poly)
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = c, vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s (%d seeds)", cv.Method, cv.Seeds), l)
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}
+
+// saveRow writes plots side by side, aligned, as name.png and name.svg.
+func saveRow(ps []*plot.Plot, dir, name string, w, h vg.Length) ([]string, error) {
+	var out []string
+	for _, ext := range []string{".png", ".svg"} {
+		var c vg.CanvasWriterTo
+		if ext == ".png" {
+			c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+		} else {
+			c = vgsvg.New(w, h)
+		}
+		tiles := draw.Tiles{Rows: 1, Cols: len(ps), PadX: vg.Millimeter, PadY: vg.Millimeter,
+			PadTop: vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
+		cs := plot.Align([][]*plot.Plot{ps}, tiles, draw.New(c))
+		for i, p := range ps {
+			p.Draw(cs[0][i])
+		}
+		path := filepath.Join(dir, name+ext)
+		f, err := os.Create(path)
+		if err != nil {
+			return out, err
+		}
+		if _, err := c.WriteTo(f); err != nil {
+			f.Close()
+			return out, fmt.Errorf("%s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return out, err
+		}
+		out = append(out, path)
+	}
+	return out, nil
 }

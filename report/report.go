@@ -129,6 +129,9 @@ type Curve struct {
 type DatasetCurves struct {
 	Dataset string  `json:"dataset"`
 	Curves  []Curve `json:"curves"`
+	// QCurves are the methods' mean Q(s̃, a) on data actions over training
+	// (Result.QData; Mean etc. hold Q values), where the runs logged it.
+	QCurves []Curve `json:"q_data_curves,omitempty"`
 }
 
 // Report holds every number the report writes.
@@ -300,9 +303,13 @@ func Build(runs []Result, o Options) (*Report, error) {
 	for di, d := range rep.Datasets {
 		dc := DatasetCurves{Dataset: d}
 		for mi, m := range rep.Methods {
-			c := curveOf(main, d, m, o, stream(uint64(5000+1000*di+mi)))
+			c := curveOf(main, d, m, o, stream(uint64(5000+1000*di+mi)), func(r Result) []Point { return r.History })
 			if len(c.Steps) > 0 {
 				dc.Curves = append(dc.Curves, c)
+			}
+			q := curveOf(main, d, m, o, stream(uint64(500000+1000*di+mi)), func(r Result) []Point { return r.QData })
+			if len(q.Steps) > 0 {
+				dc.QCurves = append(dc.QCurves, q)
 			}
 		}
 		rep.Curves = append(rep.Curves, dc)
@@ -313,14 +320,14 @@ func Build(runs []Result, o Options) (*Report, error) {
 	return rep, nil
 }
 
-// curveOf averages the histories of a method's seeds on a dataset at the
-// steps every seed evaluated.
-func curveOf(rs []Result, dataset, method string, o Options, rng *rand.Rand) Curve {
+// curveOf averages a per-run series (the evaluation history, or the logged
+// Q values) of a method's seeds on a dataset at the steps every seed has.
+func curveOf(rs []Result, dataset, method string, o Options, rng *rand.Rand, series func(Result) []Point) Curve {
 	c := Curve{Method: method}
 	var hs [][]Point
 	for _, r := range rs {
-		if r.Dataset == dataset && r.Method == method && len(r.History) > 0 {
-			hs = append(hs, r.History)
+		if h := series(r); r.Dataset == dataset && r.Method == method && len(h) > 0 {
+			hs = append(hs, h)
 		}
 	}
 	c.Seeds = len(hs)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -210,5 +211,70 @@ func TestCollectErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{`), 0o644)
 	if _, err := Collect(root); err == nil || !strings.Contains(err.Error(), "results.json") {
 		t.Errorf("torn JSON: %v", err)
+	}
+}
+
+// Runs of one augmentation at both GEMM precisions are two methods ("kfc++"
+// and "kfc++ bf16"), and their logged Q values become Q curves, drawn as a
+// second panel of the dataset's curves figure.
+func TestPrecisionLabelsAndQCurves(t *testing.T) {
+	root := t.TempDir()
+	for i, prec := range []string{"f32", "bf16"} {
+		dir := filepath.Join(root, "run-"+prec)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		res := map[string]any{
+			"config":     map[string]any{"env": "hopper", "data": "d/hopper-medium-v2.hdf5", "augment": "kfc++"},
+			"seed":       0,
+			"steps":      200,
+			"final_eval": map[string]any{"normalized_score": 30 + i},
+			"history":    []map[string]any{{"step": 100, "normalized_score": 20}, {"step": 200, "normalized_score": 30 + i}},
+			"provenance": map[string]any{"blas_precision": prec},
+		}
+		b, _ := json.Marshal(res)
+		if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows := fmt.Sprintf("{\"step\":100,\"q_data\":%d,\"q_loss\":1}\n{\"step\":200,\"q_data\":%d}\n", 10+i, 20+i)
+		if err := os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte(rows), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(runs, Options{Reps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Methods, []string{"kfc++", "kfc++ bf16"}) {
+		t.Fatalf("methods %v, want kfc++ and kfc++ bf16", rep.Methods)
+	}
+	dc := rep.Curves[0]
+	if len(dc.QCurves) != 2 {
+		t.Fatalf("%d Q curves, want 2", len(dc.QCurves))
+	}
+	for i, q := range dc.QCurves {
+		if want := []float64{float64(10 + i), float64(20 + i)}; !slices.Equal(q.Mean, want) || !slices.Equal(q.Steps, []int{100, 200}) {
+			t.Errorf("%s: Q curve steps %v mean %v, want [100 200] %v", q.Method, q.Steps, q.Mean, want)
+		}
+	}
+	out := t.TempDir()
+	if _, err := rep.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(out, "curves-hopper-medium-v2.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Width < 2*cfg.Height { // two 5.5×3.8 in panels side by side
+		t.Errorf("curves figure is %d×%d, want two panels side by side", cfg.Width, cfg.Height)
 	}
 }

@@ -3,6 +3,8 @@ package sac
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,42 +13,69 @@ import (
 	"github.com/koopq/koopq/nn"
 )
 
-// gemmOnly runs just the GEMMs of n SAC updates (Update's shapes and its
-// two-goroutine split, one BLAS thread each): the time an update would
-// take if everything but matrix multiplication were free.
+// gemmOnly runs just the GEMMs of n SAC updates (gemmReplay) and returns
+// their time.
 func gemmOnly(net NetConfig, S, A, B, n int) time.Duration {
+	replay := gemmReplay(net, S, A, B)
+	t0 := time.Now()
+	for it := 0; it < n; it++ {
+		replay()
+	}
+	return time.Since(t0)
+}
+
+// gemmReplay returns a function that runs just the GEMMs of one SAC update
+// (Update's shapes and its two-goroutine split, one BLAS thread each): the
+// time an update would take if everything but matrix multiplication were
+// free. Under bf16 the GEMMs take inputs already rounded (blas.GemmBF16),
+// so the ceiling counts no f32 → bf16 conversion.
+func gemmReplay(net NetConfig, S, A, B int) func() {
 	qs := append(append([]int{S + A}, net.Hidden...), 1)
 	as := append(append([]int{S}, net.Hidden...), 2*A)
 	widest := max(S+A, 2*A)
 	for _, h := range net.Hidden {
 		widest = max(widest, h)
 	}
-	type bufs struct{ x, y, w, g []float32 }
+	type bufs struct {
+		x, y, w, g []float32
+		xh, yh, wh []uint16
+	}
 	mk := func() bufs {
 		f := func(n int) []float32 { return make([]float32, n) }
-		return bufs{f(B * widest), f(B * widest), f(widest * widest), f(widest * widest)}
+		h := func(n int) []uint16 { return make([]uint16, n) }
+		return bufs{f(B * widest), f(B * widest), f(widest * widest), f(widest * widest), h(B * widest), h(B * widest), h(widest * widest)}
+	}
+	mm := func(ta, tb bool, m, n, k int, a []float32, ah []uint16, b []float32, bh []uint16, c []float32, acc bool) {
+		if blas.CurrentPrecision() != blas.BF16 {
+			blas.MatMul(ta, tb, m, n, k, a, b, c, acc)
+			return
+		}
+		beta := float32(0)
+		if acc {
+			beta = 1
+		}
+		blas.GemmBF16(ta, tb, m, n, k, 1, ah, bh, beta, c, n)
 	}
 	// pass: forward over rows; then weight gradients (dW) and input
 	// gradients (dX; layer 0 only with dX0).
 	pass := func(sz []int, rows int, bb bufs, fwd, dW, dX, dX0 bool) {
 		if fwd {
 			for i := 0; i+1 < len(sz); i++ {
-				blas.MatMul(false, false, rows, sz[i+1], sz[i], bb.x, bb.w, bb.y, false)
+				mm(false, false, rows, sz[i+1], sz[i], bb.x, bb.xh, bb.w, bb.wh, bb.y, false)
 			}
 		}
 		for i := len(sz) - 2; i >= 0; i-- {
 			if dW {
-				blas.MatMul(true, false, sz[i], sz[i+1], rows, bb.x, bb.y, bb.g, true)
+				mm(true, false, sz[i], sz[i+1], rows, bb.x, bb.xh, bb.y, bb.yh, bb.g, true)
 			}
 			if dX && (i > 0 || dX0) {
-				blas.MatMul(false, true, rows, sz[i], sz[i+1], bb.y, bb.w, bb.x, false)
+				mm(false, true, rows, sz[i], sz[i+1], bb.y, bb.yh, bb.w, bb.wh, bb.x, false)
 			}
 		}
 	}
 	b := [2]bufs{mk(), mk()}
 	h := [2]int{B / 2, B - B/2}
-	t0 := time.Now()
-	for it := 0; it < n; it++ {
+	return func() {
 		nn.Both(func(i int) { // actor at s' and s, half the rows each
 			pass(as, h[i], b[i], true, false, false, false)
 			pass(as, h[i], b[i], true, false, false, false)
@@ -63,7 +92,6 @@ func gemmOnly(net NetConfig, S, A, B, n int) time.Duration {
 			pass(as, h[i], b[i], false, true, true, false)
 		})
 	}
-	return time.Since(t0)
 }
 
 // BenchmarkSACStep times one SAC update (Agent.Update) with D4RL's
@@ -123,4 +151,112 @@ func BenchmarkRunHopper(b *testing.B) {
 		}
 		b.ReportMetric(float64(c.SAC.TotalSteps)/time.Since(t0).Seconds(), "env_steps/s")
 	}
+}
+
+// benchConfigs lists the GEMM backend × precision pairs this binary can run,
+// e.g. "onednn-bf16", fastest backends first, without the pure-Go backend.
+func benchConfigs() []string {
+	var out []string
+	for _, be := range blas.Available() {
+		if be == "gonum" {
+			continue
+		}
+		for _, p := range []blas.Precision{blas.F32, blas.BF16} {
+			if blas.Configure(be, p.String()) == nil {
+				out = append(out, be+"-"+p.String())
+			}
+		}
+	}
+	return out
+}
+
+// useBackend switches the GEMM layer to "backend-precision".
+func useBackend(b *testing.B, name string) {
+	be, p, _ := strings.Cut(name, "-")
+	if err := blas.Configure(be, p); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkSACSideBySide is BenchmarkSACStep for every GEMM backend ×
+// precision in one run: the arms (one Agent each, same seed, Hopper-sized
+// data, D4RL's 2×256 networks, batch 256) take turns, one update and one
+// GEMM-only replay of it (gemmReplay) each per iteration. Figures are
+// medians over iterations of per-iteration values, so load from other
+// processes shifts all arms alike: updates/s, the ceiling ratio (GEMM-only
+// time / update time) and × the OpenBLAS f32 update. ns/op means nothing.
+func BenchmarkSACSideBySide(b *testing.B) {
+	old := blas.Describe()
+	b.Cleanup(func() { _ = blas.Configure(old.Backend, old.Precision) })
+	const S, A = 11, 3
+	type arm struct {
+		name      string
+		ag        *Agent
+		s         *dataset.Sampler
+		batch     *dataset.Batch
+		rng       *rand.Rand
+		replay    func()
+		step, gem []float64
+	}
+	var arms []*arm
+	base := -1
+	for _, be := range benchConfigs() {
+		useBackend(b, be)
+		rng := rand.New(rand.NewPCG(1, 2))
+		cfg := DefaultConfig(1)
+		a := &arm{name: be, ag: NewAgent(cfg, S, A, rng), s: dataset.NewSampler(dataset.Synthetic(S, A, 10000, rng), rng),
+			batch: dataset.NewBatch(cfg.Batch, S, A), rng: rng, replay: gemmReplay(cfg.Net, S, A, cfg.Batch)}
+		if be == "openblas-f32" {
+			base = len(arms)
+		}
+		arms = append(arms, a)
+		b.Logf("%s: %v", be, blas.Describe())
+	}
+	run := func(a *arm) (step, gem float64) {
+		useBackend(b, a.name)
+		t0 := time.Now()
+		a.s.Sample(a.batch)
+		a.ag.Update(a.batch, a.rng)
+		t1 := time.Now()
+		a.replay()
+		return t1.Sub(t0).Seconds(), time.Since(t1).Seconds()
+	}
+	for i := 0; i < 5; i++ { // warm-up: workspaces, primitive caches
+		for _, a := range arms {
+			run(a)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, a := range arms {
+			s, g := run(a)
+			a.step = append(a.step, s)
+			a.gem = append(a.gem, g)
+		}
+	}
+	b.StopTimer()
+	for _, a := range arms {
+		b.ReportMetric(1/median(a.step, nil), a.name+"-updates/s")
+		b.ReportMetric(median(a.gem, a.step), a.name+"-ceiling-ratio")
+		if base >= 0 {
+			b.ReportMetric(median(arms[base].step, a.step), a.name+"-x-openblas")
+		}
+	}
+}
+
+// median returns the median of num[i]/den[i] (of num[i] when den is nil).
+func median(num, den []float64) float64 {
+	r := make([]float64, len(num))
+	for i, v := range num {
+		r[i] = v
+		if den != nil {
+			r[i] = v / den[i]
+		}
+	}
+	slices.Sort(r)
+	n := len(r)
+	if n%2 == 1 {
+		return r[n/2]
+	}
+	return (r[n/2-1] + r[n/2]) / 2
 }

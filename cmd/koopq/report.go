@@ -24,9 +24,11 @@ run directories or their parents) and writes into --out:
   summary.md                         the table plus IQM and mean per method with 95% stratified bootstrap CIs and
                                      the probability of improvement of each method over the baseline (CQL)
   ablations.md / .csv / .tex         when a sweep ran ablations
-  performance-profiles.png/.svg, iqm.png/.svg, curves-<dataset>.png/.svg (mean over seeds, shaded CI band)
+  performance-profiles.png/.svg, iqm.png/.svg, curves-<dataset>.png/.svg (mean over seeds, shaded CI band;
+                                     beside it the mean Q on data actions from metrics.jsonl when logged)
   report.json                        every number above
-A sweep's runs are labelled with the spec's dataset and method names; other runs by data file and augmentation.
+A sweep's runs are labelled with the spec's dataset and method names; other runs by data file and augmentation
+(plus " bf16" for runs trained with --precision bf16).
 The bootstrap is seeded (--seed): the same runs and seed give the same intervals.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

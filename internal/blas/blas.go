@@ -20,7 +20,10 @@
 // Precision BF16 means mixed precision: both GEMM inputs are rounded to
 // bfloat16 (8-bit significand, round to nearest even), products are
 // accumulated and written in float32. Everything outside the GEMM (master
-// weights, gradients, optimizer moments, losses) stays float32.
+// weights, gradients, optimizer moments, losses) stays float32. Gemm rounds
+// its inputs on every call; a caller that feeds one operand to several GEMMs
+// rounds it once (ToBF16, ReLUToBF16, GradToBF16) and calls GemmBF16 or
+// AffineBF16, with identical results.
 package blas
 
 import (
@@ -351,3 +354,153 @@ func RoundBF16(x float32) float32 {
 // (bfloat16 keeps 8 significant bits). A product of two rounded inputs has
 // relative error at most 2u + u².
 const BF16UnitRoundoff = 1.0 / 256
+
+// halfImpl is implemented by backends whose bf16 GEMMs can take inputs
+// already rounded to bfloat16 (onednn). A network that feeds one rounded
+// activation to several GEMMs (forward, then the weight gradient) rounds it
+// once with ToBF16 and calls GemmBF16 / AffineBF16, instead of letting every
+// Gemm call round its f32 inputs again.
+type halfImpl interface {
+	gemmH(threads int, transA, transB bool, m, n, k int, alpha float32, a, b []uint16, beta float32, c []float32, ldc int)
+	affineH(threads int, rows, in, out int, x, w []uint16, bias, y []float32, act Act)
+	toBF16(dst []uint16, src []float32)
+	reluToBF16(y []float32, h []uint16)
+	gradToBF16(y, d []float32, h []uint16, rows, cols int, relu bool, bias []float32)
+}
+
+// ToBF16 rounds src to bfloat16 into dst: dst[i] holds the top 16 bits of
+// RoundBF16(src[i]) (NaN stays NaN, made quiet). The onednn backend uses
+// the CPU's VCVTNEPS2BF16 where present, which also flushes subnormal
+// inputs to zero (as bf16 GEMM kernels read them anyway); len(dst) must be
+// ≥ len(src).
+func ToBF16(dst []uint16, src []float32) {
+	if len(dst) < len(src) {
+		panic(fmt.Sprintf("blas: ToBF16 into %d values from %d", len(dst), len(src)))
+	}
+	if h, ok := current().impl.(halfImpl); ok {
+		h.toBF16(dst, src)
+		return
+	}
+	for i, v := range src {
+		dst[i] = bf16Bits(v)
+	}
+}
+
+// bf16Bits is ToBF16 of one value (the fallback's arithmetic).
+func bf16Bits(v float32) uint16 {
+	if b := math.Float32bits(v); b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x40
+	}
+	return uint16(math.Float32bits(RoundBF16(v)) >> 16)
+}
+
+// ReLUToBF16 applies ReLU to y in place, max(y, 0) keeping NaN (a diverged
+// network stays visible) and −0, as nn's ReLU does, and writes the result
+// rounded as ToBF16 into h: a forward pass's activation and the next
+// layer's input rounding in one pass over y. len(h) ≥ len(y).
+func ReLUToBF16(y []float32, h []uint16) {
+	if len(h) < len(y) {
+		panic(fmt.Sprintf("blas: ReLUToBF16 into %d values from %d", len(h), len(y)))
+	}
+	if hi, ok := current().impl.(halfImpl); ok {
+		hi.reluToBF16(y, h)
+		return
+	}
+	for i, v := range y {
+		if v < 0 {
+			y[i] = 0
+		}
+	}
+	ToBF16(h, y)
+}
+
+// GradToBF16 prepares a layer's output gradient d [rows, cols] for the
+// bf16 GEMMs of its backward pass in one pass over d: g = d, or with relu
+// g = 0 where the layer's ReLU output y [rows, cols] is not > 0 (nn's ReLU
+// backward; y is unused otherwise); with bias non-nil, the column sums of g
+// are added into bias [cols], row after row (nn's order, so the sums are
+// bit for bit nn's); and g is rounded as ToBF16 into h [rows, cols]. d is
+// not modified.
+func GradToBF16(y, d []float32, h []uint16, rows, cols int, relu bool, bias []float32) {
+	n := rows * cols
+	if len(d) < n || len(h) < n || (relu && len(y) < n) || (bias != nil && len(bias) < cols) {
+		panic(fmt.Sprintf("blas: GradToBF16 %d×%d with len(y)=%d len(d)=%d len(h)=%d len(bias)=%d", rows, cols, len(y), len(d), len(h), len(bias)))
+	}
+	if hi, ok := current().impl.(halfImpl); ok {
+		hi.gradToBF16(y, d, h, rows, cols, relu, bias)
+		return
+	}
+	for r := 0; r < rows; r++ {
+		for j := 0; j < cols; j++ {
+			i := r*cols + j
+			g := d[i]
+			if relu && !(y[i] > 0) {
+				g = 0
+			}
+			if bias != nil {
+				bias[j] += g
+			}
+			h[i] = bf16Bits(g)
+		}
+	}
+}
+
+// FromBF16 widens bfloat16 bits to float32 (exact).
+func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// half returns the current backend's bf16 entry points, or panics when the
+// current precision is not BF16 (GemmBF16 and AffineBF16 are only called on
+// that precision's path).
+func half() (halfImpl, int) {
+	c := current()
+	h, ok := c.impl.(halfImpl)
+	if c.prec != BF16 || !ok {
+		panic(fmt.Sprintf("blas: bf16 GEMM on pre-rounded inputs needs precision bf16 (have %s %s)", c.name, c.prec))
+	}
+	return h, Threads()
+}
+
+// GemmBF16 is Gemm under BF16 precision for inputs already rounded with
+// ToBF16: C = alpha·op(A)·op(B) + beta·C with op(A) [m, k] and op(B) [k, n]
+// stored tight (A as [m, k], or [k, m] when transA; likewise B), C [m, n]
+// with row stride ldc, accumulated in float32. The product is exactly what
+// Gemm computes on the unrounded f32 values; only the rounding is not
+// repeated. It panics unless the current precision is BF16.
+func GemmBF16(transA, transB bool, m, n, k int, alpha float32, a, b []uint16, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if len(a) < m*k || len(b) < k*n || ldc < n || len(c) < (m-1)*ldc+n {
+		panic(fmt.Sprintf("blas: GemmBF16 m=%d n=%d k=%d ldc=%d with len(a)=%d len(b)=%d len(c)=%d", m, n, k, ldc, len(a), len(b), len(c)))
+	}
+	h, thr := half()
+	if beta != 0 && beta != 1 || k == 0 {
+		for i := 0; i < m; i++ {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+		if k == 0 {
+			return
+		}
+		beta = 1
+	}
+	h.gemmH(thr, transA, transB, m, n, k, alpha, a, b, beta, c, ldc)
+}
+
+// AffineBF16 is Affine under BF16 precision for x [rows, in] and W [in,
+// out] already rounded with ToBF16. Like Affine it returns false (and does
+// nothing) when fusion is off; the caller then copies the bias and calls
+// GemmBF16 with beta 1. It panics unless the current precision is BF16.
+func AffineBF16(rows, in, out int, x, w []uint16, b, y []float32, act Act) bool {
+	if !fusion.Load() || rows == 0 || out == 0 || in == 0 {
+		return false
+	}
+	if len(x) < rows*in || len(w) < in*out || len(y) < rows*out || (b != nil && len(b) < out) || act < ActNone || act > ActTanh {
+		panic(fmt.Sprintf("blas: AffineBF16 %d×%d→%d with len(x)=%d len(w)=%d len(b)=%d len(y)=%d act=%d", rows, in, out, len(x), len(w), len(b), len(y), act))
+	}
+	h, thr := half()
+	h.affineH(thr, rows, in, out, x, w, b, y, act)
+	return true
+}

@@ -567,3 +567,86 @@ func BenchmarkAffine(b *testing.B) {
 		})
 	}
 }
+
+// The bf16 helpers (ToBF16, ReLUToBF16, GradToBF16) against a plain
+// reference, on every backend compiled in (onednn's AVX512_BF16 kernels or
+// scalar C, the Go fallback elsewhere): ToBF16 rounds as RoundBF16;
+// ReLUToBF16 keeps NaN and −0 and zeroes negatives; GradToBF16 masks where
+// y is not > 0 (NaN and −0 included), sums columns row by row exactly like
+// a sequential float32 loop, rounds as RoundBF16 and leaves d as it was.
+// Widths that are not multiples of 16 exercise the tails.
+func TestBF16Helpers(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	bits := func(x float32) uint32 { return math.Float32bits(x) }
+	for _, be := range Available() {
+		if be != "onednn" && be != "gonum" {
+			continue
+		}
+		use(t, be, F32)
+		for _, cols := range []int{1, 3, 16, 40, 256} {
+			rows := 7
+			n := rows * cols
+			y := randSlice(r, n)
+			y[0], y[n/2] = float32(math.NaN()), float32(math.Copysign(0, -1))
+			// ToBF16.
+			h := make([]uint16, n)
+			ToBF16(h, y)
+			for i, v := range y {
+				if got := FromBF16(h[i]); math.IsNaN(float64(v)) != math.IsNaN(float64(got)) || (!math.IsNaN(float64(v)) && bits(got) != bits(RoundBF16(v))) {
+					t.Fatalf("%s: ToBF16(%v) = %v, want %v", be, v, got, RoundBF16(v))
+				}
+			}
+			// ReLUToBF16.
+			got := append([]float32(nil), y...)
+			ReLUToBF16(got, h)
+			for i, v := range y {
+				want := v
+				if v < 0 {
+					want = 0
+				}
+				if math.IsNaN(float64(v)) {
+					if !math.IsNaN(float64(got[i])) || !math.IsNaN(float64(FromBF16(h[i]))) {
+						t.Fatalf("%s cols %d: ReLU(NaN) = %v / bf16 %#x", be, cols, got[i], h[i])
+					}
+					continue
+				}
+				if bits(got[i]) != bits(want) || bits(FromBF16(h[i])) != bits(RoundBF16(want)) {
+					t.Fatalf("%s cols %d: ReLU(%v) = %v, bf16 %v; want %v, %v", be, cols, v, got[i], FromBF16(h[i]), want, RoundBF16(want))
+				}
+			}
+			// GradToBF16, with and without ReLU mask and bias.
+			for _, relu := range []bool{true, false} {
+				for _, withBias := range []bool{true, false} {
+					d0 := randSlice(r, n)
+					d := append([]float32(nil), d0...)
+					var bias, wantBias []float32
+					if withBias {
+						bias = randSlice(r, cols)
+						wantBias = append([]float32(nil), bias...)
+					}
+					GradToBF16(y, d, h, rows, cols, relu, bias)
+					for row := 0; row < rows; row++ {
+						for j := 0; j < cols; j++ {
+							i := row*cols + j
+							want := d0[i]
+							if relu && !(y[i] > 0) {
+								want = 0
+							}
+							if withBias {
+								wantBias[j] += want
+							}
+							if bits(d[i]) != bits(d0[i]) || bits(FromBF16(h[i])) != bits(RoundBF16(want)) {
+								t.Fatalf("%s cols %d relu %v: d[%d] = %v (was %v), bf16 %v, want %v", be, cols, relu, i, d[i], d0[i], FromBF16(h[i]), RoundBF16(want))
+							}
+						}
+					}
+					for j := range bias {
+						if bits(bias[j]) != bits(wantBias[j]) {
+							t.Fatalf("%s cols %d relu %v: bias[%d] = %v, want %v", be, cols, relu, j, bias[j], wantBias[j])
+						}
+					}
+				}
+			}
+		}
+	}
+}

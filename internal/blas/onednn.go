@@ -25,7 +25,11 @@ package blas
 //     thread it runs on before creating or executing a primitive.
 //   - bf16: oneDNN's matmul needs both inputs in bf16, so a cached reorder
 //     primitive converts each f32 input (round to nearest even) into the slot's
-//     buffer, keeping its orientation; the matmul accumulates in f32.
+//     buffer, keeping its orientation; the matmul accumulates in f32. Callers
+//     that reuse an operand (nn's layers) round it once themselves
+//     (kq_to_bf16 and its fused ReLU / gradient variants, AVX512_BF16's
+//     VCVTNEPS2BF16) and pass the bf16 data (GemmBF16, AffineBF16): the same
+//     primitive then runs without the reorders.
 
 /*
 #cgo LDFLAGS: -ldnnl -lgomp
@@ -34,6 +38,7 @@ package blas
 #include <stdio.h>
 #include <stdint.h>
 #include <omp.h>
+#include <immintrin.h>
 #include <oneapi/dnnl/dnnl.h>
 
 typedef struct {
@@ -169,11 +174,18 @@ static int kq_run(dnnl_primitive_t p, dnnl_stream_t s, dnnl_memory_t from, int f
 
 // kq_exec runs one cached GEMM on Go memory a, b, c (pinned by cgo for this
 // call) with the slot's C buffers; every Go pointer is cleared before return.
+//
+// With a16 and b16 (bf16 primitives only) the inputs are already rounded to
+// bf16 (kq_to_bf16, tight strides): they are used directly and the f32
+// reorders are skipped.
 static int kq_exec(kq_mm *e, dnnl_stream_t s, void *scr, void *abuf, void *bbuf,
-		const float *a, const float *b, const float *bias, float *c, int nthr) {
+		const float *a, const float *b, const void *a16, const void *b16, const float *bias, float *c, int nthr) {
 	omp_set_num_threads(nthr);
 	int st = 0;
-	if (e->bf16) {
+	if (e->bf16 && a16) {
+		dnnl_memory_set_data_handle(e->src, (void *)a16);
+		dnnl_memory_set_data_handle(e->wei, (void *)b16);
+	} else if (e->bf16) {
 		dnnl_memory_set_data_handle(e->a32, (void *)a);
 		dnnl_memory_set_data_handle(e->src, abuf);
 		st = kq_run(e->ra, s, e->a32, DNNL_ARG_FROM, e->src, DNNL_ARG_TO, NULL, NULL, e->sra, scr);
@@ -191,6 +203,133 @@ static int kq_exec(kq_mm *e, dnnl_stream_t s, void *scr, void *abuf, void *bbuf,
 	dnnl_memory_t ms[6] = {e->src, e->wei, e->dst, e->a32, e->b32, e->bia};
 	for (int i = 0; i < 6; i++) if (ms[i]) dnnl_memory_set_data_handle(ms[i], DNNL_MEMORY_NONE);
 	return st;
+}
+
+// kq_to_bf16 rounds n floats to bf16 bits (round to nearest even; NaN stays
+// NaN, made quiet, as VCVTNEPS2BF16 and oneDNN's reorder do), with the
+// AVX512_BF16 instruction where the CPU has it. That instruction flushes
+// subnormal inputs to zero, which changes no GEMM: VDPBF16PS, the bf16 dot
+// product of oneDNN's kernels, treats subnormal inputs as zero too.
+__attribute__((target("avx512f,avx512bw,avx512bf16,avx512vl")))
+static void kq_to_bf16_avx512(uint16_t *dst, const float *src, int64_t n) {
+	int64_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m256bh h = _mm512_cvtneps_pbh(_mm512_loadu_ps(src + i));
+		_mm256_storeu_si256((__m256i *)(dst + i), (__m256i)h);
+	}
+	if (i < n) {
+		__mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+		__m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, src + i));
+		_mm256_mask_storeu_epi16(dst + i, m, (__m256i)h);
+	}
+}
+
+
+// kq_relu_to_bf16: y = max(0, y) in place, keeping NaN and −0 (VMAXPS
+// returns its second operand, y, when either is NaN or both are zero), and
+// h = bf16(y): nn's ReLU and the next layer's input rounding in one pass.
+__attribute__((target("avx512f,avx512bw,avx512bf16,avx512vl")))
+static void kq_relu_to_bf16_avx512(float *y, uint16_t *h, int64_t n) {
+	const __m512 z = _mm512_setzero_ps();
+	int64_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m512 v = _mm512_max_ps(z, _mm512_loadu_ps(y + i));
+		_mm512_storeu_ps(y + i, v);
+		_mm256_storeu_si256((__m256i *)(h + i), (__m256i)_mm512_cvtneps_pbh(v));
+	}
+	if (i < n) {
+		__mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+		__m512 v = _mm512_max_ps(z, _mm512_maskz_loadu_ps(m, y + i));
+		_mm512_mask_storeu_ps(y + i, m, v);
+		_mm256_mask_storeu_epi16(h + i, m, (__m256i)_mm512_cvtneps_pbh(v));
+	}
+}
+
+// kq_grad_to_bf16: for each row of d [rows, cols]: with relu, g = 0 where
+// y ≤ 0 or NaN, else d (nn's ReLU backward); with bias, bias += g (row by
+// row, the order of nn's column sums); h = bf16(g). d is only read: the
+// backward GEMMs take h, so writing g back would be a wasted pass. Full
+// 16-wide chunks use plain loads and stores (masked stores are slow on some
+// AVX-512 CPUs); the last cols % 16 columns of each row are done one by one.
+static uint16_t kq_bf16_scalar(float x);
+
+__attribute__((target("avx512f,avx512bw,avx512bf16,avx512vl")))
+static void kq_grad_to_bf16_avx512(const float *y, const float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
+	const __m512 z = _mm512_setzero_ps();
+	const int64_t full = cols & ~(int64_t)15;
+	for (int64_t r = 0; r < rows; r++) {
+		const float *yr = relu ? y + r * cols : NULL;
+		const float *dr = d + r * cols;
+		uint16_t *hr = h + r * cols;
+		for (int64_t j = 0; j < full; j += 16) {
+			__m512 v = _mm512_loadu_ps(dr + j);
+			if (relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(yr + j), z, _CMP_GT_OQ), v);
+			if (bias) _mm512_storeu_ps(bias + j, _mm512_add_ps(_mm512_loadu_ps(bias + j), v));
+			_mm256_storeu_si256((__m256i *)(hr + j), (__m256i)_mm512_cvtneps_pbh(v));
+		}
+		for (int64_t j = full; j < cols; j++) {
+			float g = dr[j];
+			if (relu && !(yr[j] > 0)) g = 0;
+			if (bias) bias[j] += g;
+			hr[j] = kq_bf16_scalar(g);
+		}
+	}
+}
+
+static uint16_t kq_bf16_scalar(float x) {
+	uint32_t b;
+	memcpy(&b, &x, 4);
+	if ((b & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((b >> 16) | 0x40);
+	return (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+
+static void kq_relu_to_bf16_scalar(float *y, uint16_t *h, int64_t n) {
+	for (int64_t i = 0; i < n; i++) {
+		if (y[i] < 0) y[i] = 0;
+		h[i] = kq_bf16_scalar(y[i]);
+	}
+}
+
+static void kq_grad_to_bf16_scalar(const float *y, const float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
+	for (int64_t r = 0; r < rows; r++) {
+		for (int64_t j = 0; j < cols; j++) {
+			int64_t i = r * cols + j;
+			float g = d[i];
+			if (relu && !(y[i] > 0)) g = 0;
+			if (bias) bias[j] += g;
+			h[i] = kq_bf16_scalar(g);
+		}
+	}
+}
+
+static void kq_to_bf16_scalar(uint16_t *dst, const float *src, int64_t n) {
+	for (int64_t i = 0; i < n; i++) dst[i] = kq_bf16_scalar(src[i]);
+}
+
+static int kq_has_bf16_insn;
+
+static void kq_relu_to_bf16(float *y, uint16_t *h, int64_t n) {
+	if (kq_has_bf16_insn) kq_relu_to_bf16_avx512(y, h, n);
+	else kq_relu_to_bf16_scalar(y, h, n);
+}
+
+static void kq_grad_to_bf16(const float *y, const float *d, uint16_t *h, float *bias, int64_t rows, int64_t cols, int relu) {
+	if (kq_has_bf16_insn) kq_grad_to_bf16_avx512(y, d, h, bias, rows, cols, relu);
+	else kq_grad_to_bf16_scalar(y, d, h, bias, rows, cols, relu);
+}
+
+static void kq_cpu_init(void) { kq_has_bf16_insn = __builtin_cpu_supports("avx512bf16"); }
+
+// kq_use_bf16_insn switches the AVX512_BF16 kernels off (tests of the
+// scalar fallbacks) or back on where the CPU has them; returns the setting.
+static int kq_use_bf16_insn(int on) {
+	kq_has_bf16_insn = on && __builtin_cpu_supports("avx512bf16");
+	return kq_has_bf16_insn;
+}
+
+static void kq_to_bf16(uint16_t *dst, const float *src, int64_t n) {
+	if (kq_has_bf16_insn) kq_to_bf16_avx512(dst, src, n);
+	else kq_to_bf16_scalar(dst, src, n);
 }
 
 static void *kq_alloc(size_t n) { return aligned_alloc(64, (n + 63) / 64 * 64); }
@@ -261,6 +400,7 @@ func init() {
 	if C.kq_init() != 0 {
 		return // no CPU engine: leave the backend unregistered
 	}
+	C.kq_cpu_init()
 	o := &onednn{impls: [2]map[string]bool{{}, {}}}
 	// bf16 support: try to build a small bf16 primitive.
 	var e C.kq_mm
@@ -388,24 +528,86 @@ func (o *onednn) gemm(p Precision, threads int, transA, transB bool, m, n, k int
 		beta = 1
 	}
 	o.exec(dnnlKey{bf16: p == BF16, ta: transA, tb: transB, sum: beta == 1, m: m, n: n, k: k,
-		lda: lda, ldb: ldb, ldc: ldc, alpha: alpha, threads: threads}, a, b, nil, c)
+		lda: lda, ldb: ldb, ldc: ldc, alpha: alpha, threads: threads}, a, b, nil, nil, nil, c)
 }
 
 func (o *onednn) affine(p Precision, threads int, rows, in, out int, x, w, bias, y []float32, act Act) bool {
 	o.exec(dnnlKey{bf16: p == BF16, m: rows, n: out, k: in, lda: in, ldb: out, ldc: out, alpha: 1,
-		threads: threads, bias: bias != nil, act: act}, x, w, bias, y)
+		threads: threads, bias: bias != nil, act: act}, x, w, nil, nil, bias, y)
 	return true
 }
 
-func (o *onednn) exec(key dnnlKey, a, b, bias, c []float32) {
+// gemmH and affineH run the bf16 primitives of gemm and affine on inputs
+// already rounded (tight strides), skipping the f32 → bf16 reorders.
+func (o *onednn) gemmH(threads int, transA, transB bool, m, n, k int, alpha float32, a, b []uint16, beta float32, c []float32, ldc int) {
+	lda, ldb := k, n
+	if transA {
+		lda = m
+	}
+	if transB {
+		ldb = k
+	}
+	o.exec(dnnlKey{bf16: true, ta: transA, tb: transB, sum: beta == 1, m: m, n: n, k: k,
+		lda: lda, ldb: ldb, ldc: ldc, alpha: alpha, threads: threads}, nil, nil, a, b, nil, c)
+}
+
+func (o *onednn) affineH(threads int, rows, in, out int, x, w []uint16, bias, y []float32, act Act) {
+	o.exec(dnnlKey{bf16: true, m: rows, n: out, k: in, lda: in, ldb: out, ldc: out, alpha: 1,
+		threads: threads, bias: bias != nil, act: act}, nil, nil, x, w, bias, y)
+}
+
+// toBF16 rounds src into dst with the CPU's VCVTNEPS2BF16 where present
+// (kq_to_bf16): one pass, no oneDNN primitive.
+func (o *onednn) toBF16(dst []uint16, src []float32) {
+	if len(src) == 0 {
+		return
+	}
+	C.kq_to_bf16((*C.uint16_t)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.int64_t(len(src)))
+}
+
+func (o *onednn) reluToBF16(y []float32, h []uint16) {
+	if len(y) == 0 {
+		return
+	}
+	C.kq_relu_to_bf16((*C.float)(unsafe.Pointer(&y[0])), (*C.uint16_t)(unsafe.Pointer(&h[0])), C.int64_t(len(y)))
+}
+
+func (o *onednn) gradToBF16(y, d []float32, h []uint16, rows, cols int, relu bool, bias []float32) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	var yp, bp *C.float
+	if relu {
+		yp = (*C.float)(unsafe.Pointer(&y[0]))
+	}
+	if bias != nil {
+		bp = (*C.float)(unsafe.Pointer(&bias[0]))
+	}
+	C.kq_grad_to_bf16(yp, (*C.float)(unsafe.Pointer(&d[0])), (*C.uint16_t)(unsafe.Pointer(&h[0])), bp, C.int64_t(rows), C.int64_t(cols), cbool(relu))
+}
+
+// useBF16Insn turns the AVX512_BF16 rounding kernels off (on: back on
+// where the CPU has them) and reports whether they are in use; for tests of
+// the scalar C fallbacks.
+func useBF16Insn(on bool) bool { return C.kq_use_bf16_insn(cbool(on)) != 0 }
+
+// exec runs the cached primitive for key on f32 inputs a, b, or (bf16
+// keys only) on pre-rounded inputs a16, b16 when those are non-nil.
+func (o *onednn) exec(key dnnlKey, a, b []float32, a16, b16 []uint16, bias, c []float32) {
 	var bp *C.float
 	if bias != nil {
 		bp = (*C.float)(unsafe.Pointer(&bias[0]))
 	}
+	var ap, bq *C.float
+	var ah, bh unsafe.Pointer
+	if a16 != nil {
+		ah, bh = unsafe.Pointer(&a16[0]), unsafe.Pointer(&b16[0])
+	} else {
+		ap, bq = (*C.float)(unsafe.Pointer(&a[0])), (*C.float)(unsafe.Pointer(&b[0]))
+	}
 	s := o.getSlot()
 	e := o.entry(s, key)
-	st := C.kq_exec(e, s.stream, s.scr, s.abuf, s.bbuf,
-		(*C.float)(unsafe.Pointer(&a[0])), (*C.float)(unsafe.Pointer(&b[0])), bp, (*C.float)(unsafe.Pointer(&c[0])), C.int(key.threads))
+	st := C.kq_exec(e, s.stream, s.scr, s.abuf, s.bbuf, ap, bq, ah, bh, bp, (*C.float)(unsafe.Pointer(&c[0])), C.int(key.threads))
 	o.putSlot(s)
 	if st != 0 {
 		panic(fmt.Sprintf("blas: oneDNN matmul failed (dnnl status %d) for %+v", int(st), key))
