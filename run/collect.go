@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/policies"
 	"github.com/koopq/koopq/sac"
@@ -405,7 +407,21 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 // default) converted to a return, and the medium rule "stochastic": the
 // first snapshot whose stochastic return, measured over 50 episodes, lies
 // within D4RLMediumBand points of the level.
+//
+// mujoco.AntGoalName, the goal-reaching ant that steers AntMaze data
+// collection, has no D4RL datasets and no reference returns: its run picks
+// no medium policy (medium return math.MaxFloat64 under the deterministic
+// rule, which no return reaches) and only its snapshots and final actor
+// are used. A --medium-score is rejected for it.
 func SACRunConfig(envName string, mediumScore float64) (sac.RunConfig, error) {
+	if envName == mujoco.AntGoalName {
+		if mediumScore != 0 {
+			return sac.RunConfig{}, fmt.Errorf("--medium-score: env %q has no D4RL medium level (its run only makes the goal-reaching policy)", envName)
+		}
+		c := sac.DefaultRunConfig(envName, math.MaxFloat64)
+		c.MediumBy = "deterministic"
+		return c, nil
+	}
 	if mediumScore == 0 {
 		s, ok := D4RLMediumScore[envName]
 		if !ok {
