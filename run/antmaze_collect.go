@@ -46,6 +46,8 @@ type AntMazeCollectConfig struct {
 	ActionNoise float64 `json:"action_noise"`
 	// Seed seeds starts, goals, waypoint noise, action noise and resets.
 	Seed uint64 `json:"seed"`
+	// Progress, if set, is called every 1000 transitions and at the end.
+	Progress func(done, total int) `json:"-"`
 }
 
 // AntMazeKindOf maps a dataset name to its maze env and kind:
@@ -172,11 +174,15 @@ func CollectAntMaze(cfg AntMazeCollectConfig, lowLevel eval.Policy) (*dataset.Da
 				return nil, nil, fmt.Errorf("antmaze collect: transition %d: %w", d.Len(), err)
 			}
 			hit := math.Hypot(next[0]-evalX, next[1]-evalY) <= mujoco.GoalRadius
-			d.Append(obs, act, b2f64(hit), next, hit, t == cfg.EpisodeSteps)
+			// The last row is a timeout too, so every episode in the file ends.
+			d.Append(obs, act, b2f64(hit), next, hit, t == cfg.EpisodeSteps || d.Len() == N-1)
 			goals = appendF(goals, gx, gy)
 			qpos = appendF(qpos, q...)
 			qvel = appendF(qvel, v...)
 			obs = next
+			if cfg.Progress != nil && (d.Len()%1000 == 0 || d.Len() == N) {
+				cfg.Progress(d.Len(), N)
+			}
 		}
 	}
 	infos := map[string]dataset.Array{

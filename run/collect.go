@@ -94,7 +94,12 @@ type D4RLOptions struct {
 	MediumBand     float64
 	MediumEpisodes int // > 0: re-evaluate snapshots' stochastic returns with this many episodes (see RunMedium)
 
+	// GoalPolicy is the goal-reaching ant policy file that steers AntMaze
+	// collection (antmaze-… names); "" = the committed one.
+	GoalPolicy string
+
 	medium *runMediumResult // RunMedium's answer, computed once per WriteD4RLDatasets
+	goal   *goalPolicy      // the loaded goal-reaching policy (AntMaze names)
 }
 
 type runMediumResult struct {
@@ -283,10 +288,29 @@ func behaviour(envName, role string, opts *D4RLOptions) (*sac.Policy, string, st
 //     medium snapshot, or all of it (needs opts.FromRun).
 //
 // Rollouts act stochastically; the bytes depend only on the names and opts.
+//
+// AntMaze names (antmaze-umaze-v2, antmaze-*-diverse-v2, antmaze-*-play-v2)
+// are collected after the others with D4RL's AntMaze recipe (see
+// CollectAntMaze) steered by opts.GoalPolicy or the committed goal-reaching
+// policy.
 func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, progress func(stage string, done, total int)) ([]D4RLFile, error) {
-	srcs, err := CheckD4RLNames(names, opts.FromRun)
-	if err != nil {
+	var mazes, others []string
+	for _, n := range names {
+		if IsAntMazeDataset(n) {
+			mazes = append(mazes, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	if err := checkAntMazeNames(mazes, &opts); err != nil {
 		return nil, err
+	}
+	var srcs []d4rlSource
+	if len(others) > 0 {
+		var err error
+		if srcs, err = CheckD4RLNames(others, opts.FromRun); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Transitions <= 0 {
 		return nil, fmt.Errorf("--transitions %d must be positive", opts.Transitions)
@@ -309,7 +333,7 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 		gen := func(role string, seed uint64) (*sac.Generated, error) {
 			p, src, sum, steps, err := behaviour(s.env, role, &opts)
 			if err != nil {
-				return nil, fmt.Errorf("dataset %s: %w", names[i], err)
+				return nil, fmt.Errorf("dataset %s: %w", others[i], err)
 			}
 			if f.Policy != "" {
 				f.Policy += " + "
@@ -321,6 +345,7 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 			return sac.Generate(ctx, s.env, p, opts.Transitions, seed, stage(role))
 		}
 		var g *sac.Generated
+		var err error
 		switch s.kind {
 		case "random":
 			p, err := sac.RandomPolicy(e, sac.DefaultNetConfig(), opts.Seed)
@@ -357,13 +382,13 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 			var n int
 			if s.kind == "medium-replay" {
 				if mi < 0 {
-					return out, fmt.Errorf("dataset %s: run %s has not reached its medium level yet", names[i], opts.FromRun)
+					return out, fmt.Errorf("dataset %s: run %s has not reached its medium level yet", others[i], opts.FromRun)
 				}
 				n = info.Snapshots[mi].ReplayLen
 				f.SACSteps = info.Snapshots[mi].Step
 			} else {
 				if info.Expert == nil {
-					return out, fmt.Errorf("dataset %s: run %s is not finished (full-replay is the whole %d-step buffer)", names[i], opts.FromRun, info.Config.SAC.TotalSteps)
+					return out, fmt.Errorf("dataset %s: run %s is not finished (full-replay is the whole %d-step buffer)", others[i], opts.FromRun, info.Config.SAC.TotalSteps)
 				}
 				n = info.ReplayLen
 				f.SACSteps = info.Expert.Step
@@ -397,6 +422,20 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 		_, ref, _ := eval.ReferenceFor(s.env)
 		f.Normalized = ref.Normalize(f.MeanReturn)
 		f.Seconds = time.Since(t0).Seconds()
+		out = append(out, f)
+	}
+	for _, name := range mazes {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		var stage func(done, total int)
+		if progress != nil {
+			stage = func(done, total int) { progress(name, done, total) }
+		}
+		f, err := writeAntMaze(name, &opts, stage)
+		if err != nil {
+			return out, err
+		}
 		out = append(out, f)
 	}
 	return out, nil

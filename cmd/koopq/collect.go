@@ -33,6 +33,7 @@ func init() {
 		mediumBy    string
 		mediumBand  float64
 		mediumEps   int
+		goalPolicy  string
 	)
 	cmd := &cobra.Command{
 		Use:   "collect [DATASET...]",
@@ -55,6 +56,19 @@ func init() {
    Policies act stochastically, as D4RL's did. The bytes depend only on the
    name, --transitions and --seed. With --from-run DIR the policies and replay
    buffer come from that SAC run directory instead of the committed files.
+
+   AntMaze datasets (D4RL's recipe: a goal-reaching ant policy steered
+   through the maze by a waypoint planner, action noise N(0, 0.2²),
+   1000-step episodes, rewards relabelled to the evaluation goal):
+     antmaze-umaze-v2                  fixed start and goal
+     antmaze-umaze-diverse-v2, antmaze-medium-diverse-v2, antmaze-large-diverse-v2
+                                       random starts and goals
+     antmaze-medium-play-v2, antmaze-large-play-v2
+                                       random starts, hand-picked goals
+   with keys observations, actions, rewards, terminals, timeouts,
+   infos/goal, infos/qpos, infos/qvel, metadata/*. The goal-reaching policy
+   is the committed one, or --goal-policy FILE (a snapshot of a
+   'koopq collect --env antgoal --run-dir DIR' run).
 
 2. The SAC run that makes the behaviour policies (D4RL's recipe, resumable):
      koopq collect --env hopper --run-dir DIR [--sac-steps 1000000] [--seed 0]
@@ -79,6 +93,9 @@ func init() {
 				needNonNegativeFloat("medium-band", mediumBand), needNonNegativeFloat("medium-score", mediumScore)); err != nil {
 				return err
 			}
+			if goalPolicy != "" && len(args) == 0 {
+				return fmt.Errorf("--goal-policy steers AntMaze collection: give AntMaze dataset names (e.g. koopq collect antmaze-umaze-v2 --goal-policy %s)", goalPolicy)
+			}
 			switch {
 			case len(args) > 0:
 				if runDir != "" || resume {
@@ -92,7 +109,7 @@ func init() {
 					n = 1_000_000
 				}
 				progress, finish := stageBars()
-				files, err := run.WriteD4RLDatasets(cmd.Context(), args, run.D4RLOptions{Out: out, Transitions: n, Seed: seed, FromRun: fromRun, MediumBy: mediumBy, MediumBand: mediumBand, MediumEpisodes: mediumEps},
+				files, err := run.WriteD4RLDatasets(cmd.Context(), args, run.D4RLOptions{Out: out, Transitions: n, Seed: seed, FromRun: fromRun, MediumBy: mediumBy, MediumBand: mediumBand, MediumEpisodes: mediumEps, GoalPolicy: goalPolicy},
 					progress)
 				finish()
 				for _, fi := range files {
@@ -263,6 +280,7 @@ func init() {
 	f.IntVar(&mediumEps, "medium-episodes", 0, "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)")
 	f.IntVar(&ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
 	f.StringVar(&export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
+	f.StringVar(&goalPolicy, "goal-policy", "", "goal-reaching ant policy file (e.g. DIR/snapshots/actor-NNNNNNN.safetensors of a --env antgoal run) that steers AntMaze collection; default: the committed one")
 	rootCmd.AddCommand(cmd)
 }
 
