@@ -129,13 +129,10 @@ func DefaultConfig() Config {
 // floor 1e-3). Reward normalization is off as in 17 of CORL's 18 locomotion
 // YAMLs; set NormalizeReward for hopper-medium, as CORL's YAML does.
 //
-// What still differs from CORL's cql.py: CORL's second critic always has
-// 3 hidden layers (here both follow Net.Hidden: the same for Gym-MuJoCo);
-// CORL steps α before the networks and the actor before the critics, with
-// every loss computed first, so the update is the same; its AntMaze
-// settings (Lagrange with gap 0.8, max-target backup, clipped Q
-// differences, reward 10r − 5) are not modelled; evaluation cadence and
-// episode counts belong to the caller.
+// What still differs from CORL's cql.py: CORL steps α before the networks
+// and the actor before the critics, with every loss computed first, so the
+// update is the same; evaluation cadence and episode counts belong to the
+// caller. CORL's AntMaze settings are CORLAntMazeConfig.
 func CORLConfig() Config {
 	c := DefaultConfig()
 	c.Net = sac.NetConfig{Hidden: []int{256, 256, 256}, Init: "orthogonal"}
