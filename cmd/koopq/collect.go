@@ -113,6 +113,11 @@ func init() {
 					progress)
 				finish()
 				for _, fi := range files {
+					if run.IsAntMazeDataset(fi.Name) {
+						fmt.Printf("%-28s %8d rows %6d episodes  %5.1f%% reach the evaluation goal  %5.1fs  %s\n",
+							fi.Name, fi.Rows, fi.Episodes, fi.Normalized, fi.Seconds, fi.Path)
+						continue
+					}
 					fmt.Printf("%-28s %8d rows %6d episodes  mean return %8.1f  normalized %6.1f  %5.1fs  %s\n",
 						fi.Name, fi.Rows, fi.Episodes, fi.MeanReturn, fi.Normalized, fi.Seconds, fi.Path)
 				}
