@@ -503,7 +503,9 @@ func ExportPolicies(runDir, dst, mediumBy string, mediumBand float64, mediumEpis
 		return nil, err
 	}
 	rule := fmt.Sprintf("medium: first snapshot with deterministic return >= %.1f", cfg.MediumReturn)
-	if cfg.MediumBy == "stochastic" {
+	if cfg.Env == mujoco.AntGoalName {
+		rule = "the goal-reaching policy for AntMaze collection: the final actor"
+	} else if cfg.MediumBy == "stochastic" {
 		rule = fmt.Sprintf("medium: first snapshot with stochastic return within %.1f of %.1f", cfg.MediumBand, cfg.MediumReturn)
 		if mediumEpisodes > 0 {
 			rule += fmt.Sprintf(", re-evaluated over %d episodes", mediumEpisodes)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
@@ -212,6 +213,12 @@ func init() {
 				b.finish()
 				if err != nil {
 					return fmt.Errorf("%w (continue with: koopq collect --run-dir %s --resume)", err, runDir)
+				}
+				if cfg.Env == mujoco.AntGoalName {
+					fmt.Printf("goal-reaching policy: step %d, return %.1f (stochastic %.1f): %s\n", res.Expert.Step, res.Expert.Return, res.Expert.StochReturn, filepath.Join(runDir, sac.RunExpertFile))
+					fmt.Printf("AntMaze data: koopq collect antmaze-umaze-v2 --goal-policy %s (or commit it: koopq collect --run-dir %s --export-policies policies/data)\n",
+						filepath.Join(runDir, sac.RunExpertFile), runDir)
+					return nil
 				}
 				if res.Medium != nil {
 					fmt.Printf("medium: step %d, return %.1f (stochastic %.1f), replay %d rows\n", res.Medium.Step, res.Medium.Return, res.Medium.StochReturn, res.Medium.ReplayLen)
