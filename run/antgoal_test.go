@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/koopq/koopq/env/mujoco"
@@ -60,5 +61,18 @@ func TestSACRunConfigAntGoal(t *testing.T) {
 		if p.Actor.In() != 29 || p.ActDim != 8 {
 			t.Fatalf("snapshot policy is %d→%d, want 29→8", p.Actor.In(), p.ActDim)
 		}
+	}
+	// --export-policies commits the final actor as antgoal's "expert", the
+	// entry `koopq collect antmaze-…` looks up, and it loads as a goal policy.
+	dst := filepath.Join(t.TempDir(), "policies")
+	es, err := ExportPolicies(dir, dst, "", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Env != mujoco.AntGoalName || es[0].Role != GoalPolicyRole || !strings.Contains(es[0].Made, "goal-reaching") {
+		t.Fatalf("exported %+v", es)
+	}
+	if _, _, _, steps, err := loadGoalPolicy(filepath.Join(dst, es[0].File)); err != nil || steps != 40 {
+		t.Fatalf("exported goal policy: SAC step %d, %v", steps, err)
 	}
 }
