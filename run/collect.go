@@ -172,8 +172,8 @@ type D4RLFile struct {
 	Path        string  `json:"path"`
 	Rows        int     `json:"rows"`
 	Episodes    int     `json:"episodes"`    // complete episodes (ending in a terminal or timeout)
-	MeanReturn  float64 `json:"mean_return"` // over complete episodes
-	Normalized  float64 `json:"normalized"`  // D4RL-normalized mean return
+	MeanReturn  float64 `json:"mean_return"` // over complete episodes (AntMaze: the fraction of episodes that reach the evaluation goal)
+	Normalized  float64 `json:"normalized"`  // D4RL-normalized mean return (AntMaze: that fraction in percent)
 	Policy      string  `json:"policy"`
 	SHA256      string  `json:"policy_sha256,omitempty"`
 	SACSteps    int     `json:"sac_steps,omitempty"`
