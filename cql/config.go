@@ -63,6 +63,55 @@ type Config struct {
 	// RewardEpisodeSteps is the time limit used by NormalizeReward (CORL:
 	// 1000, the Gym-MuJoCo limit); 0 means 1000.
 	RewardEpisodeSteps int `json:"reward_episode_steps,omitempty"`
+
+	// RewardScale and RewardBias transform every reward in the Bellman
+	// target, r ← RewardScale·r + RewardBias (CORL's reward_scale and
+	// reward_bias; AntMaze: 10r − 5). RewardScale 0 means 1 (no transform),
+	// so configs written before the fields existed keep their meaning.
+	RewardScale float64 `json:"reward_scale,omitempty"`
+	RewardBias  float64 `json:"reward_bias,omitempty"`
+	// MaxTargetBackup replaces the target's single a' ~ π(·|s') by
+	// NumActions samples and backs up the largest min_k Q̄_k(s̃', a'_j) over
+	// them, with the log π of that sample in the entropy term (CQL's and
+	// CORL's cql_max_target_backup; AntMaze: on).
+	MaxTargetBackup bool `json:"max_target_backup,omitempty"`
+	// ClipDiff clamps each state's CQL difference T·LSE − Q(s̃, a) to
+	// [ClipDiffMin, ClipDiffMax] before the batch mean (CORL's
+	// cql_clip_diff_min/max; AntMaze: −200 and +∞, written as
+	// math.MaxFloat64); clamped states pass no gradient, and the Lagrange
+	// step sees the clamped mean.
+	ClipDiff    bool    `json:"clip_diff,omitempty"`
+	ClipDiffMin float64 `json:"clip_diff_min,omitempty"`
+	ClipDiffMax float64 `json:"clip_diff_max,omitempty"`
+	// LogAlphaPrimeInit is the Lagrange multiplier's starting log α'
+	// (authors 0; CORL 1.0: its Scalar(1.0)).
+	LogAlphaPrimeInit float64 `json:"log_alpha_prime_init,omitempty"`
+	// Q1Hidden and Q2Hidden, when set, replace Net.Hidden for the first and
+	// second critic (and their targets). CORL's AntMaze config asks for 5
+	// hidden layers, which its code applies to critic_1 only: critic_2 is
+	// always built with 3.
+	Q1Hidden []int `json:"q1_hidden,omitempty"`
+	Q2Hidden []int `json:"q2_hidden,omitempty"`
+}
+
+// rewardTransform returns RewardScale (0 read as 1) and RewardBias, and
+// whether they change rewards at all.
+func (c Config) rewardTransform() (scale, bias float64, on bool) {
+	scale = c.RewardScale
+	if scale == 0 {
+		scale = 1
+	}
+	return scale, c.RewardBias, scale != 1 || c.RewardBias != 0
+}
+
+// CriticNet returns the network config of critic i (0 or 1): Net with
+// Q1Hidden or Q2Hidden as hidden widths when set.
+func (c Config) CriticNet(i int) sac.NetConfig {
+	n := c.Net
+	if h := [2][]int{c.Q1Hidden, c.Q2Hidden}[i]; len(h) > 0 {
+		n.Hidden = h
+	}
+	return n
 }
 
 // DefaultConfig is the KFC authors' CQL configuration ("paper").
@@ -80,13 +129,10 @@ func DefaultConfig() Config {
 // floor 1e-3). Reward normalization is off as in 17 of CORL's 18 locomotion
 // YAMLs; set NormalizeReward for hopper-medium, as CORL's YAML does.
 //
-// What still differs from CORL's cql.py: CORL's second critic always has
-// 3 hidden layers (here both follow Net.Hidden: the same for Gym-MuJoCo);
-// CORL steps α before the networks and the actor before the critics, with
-// every loss computed first, so the update is the same; its AntMaze
-// settings (Lagrange with gap 0.8, max-target backup, clipped Q
-// differences, reward 10r − 5) are not modelled; evaluation cadence and
-// episode counts belong to the caller.
+// What still differs from CORL's cql.py: CORL steps α before the networks
+// and the actor before the critics, with every loss computed first, so the
+// update is the same; evaluation cadence and episode counts belong to the
+// caller. CORL's AntMaze settings are CORLAntMazeConfig.
 func CORLConfig() Config {
 	c := DefaultConfig()
 	c.Net = sac.NetConfig{Hidden: []int{256, 256, 256}, Init: "orthogonal"}
@@ -99,6 +145,43 @@ func CORLConfig() Config {
 	c.Normalize = true
 	c.ActorInit = "torch"
 	c.LogStdOffset = -1
+	return c
+}
+
+// CORLAntMazeConfig is CORL's AntMaze CQL (algorithms/offline/cql.py with
+// configs/offline/cql/antmaze/*_v2.yaml), on top of CORLConfig:
+//
+//   - policy lr 1e-4 (also α's), Q lr 3e-4 (also α′'s: qf_lr);
+//   - min-Q weight (cql_alpha) 5 with Lagrange on and target action gap
+//     0.8. CORL's Lagrange term is α′·cql_alpha·(diff − gap); koopq's (the
+//     CQL authors') is α′·(w·diff − τ), the same with τ = 5·0.8 = 4;
+//     log α′ starts at 1.0 (CORL's Scalar(1.0));
+//   - max-target backup on (10 samples of π(·|s′)); CQL differences clipped
+//     below at −200 (above: +∞, as math.MaxFloat64);
+//   - rewards 10·r − 5 (reward_scale 10, reward_bias −5), no state
+//     normalization;
+//   - actor 3×256; critic_1 5×256 and critic_2 3×256: the YAMLs set
+//     q_n_hidden_layers 5, which CORL's code passes to critic_1 only.
+//
+// Unchanged from CORLConfig: orthogonal critics, CORL's actor init and log σ
+// offset −1, automatic entropy (α from 1, target −|A|), no entropy backup,
+// no BC warm-up, batch 256, γ 0.99, τ 5e-3, 10 actions per logsumexp
+// source, temperature 1, 1M steps.
+func CORLAntMazeConfig() Config {
+	c := CORLConfig()
+	c.LRActor = 1e-4
+	c.LRCritic = 3e-4
+	c.LRAlphaPrime = 3e-4
+	c.MinQWeight = 5
+	c.Lagrange = true
+	c.LagrangeThres = 5 * 0.8
+	c.LogAlphaPrimeInit = 1
+	c.MaxTargetBackup = true
+	c.ClipDiff, c.ClipDiffMin, c.ClipDiffMax = true, -200, math.MaxFloat64
+	c.RewardScale, c.RewardBias = 10, -5
+	c.Normalize = false
+	c.Q1Hidden = []int{256, 256, 256, 256, 256}
+	c.Q2Hidden = []int{256, 256, 256}
 	return c
 }
 
@@ -130,6 +213,19 @@ func (c Config) Validate() error {
 		return fmt.Errorf("cql: log_std_offset %v must be finite", c.LogStdOffset)
 	case c.RewardEpisodeSteps < 0:
 		return fmt.Errorf("cql: reward_episode_steps %d must be non-negative", c.RewardEpisodeSteps)
+	case !finite(c.RewardScale) || !finite(c.RewardBias) || !finite(c.LogAlphaPrimeInit):
+		return fmt.Errorf("cql: reward_scale %v, reward_bias %v and log_alpha_prime_init %v must be finite", c.RewardScale, c.RewardBias, c.LogAlphaPrimeInit)
+	case c.ClipDiff && !(c.ClipDiffMin <= c.ClipDiffMax):
+		return fmt.Errorf("cql: clip_diff_min %v must not exceed clip_diff_max %v", c.ClipDiffMin, c.ClipDiffMax)
+	}
+	for i, h := range [][]int{c.Q1Hidden, c.Q2Hidden} {
+		for _, w := range h {
+			if w <= 0 {
+				return fmt.Errorf("cql: q%d_hidden %v: widths must be positive", i+1, h)
+			}
+		}
 	}
 	return nil
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

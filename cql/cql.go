@@ -40,6 +40,9 @@ type stepNoise struct {
 	next []float32 // [B, A] ξ of a' ~ π(·|s'), the target sample
 	ood  []float32 // [2BN, A] ξ of the logsumexp samples: row i·N+k is sample k of π(·|s_i), then B·N rows of π(·|s'_i)
 	unif []float32 // [BN, A] uniform actions on [−1, 1] for the logsumexp, row i·N+k for state i
+	// maxNext [BN, A]: ξ of the MaxTargetBackup samples a'_ik ~ π(·|s'_i),
+	// row i·N+k; drawn (last) only with MaxTargetBackup.
+	maxNext []float32
 }
 
 // critic workspaces, one per twin so both run concurrently.
@@ -51,6 +54,7 @@ type criticWS struct {
 	lse          []float32 // [B]
 	soft         []float32 // [B, 3N]
 	cat          []float32 // [B, 3N]
+	active       []bool    // [B] ClipDiff: the state's difference lies inside the clip range
 	mse, gap     float64
 	qData        float64
 	qRand, qPi   float64
@@ -65,6 +69,7 @@ type workspace struct {
 	noise                      stepNoise
 	actPi, logpPi              []float32 // actor-loss sample
 	actNx, logpNx              []float32 // target sample at s'
+	actMx, logpMx              []float32 // [BN, A], [BN]: MaxTargetBackup samples at s'
 	actOOD, logpOOD            []float32 // [2BN, A], [2BN]: π(s) then π(s') samples
 	y                          []float32 // [B]
 	tq                         [2][]float32
@@ -96,7 +101,7 @@ func NewLearner(cfg Config, obsDim, actDim int, norm *dataset.Normalizer, rng *r
 	if norm == nil {
 		norm = dataset.Identity(obsDim)
 	}
-	l := &Learner{Cfg: cfg, ObsDim: obsDim, ActDim: actDim, Norm: norm, LogAlpha: math.Log(cfg.Alpha)}
+	l := &Learner{Cfg: cfg, ObsDim: obsDim, ActDim: actDim, Norm: norm, LogAlpha: math.Log(cfg.Alpha), LogAlphaPrime: cfg.LogAlphaPrimeInit}
 	l.Actor = sac.NewActor(cfg.Net, obsDim, actDim, rng)
 	if cfg.ActorInit == "torch" {
 		torchActorInit(l.Actor, rng)
@@ -107,8 +112,8 @@ func NewLearner(cfg Config, obsDim, actDim int, norm *dataset.Normalizer, rng *r
 	}
 	for i := range l.Q {
 		name := []string{"q1", "q2"}[i]
-		l.Q[i] = sac.NewCritic(name, cfg.Net, obsDim, actDim, rng)
-		l.QT[i] = sac.NewCritic(name, cfg.Net, obsDim, actDim, rng)
+		l.Q[i] = sac.NewCritic(name, cfg.CriticNet(i), obsDim, actDim, rng)
+		l.QT[i] = sac.NewCritic(name, cfg.CriticNet(i), obsDim, actDim, rng)
 		nn.CopyParams(l.QT[i].Params(), l.Q[i].Params())
 		l.optQ[i] = nn.NewAdam(l.Q[i].Params(), cfg.LRCritic)
 	}
@@ -167,11 +172,15 @@ func (l *Learner) prepare(B int) {
 	w.act = grow(w.act, B*A)
 	R := B * (1 + 3*N)
 	w.xBig = grow(w.xBig, R*(S+A))
-	w.saNext, w.saPi = grow(w.saNext, B*(S+A)), grow(w.saPi, B*(S+A))
+	w.saNext, w.saPi = grow(w.saNext, l.targetRows(B)*(S+A)), grow(w.saPi, B*(S+A))
 	n := &w.noise
 	n.pi, n.next, n.ood, n.unif = grow(n.pi, B*A), grow(n.next, B*A), grow(n.ood, 2*B*N*A), grow(n.unif, B*N*A)
 	w.actPi, w.logpPi = grow(w.actPi, B*A), grow(w.logpPi, B)
 	w.actNx, w.logpNx = grow(w.actNx, B*A), grow(w.logpNx, B)
+	if l.Cfg.MaxTargetBackup {
+		n.maxNext = grow(n.maxNext, B*N*A)
+		w.actMx, w.logpMx = grow(w.actMx, B*N*A), grow(w.logpMx, B*N)
+	}
 	w.actOOD, w.logpOOD = grow(w.actOOD, 2*B*N*A), grow(w.logpOOD, 2*B*N)
 	w.y = grow(w.y, B)
 	w.dLogp = grow(w.dLogp, B)
@@ -180,6 +189,10 @@ func (l *Learner) prepare(B int) {
 		c := &w.crit[i]
 		c.dy, c.dp, c.dX = grow(c.dy, R), grow(c.dp, B), grow(c.dX, B*(S+A))
 		c.lse, c.soft, c.cat = grow(c.lse, B), grow(c.soft, B*3*N), grow(c.cat, B*3*N)
+		if cap(c.active) < B {
+			c.active = make([]bool, B)
+		}
+		c.active = c.active[:B]
 	}
 }
 
@@ -253,7 +266,7 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 	// Target Q̄(s̃', a'), and Q(s, ã) for the policy loss (current critics).
 	w := &l.ws
 	nn.Both(func(i int) {
-		w.tq[i] = l.QT[i].Forward(&w.crit[i].tgt, w.saNext, B)
+		w.tq[i] = l.QT[i].Forward(&w.crit[i].tgt, w.saNext, l.targetRows(B))
 		if !bc {
 			w.pq[i] = l.Q[i].Forward(&w.crit[i].pi, w.saPi, B)
 		}
@@ -327,11 +340,14 @@ func (l *Learner) sample(rng *rand.Rand) []float32 {
 	for j := range nz.unif {
 		nz.unif[j] = float32(2*rng.Float64() - 1)
 	}
+	if l.Cfg.MaxTargetBackup {
+		sac.FillNormal(rng, nz.maxNext)
+	}
 	if l.noiseHook != nil {
 		l.noiseHook(nz)
 	}
 	// The samples at s and at s' are independent: one core each.
-	var outS []float32
+	var outS, outN []float32
 	nn.Both(func(i int) {
 		if i == 0 {
 			outS = l.Actor.Forward(&w.cS, w.obs, B)
@@ -339,10 +355,13 @@ func (l *Learner) sample(rng *rand.Rand) []float32 {
 			sampleRows(outS, B, A, N, nz.ood[:B*N*A], w.actOOD[:B*N*A], w.logpOOD[:B*N])
 			return
 		}
-		outN := l.Actor.Forward(&w.cN, w.next, B)
+		outN = l.Actor.Forward(&w.cN, w.next, B)
 		nn.TanhGaussianSample(outN, B, A, nz.next, w.actNx, w.logpNx)
 		sampleRows(outN, B, A, N, nz.ood[B*N*A:], w.actOOD[B*N*A:], w.logpOOD[B*N:])
 	})
+	if l.Cfg.MaxTargetBackup {
+		sampleRows(outN, B, A, N, nz.maxNext, w.actMx, w.logpMx)
+	}
 	return outS
 }
 
@@ -370,23 +389,64 @@ func (l *Learner) fillCriticInputs() {
 			copy(row[S:], w.actOOD[g.oodPiNext(i, k)*A:(g.oodPiNext(i, k)+1)*A])
 		}
 	}
-	sac.ConcatSA(w.nextAug, S, w.actNx, A, B, w.saNext)
+	if l.Cfg.MaxTargetBackup {
+		for i := 0; i < B; i++ {
+			for k := 0; k < N; k++ {
+				r := i*N + k
+				copy(w.saNext[r*W:r*W+S], w.nextAug[i*S:(i+1)*S])
+				copy(w.saNext[r*W+S:(r+1)*W], w.actMx[r*A:(r+1)*A])
+			}
+		}
+	} else {
+		sac.ConcatSA(w.nextAug, S, w.actNx, A, B, w.saNext)
+	}
 	sac.ConcatSA(w.obs, S, w.actPi, A, B, w.saPi)
 }
 
 // bellmanTarget writes y = r + γ(1 − d)·(min_k Q̄_k(s̃', a') − α log π(a'|s'))
 // (the entropy term only with BackupEntropy) from the target critics'
 // outputs w.tq.
+//
+// With MaxTargetBackup the value is the largest min_k Q̄_k(s̃', a'_j) over
+// the NumActions samples a'_j, with that sample's log π. With a reward
+// transform, r is replaced by RewardScale·r + RewardBias.
 func (l *Learner) bellmanTarget(b *dataset.Batch, alpha float64) {
 	w := &l.ws
 	g := float32(l.Cfg.Gamma)
+	scale, bias, transform := l.Cfg.rewardTransform()
+	N := l.Cfg.NumActions
 	for i := range w.y {
-		v := min(w.tq[0][i], w.tq[1][i])
-		if l.Cfg.BackupEntropy {
-			v -= float32(alpha) * w.logpNx[i]
+		var v, logp float32
+		if l.Cfg.MaxTargetBackup {
+			best := i * N
+			v = min(w.tq[0][best], w.tq[1][best])
+			for r := i*N + 1; r < (i+1)*N; r++ {
+				if q := min(w.tq[0][r], w.tq[1][r]); q > v {
+					v, best = q, r
+				}
+			}
+			logp = w.logpMx[best]
+		} else {
+			v, logp = min(w.tq[0][i], w.tq[1][i]), w.logpNx[i]
 		}
-		w.y[i] = b.Rew[i] + g*(1-b.Done[i])*v
+		if l.Cfg.BackupEntropy {
+			v -= float32(alpha) * logp
+		}
+		r := b.Rew[i]
+		if transform {
+			r = float32(scale*float64(r) + bias)
+		}
+		w.y[i] = r + g*(1-b.Done[i])*v
 	}
+}
+
+// targetRows is the number of rows the target critics evaluate: B, or B·N
+// with MaxTargetBackup.
+func (l *Learner) targetRows(B int) int {
+	if l.Cfg.MaxTargetBackup {
+		return B * l.Cfg.NumActions
+	}
+	return B
 }
 
 // policyLossQ returns SAC's policy loss mean(α log π(ã|s) − min_k Q_k(s, ã))
@@ -458,17 +518,34 @@ func (l *Learner) criticUpdate(i int, alphaPrime float64) {
 	qd /= float64(B)
 	c.gap = lse - qd
 	c.qData, c.qRand, c.qPi = qd, qr/float64(B*N), qp/float64(B*N)
+	if cfg.ClipDiff {
+		// The gap is the mean of the clamped per-state differences; a
+		// clamped state contributes no gradient (torch.clamp's backward
+		// passes where min ≤ d ≤ max).
+		var sum float64
+		for s := 0; s < B; s++ {
+			d := float64(c.lse[s])*cfg.Temp - float64(q[s])
+			clamped := math.Min(math.Max(d, cfg.ClipDiffMin), cfg.ClipDiffMax)
+			c.active[s] = d >= cfg.ClipDiffMin && d <= cfg.ClipDiffMax
+			sum += clamped
+		}
+		c.gap = sum / float64(B)
+	}
 
 	// ∂/∂Q of α'·w·(mean LSE − mean Q_data): the softmax weight on each
 	// sampled row, −α'w/B on the data rows (added to the MSE's gradient).
 	k := float32(alphaPrime * cfg.MinQWeight / float64(B))
 	for s := 0; s < B; s++ {
-		c.dy[s] -= k
+		ks := k
+		if cfg.ClipDiff && !c.active[s] {
+			ks = 0
+		}
+		c.dy[s] -= ks
 		soft := c.soft[s*g.lseCols() : (s+1)*g.lseCols()]
 		for j := 0; j < N; j++ {
-			c.dy[g.uniform(s, j)] = k * soft[g.lseUniform(j)]
-			c.dy[g.piNext(s, j)] = k * soft[g.lsePiNext(j)]
-			c.dy[g.piS(s, j)] = k * soft[g.lsePiS(j)]
+			c.dy[g.uniform(s, j)] = ks * soft[g.lseUniform(j)]
+			c.dy[g.piNext(s, j)] = ks * soft[g.lsePiNext(j)]
+			c.dy[g.piS(s, j)] = ks * soft[g.lsePiS(j)]
 		}
 	}
 	nn.ZeroGrad(l.Q[i].Params())

@@ -9,7 +9,9 @@ package cql
 // cql.py:
 //
 //	y_i   = r_i + γ(1 − d_i)·[min_k Q̄_k(s̃'_i, a'_i) − α·log π(a'_i|s'_i)],  a'_i ~ π(·|s'_i)
-//	        (the −α log π term only with BackupEntropy)
+//	        (the −α log π term only with BackupEntropy; r_i ← scale·r_i + bias
+//	        with a reward transform; with MaxTargetBackup a'_i is the argmax
+//	        over N samples a'_ij ~ π(·|s'_i) of min_k Q̄_k(s̃'_i, a'_ij))
 //	L_Qk  = mean_i (Q_k(s̃_i, a_i) − y_i)² + α'·w·(mean_i T·LSE_j(c_kij/T) − mean_i Q_k(s̃_i, a_i))
 //	c_ki· = [Q_k(s_i, u_ij) − log 2^−A]_{j<N} ∪ [Q_k(s_i, a^{s'}_ij) − log π(a^{s'}_ij|s'_i)]_{j<N}
 //	        ∪ [Q_k(s_i, a^{s}_ij) − log π(a^{s}_ij|s_i)]_{j<N}
@@ -17,6 +19,8 @@ package cql
 //	L_π   = mean_i α·log π(ã_i|s_i) − min_k Q_k(s_i, ã_i)        (afterwards; Q before this update's step)
 //	L_α   = −log α · mean_i (log π(ã_i|s_i) − A)                   (AutoEntropy; target entropy −A)
 //	L_α'  = −½ Σ_k α'·(w·gap_k − τ_lagrange)                      (Lagrange; gap_k = mean LSE − mean Q_k(s̃,a))
+//	ClipDiff: mean LSE − mean Q_k(s̃,a) becomes mean_i clamp(T·LSE_i − Q_k(s̃_i,a_i), min, max)
+//	        in L_Qk and gap_k (a clamped state passes no gradient)
 //	Q̄_k  ← (1 − τ)·Q̄_k + τ·Q_k after the critics' Adam step
 //
 // s̃, s̃' are the augmenter's outputs; every other state is clean. Gradients
@@ -272,8 +276,10 @@ type refCQL struct {
 	steps         int
 	gActor        [][]float64 // gradients of the last update, for comparison
 	gQ            [2][][]float64
-	stats         Stats  // the last update's summary, in Stats' definitions
-	targetMin     [2]int // rows of the last update whose target minimum came from Q̄_1, Q̄_2
+	stats         Stats        // the last update's summary, in Stats' definitions
+	targetMin     [2]int       // rows of the last update whose target minimum came from Q̄_1, Q̄_2
+	clipped       [2]int       // ClipDiff: states of the last update inside and outside the clip range
+	argmax        map[int]bool // MaxTargetBackup: indices of the backed-up samples in the last update
 }
 
 func newRef(l *Learner) *refCQL {
@@ -298,7 +304,7 @@ func (r *refCQL) norm(s []float32) []float64 {
 func cat(a, b []float64) []float64 { return append(append([]float64(nil), a...), b...) }
 
 // refNoise is the fixed noise of one update (stepNoise's layout).
-type refNoise struct{ pi, next, ood, unif []float32 }
+type refNoise struct{ pi, next, ood, unif, maxNext []float32 }
 
 // step performs one reference update on batch b with shifted states
 // obsAug, nextAug [B, S] and noise n.
@@ -329,20 +335,39 @@ func (r *refCQL) step(b *dataset.Batch, obsAug, nextAug []float32, n refNoise) {
 	// Bellman target with the target critics at s̃', a' ~ π(·|s').
 	y := make([]float64, B)
 	r.targetMin = [2]int{}
+	r.argmax = map[int]bool{}
 	for i := 0; i < B; i++ {
-		nx := sampleTG(piN[i], f64(row(n.next, i, A)))
-		x := cat(sna[i], nx.a)
-		q0, q1 := r.qt[0].out(x)[0], r.qt[1].out(x)[0]
-		v := math.Min(q0, q1)
-		if q0 <= q1 {
-			r.targetMin[0]++
-		} else {
-			r.targetMin[1]++
+		cands := []tanhGauss{sampleTG(piN[i], f64(row(n.next, i, A)))}
+		if cfg.MaxTargetBackup {
+			cands = nil
+			for j := 0; j < N; j++ {
+				cands = append(cands, sampleTG(piN[i], f64(row(n.maxNext, i*N+j, A))))
+			}
 		}
+		v, logp, best := math.Inf(-1), 0.0, 0
+		for j, nx := range cands {
+			x := cat(sna[i], nx.a)
+			q0, q1 := r.qt[0].out(x)[0], r.qt[1].out(x)[0]
+			if q0 <= q1 {
+				r.targetMin[0]++
+			} else {
+				r.targetMin[1]++
+			}
+			if m := math.Min(q0, q1); m > v {
+				v, logp, best = m, nx.logp, j
+			}
+		}
+		r.argmax[best] = true
 		if cfg.BackupEntropy {
-			v -= alpha * nx.logp
+			v -= alpha * logp
 		}
-		y[i] = float64(b.Rew[i]) + cfg.Gamma*(1-float64(b.Done[i]))*v
+		rew := float64(b.Rew[i])
+		if sc := cfg.RewardScale; sc != 0 {
+			rew = sc*rew + cfg.RewardBias
+		} else {
+			rew += cfg.RewardBias
+		}
+		y[i] = rew + cfg.Gamma*(1-float64(b.Done[i]))*v
 	}
 
 	// Actor-loss sample ã ~ π(·|s) and its Q under the pre-update critics.
@@ -404,16 +429,20 @@ func (r *refCQL) step(b *dataset.Batch, obsAug, nextAug []float32, n refNoise) {
 	var gap [2]float64
 	var mse, qData, qRand, qPi float64 // sums over both critics
 	T, wq := cfg.Temp, cfg.MinQWeight
+	r.clipped = [2]int{}
 	for k := 0; k < 2; k++ {
 		r.gQ[k] = r.q[k].zeros()
-		var lse, qd float64
+		var lse, qd, clippedSum float64
 		for i := 0; i < B; i++ {
 			// Data term: Bellman error and the CQL push-up, at (s̃_i, a_i).
 			acts := r.q[k].forward(cat(sa[i], act[i]))
 			q := acts[len(acts)-1][0]
 			qd += q / float64(B)
 			mse += (q - y[i]) * (q - y[i]) / float64(B)
-			r.q[k].backward(acts, []float64{2*(q-y[i])/float64(B) - alphaPrime*wq/float64(B)}, r.gQ[k])
+			// The state's CQL weight: α'w/B, or 0 where ClipDiff clamps
+			// its difference (computed from the same forward passes below,
+			// so the push-up gradient is added after the logsumexp).
+			r.q[k].backward(acts, []float64{2 * (q - y[i]) / float64(B)}, r.gQ[k])
 			// Push-down: T·log Σ_j exp((Q(s_i, a_j) − offset_j)/T).
 			var fw [][][]float64
 			c := make([]float64, len(samples[i]))
@@ -435,13 +464,29 @@ func (r *refCQL) step(b *dataset.Batch, obsAug, nextAug []float32, n refNoise) {
 			for _, v := range c {
 				z += math.Exp(v - m)
 			}
-			lse += T * (m + math.Log(z)) / float64(B)
+			lseI := T * (m + math.Log(z))
+			lse += lseI / float64(B)
+			weight := alphaPrime * wq / float64(B)
+			if cfg.ClipDiff {
+				d := lseI - q
+				clippedSum += math.Min(math.Max(d, cfg.ClipDiffMin), cfg.ClipDiffMax) / float64(B)
+				if d < cfg.ClipDiffMin || d > cfg.ClipDiffMax {
+					weight = 0
+					r.clipped[1]++
+				} else {
+					r.clipped[0]++
+				}
+			}
+			r.q[k].backward(acts, []float64{-weight}, r.gQ[k])
 			for j := range samples[i] {
 				soft := math.Exp(c[j]-m) / z
-				r.q[k].backward(fw[j], []float64{alphaPrime * wq * soft / float64(B)}, r.gQ[k])
+				r.q[k].backward(fw[j], []float64{weight * soft}, r.gQ[k])
 			}
 		}
 		gap[k] = lse - qd
+		if cfg.ClipDiff {
+			gap[k] = clippedSum
+		}
 		qData += qd
 	}
 	r.stats = Stats{QLoss: mse / 2, CQLGap: (gap[0] + gap[1]) / 2, AlphaPrime: alphaPrime, Alpha: alpha,
@@ -501,6 +546,14 @@ func referenceCases() []refCase {
 			h[i] = 16
 		}
 		c.Net.Hidden = h
+		for _, q := range []*[]int{&c.Q1Hidden, &c.Q2Hidden} {
+			if len(*q) > 0 {
+				*q = make([]int, len(*q)) // depth kept, width 16
+				for i := range *q {
+					(*q)[i] = 16
+				}
+			}
+		}
 		c.Batch = 10
 		c.BCSteps = bc
 		c.Seed = 9
@@ -510,7 +563,15 @@ func referenceCases() []refCase {
 	corl := CORLConfig()
 	other := DefaultConfig()
 	other.Temp, other.NumActions, other.AutoEntropy, other.Normalize, other.LagrangeThres = 0.5, 4, true, true, 2
+	antmaze := shrink(CORLAntMazeConfig(), 0)
+	// A clip range inside the spread of the small networks' differences
+	// (T·LSE − Q lies between 4.3 and 5.4 here), so that both clamps and
+	// the pass-through are exercised; −200 would never clamp.
+	clipped := antmaze
+	clipped.ClipDiffMin, clipped.ClipDiffMax = 4.4, 4.6
 	return []refCase{
+		{"corl antmaze", antmaze, false},
+		{"corl antmaze clipping", clipped, true},
 		{"paper lagrange no-bc", shrink(paper, 0), false},
 		{"paper lagrange bc-then-sac", shrink(paper, 2), false},
 		{"corl", shrink(corl, corl.BCSteps), true},
@@ -548,6 +609,13 @@ func newRefFixture(t *testing.T, rc refCase, steps int) *refFixture {
 			}
 		}
 	}
+	if len(cfg.Q1Hidden) > 0 || len(cfg.Q2Hidden) > 0 {
+		// Critics of different depths: give the targets the same output
+		// bias, so that neither is the smaller one on every row.
+		b0 := l.QT[0].Layers[len(l.QT[0].Layers)-1].B.Data
+		b1 := l.QT[1].Layers[len(l.QT[1].Layers)-1].B.Data
+		copy(b1, b0)
+	}
 	f := &refFixture{l: l, ref: newRef(l), aug: &fixedAug{}}
 	B, N := cfg.Batch, cfg.NumActions
 	gauss := func(n int, sd float64) []float32 {
@@ -561,6 +629,16 @@ func newRefFixture(t *testing.T, rc refCase, steps int) *refFixture {
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(2*rng.Float64() - 1)
+		}
+		return x
+	}
+	// The max-target samples' noise comes from its own stream, so the other
+	// cases' fixtures are what they were before MaxTargetBackup existed.
+	rngMax := rand.New(rand.NewPCG(17, 5))
+	gaussMax := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rngMax.NormFloat64())
 		}
 		return x
 	}
@@ -584,7 +662,7 @@ func newRefFixture(t *testing.T, rc refCase, steps int) *refFixture {
 			next[j] += b.NextObs[j]
 		}
 		f.aug.obs, f.aug.next = append(f.aug.obs, obs), append(f.aug.next, next)
-		f.noise = append(f.noise, refNoise{pi: gauss(B*A, 1), next: gauss(B*A, 1), ood: gauss(2*B*N*A, 1), unif: uni(B * N * A)})
+		f.noise = append(f.noise, refNoise{pi: gauss(B*A, 1), next: gauss(B*A, 1), ood: gauss(2*B*N*A, 1), unif: uni(B * N * A), maxNext: gaussMax(B * N * A)})
 	}
 	l.noiseHook = func(n *stepNoise) {
 		fn := f.noise[f.nextNoise]
@@ -593,6 +671,7 @@ func newRefFixture(t *testing.T, rc refCase, steps int) *refFixture {
 		copy(n.next, fn.next)
 		copy(n.ood, fn.ood)
 		copy(n.unif, fn.unif)
+		copy(n.maxNext, fn.maxNext)
 	}
 	return f
 }
@@ -675,6 +754,12 @@ func TestStepMatchesReferenceUpdate(t *testing.T) {
 				f.step(t, st)
 				if r.targetMin[0] == 0 || r.targetMin[1] == 0 {
 					t.Errorf("step %d: the twin target minimum came from one critic only (%v): min vs max is not exercised", st+1, r.targetMin)
+				}
+				if rc.cfg.MaxTargetBackup && len(r.argmax) < 2 {
+					t.Errorf("step %d: the backed-up sample was always number %v: the max is not exercised", st+1, r.argmax)
+				}
+				if rc.cfg.ClipDiff && rc.cfg.ClipDiffMin > -200 && (r.clipped[0] == 0 || r.clipped[1] == 0) {
+					t.Errorf("step %d: %d states inside the clip range, %d outside: clipping is not exercised", st+1, r.clipped[0], r.clipped[1])
 				}
 				if st != 0 && st != 2 {
 					continue

@@ -66,10 +66,14 @@ func AntMazeCoverage(d *dataset.Dataset, m *mujoco.Maze) (*MazeCoverage, error) 
 		c.Counts[r][col]++
 	}
 	c.Fraction = float64(c.VisitedCells) / float64(c.FreeCells)
+	// An episode ends at a timeout, at the last row, or at a terminal after
+	// which the rows do not continue the same trajectory: D4RL's AntMaze
+	// data marks every step within 0.5 m of the goal terminal while the ant
+	// walks on (observations[k+1] = next_observations[k]).
 	reached := false
 	for k := range d.Len() {
 		reached = reached || d.Rewards[k] >= 1
-		if d.Terminals[k] > 0 || (d.Timeouts != nil && d.Timeouts[k] > 0) || k == d.Len()-1 {
+		if (d.Terminals[k] > 0 && !continues(d, k)) || (d.Timeouts != nil && d.Timeouts[k] > 0) || k == d.Len()-1 {
 			c.Episodes++
 			if reached {
 				c.GoalEpisodes++
@@ -78,6 +82,20 @@ func AntMazeCoverage(d *dataset.Dataset, m *mujoco.Maze) (*MazeCoverage, error) 
 		}
 	}
 	return c, nil
+}
+
+// continues reports whether row k+1 starts where row k ended.
+func continues(d *dataset.Dataset, k int) bool {
+	if k+1 >= d.Len() {
+		return false
+	}
+	n := d.ObsDim
+	for i := range n {
+		if d.Observations[(k+1)*n+i] != d.NextObservations[k*n+i] {
+			return false
+		}
+	}
+	return true
 }
 
 // PlotAntMazeCoverage writes a PNG of the maze (walls dark, the evaluation

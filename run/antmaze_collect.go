@@ -46,6 +46,8 @@ type AntMazeCollectConfig struct {
 	ActionNoise float64 `json:"action_noise"`
 	// Seed seeds starts, goals, waypoint noise, action noise and resets.
 	Seed uint64 `json:"seed"`
+	// Progress, if set, is called every 1000 transitions and at the end.
+	Progress func(done, total int) `json:"-"`
 }
 
 // AntMazeKindOf maps a dataset name to its maze env and kind:
@@ -151,13 +153,7 @@ func CollectAntMaze(cfg AntMazeCollectConfig, lowLevel eval.Policy) (*dataset.Da
 		}
 		for t := 1; t <= cfg.EpisodeSteps && d.Len() < N; t++ {
 			x, y := obs[0], obs[1]
-			wx, wy, ok := m.Waypoint(x, y, gx, gy)
-			if !ok { // inside a wall's footprint (the torso can overhang): head for the goal
-				wx, wy = gx, gy
-			} else if wx != gx || wy != gy { // D4RL jitters intermediate waypoints
-				wx += rng.Float64() * m.Scaling * 0.25
-				wy += rng.Float64() * m.Scaling * 0.25
-			}
+			wx, wy := SteerTarget(m, x, y, gx, gy, rng)
 			GoalObservation(pol, obs, wx-x, wy-y)
 			lowLevel.Act(pol, act)
 			for i := range act {
@@ -172,11 +168,15 @@ func CollectAntMaze(cfg AntMazeCollectConfig, lowLevel eval.Policy) (*dataset.Da
 				return nil, nil, fmt.Errorf("antmaze collect: transition %d: %w", d.Len(), err)
 			}
 			hit := math.Hypot(next[0]-evalX, next[1]-evalY) <= mujoco.GoalRadius
-			d.Append(obs, act, b2f64(hit), next, hit, t == cfg.EpisodeSteps)
+			// The last row is a timeout too, so every episode in the file ends.
+			d.Append(obs, act, b2f64(hit), next, hit, t == cfg.EpisodeSteps || d.Len() == N-1)
 			goals = appendF(goals, gx, gy)
 			qpos = appendF(qpos, q...)
 			qvel = appendF(qvel, v...)
 			obs = next
+			if cfg.Progress != nil && (d.Len()%1000 == 0 || d.Len() == N) {
+				cfg.Progress(d.Len(), N)
+			}
 		}
 	}
 	infos := map[string]dataset.Array{
@@ -185,6 +185,26 @@ func CollectAntMaze(cfg AntMazeCollectConfig, lowLevel eval.Policy) (*dataset.Da
 		"qvel": {Data: qvel, Shape: []int{N, 14}},
 	}
 	return d, infos, nil
+}
+
+// SteerTarget is the waypoint controller of AntMaze data collection (D4RL's
+// WaypointController for the ant): from world (x, y) toward goal (gx, gy)
+// it returns the point the goal-reaching policy is sent to, the centre of
+// the next cell on a shortest path (Maze.Waypoint) jittered by
+// U(0, Scaling/4) in each coordinate as D4RL does, or the goal itself in
+// the goal's cell. From inside a wall's footprint (the torso can overhang
+// a wall's edge) it heads straight for the goal. It draws two numbers from
+// rng for a jittered waypoint, none otherwise.
+func SteerTarget(m *mujoco.Maze, x, y, gx, gy float64, rng *rand.Rand) (wx, wy float64) {
+	wx, wy, ok := m.Waypoint(x, y, gx, gy)
+	if !ok {
+		return gx, gy
+	}
+	if wx != gx || wy != gy {
+		wx += rng.Float64() * m.Scaling * 0.25
+		wy += rng.Float64() * m.Scaling * 0.25
+	}
+	return wx, wy
 }
 
 func b2f64(b bool) float64 {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/policies"
 	"github.com/koopq/koopq/sac"
@@ -92,7 +94,12 @@ type D4RLOptions struct {
 	MediumBand     float64
 	MediumEpisodes int // > 0: re-evaluate snapshots' stochastic returns with this many episodes (see RunMedium)
 
+	// GoalPolicy is the goal-reaching ant policy file that steers AntMaze
+	// collection (antmaze-… names); "" = the committed one.
+	GoalPolicy string
+
 	medium *runMediumResult // RunMedium's answer, computed once per WriteD4RLDatasets
+	goal   *goalPolicy      // the loaded goal-reaching policy (AntMaze names)
 }
 
 type runMediumResult struct {
@@ -165,8 +172,8 @@ type D4RLFile struct {
 	Path        string  `json:"path"`
 	Rows        int     `json:"rows"`
 	Episodes    int     `json:"episodes"`    // complete episodes (ending in a terminal or timeout)
-	MeanReturn  float64 `json:"mean_return"` // over complete episodes
-	Normalized  float64 `json:"normalized"`  // D4RL-normalized mean return
+	MeanReturn  float64 `json:"mean_return"` // over complete episodes (AntMaze: the fraction of episodes that reach the evaluation goal)
+	Normalized  float64 `json:"normalized"`  // D4RL-normalized mean return (AntMaze: that fraction in percent)
 	Policy      string  `json:"policy"`
 	SHA256      string  `json:"policy_sha256,omitempty"`
 	SACSteps    int     `json:"sac_steps,omitempty"`
@@ -281,10 +288,29 @@ func behaviour(envName, role string, opts *D4RLOptions) (*sac.Policy, string, st
 //     medium snapshot, or all of it (needs opts.FromRun).
 //
 // Rollouts act stochastically; the bytes depend only on the names and opts.
+//
+// AntMaze names (antmaze-umaze-v2, antmaze-*-diverse-v2, antmaze-*-play-v2)
+// are collected after the others with D4RL's AntMaze recipe (see
+// CollectAntMaze) steered by opts.GoalPolicy or the committed goal-reaching
+// policy.
 func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, progress func(stage string, done, total int)) ([]D4RLFile, error) {
-	srcs, err := CheckD4RLNames(names, opts.FromRun)
-	if err != nil {
+	var mazes, others []string
+	for _, n := range names {
+		if IsAntMazeDataset(n) {
+			mazes = append(mazes, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	if err := checkAntMazeNames(mazes, &opts); err != nil {
 		return nil, err
+	}
+	var srcs []d4rlSource
+	if len(others) > 0 {
+		var err error
+		if srcs, err = CheckD4RLNames(others, opts.FromRun); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Transitions <= 0 {
 		return nil, fmt.Errorf("--transitions %d must be positive", opts.Transitions)
@@ -307,7 +333,7 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 		gen := func(role string, seed uint64) (*sac.Generated, error) {
 			p, src, sum, steps, err := behaviour(s.env, role, &opts)
 			if err != nil {
-				return nil, fmt.Errorf("dataset %s: %w", names[i], err)
+				return nil, fmt.Errorf("dataset %s: %w", others[i], err)
 			}
 			if f.Policy != "" {
 				f.Policy += " + "
@@ -319,6 +345,7 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 			return sac.Generate(ctx, s.env, p, opts.Transitions, seed, stage(role))
 		}
 		var g *sac.Generated
+		var err error
 		switch s.kind {
 		case "random":
 			p, err := sac.RandomPolicy(e, sac.DefaultNetConfig(), opts.Seed)
@@ -355,13 +382,13 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 			var n int
 			if s.kind == "medium-replay" {
 				if mi < 0 {
-					return out, fmt.Errorf("dataset %s: run %s has not reached its medium level yet", names[i], opts.FromRun)
+					return out, fmt.Errorf("dataset %s: run %s has not reached its medium level yet", others[i], opts.FromRun)
 				}
 				n = info.Snapshots[mi].ReplayLen
 				f.SACSteps = info.Snapshots[mi].Step
 			} else {
 				if info.Expert == nil {
-					return out, fmt.Errorf("dataset %s: run %s is not finished (full-replay is the whole %d-step buffer)", names[i], opts.FromRun, info.Config.SAC.TotalSteps)
+					return out, fmt.Errorf("dataset %s: run %s is not finished (full-replay is the whole %d-step buffer)", others[i], opts.FromRun, info.Config.SAC.TotalSteps)
 				}
 				n = info.ReplayLen
 				f.SACSteps = info.Expert.Step
@@ -397,6 +424,20 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 		f.Seconds = time.Since(t0).Seconds()
 		out = append(out, f)
 	}
+	for _, name := range mazes {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		var stage func(done, total int)
+		if progress != nil {
+			stage = func(done, total int) { progress(name, done, total) }
+		}
+		f, err := writeAntMaze(name, &opts, stage)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, f)
+	}
 	return out, nil
 }
 
@@ -405,7 +446,21 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 // default) converted to a return, and the medium rule "stochastic": the
 // first snapshot whose stochastic return, measured over 50 episodes, lies
 // within D4RLMediumBand points of the level.
+//
+// mujoco.AntGoalName, the goal-reaching ant that steers AntMaze data
+// collection, has no D4RL datasets and no reference returns: its run picks
+// no medium policy (medium return math.MaxFloat64 under the deterministic
+// rule, which no return reaches) and only its snapshots and final actor
+// are used. A --medium-score is rejected for it.
 func SACRunConfig(envName string, mediumScore float64) (sac.RunConfig, error) {
+	if envName == mujoco.AntGoalName {
+		if mediumScore != 0 {
+			return sac.RunConfig{}, fmt.Errorf("--medium-score: env %q has no D4RL medium level (its run only makes the goal-reaching policy)", envName)
+		}
+		c := sac.DefaultRunConfig(envName, math.MaxFloat64)
+		c.MediumBy = "deterministic"
+		return c, nil
+	}
 	if mediumScore == 0 {
 		s, ok := D4RLMediumScore[envName]
 		if !ok {
@@ -448,7 +503,9 @@ func ExportPolicies(runDir, dst, mediumBy string, mediumBand float64, mediumEpis
 		return nil, err
 	}
 	rule := fmt.Sprintf("medium: first snapshot with deterministic return >= %.1f", cfg.MediumReturn)
-	if cfg.MediumBy == "stochastic" {
+	if cfg.Env == mujoco.AntGoalName {
+		rule = "the goal-reaching policy for AntMaze collection: the final actor"
+	} else if cfg.MediumBy == "stochastic" {
 		rule = fmt.Sprintf("medium: first snapshot with stochastic return within %.1f of %.1f", cfg.MediumBand, cfg.MediumReturn)
 		if mediumEpisodes > 0 {
 			rule += fmt.Sprintf(", re-evaluated over %d episodes", mediumEpisodes)

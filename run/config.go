@@ -119,6 +119,15 @@ func TrainParams() []Param {
 		{"log-std-offset", "cql.log_std_offset", "CORL's log σ offset: log σ = raw + offset", func(c *TrainConfig) any { return &c.CQL.LogStdOffset }, AnyValue},
 		{"normalize-reward", "cql.normalize_reward", "scale rewards by reward-episode-steps/(max − min episode return) (CORL, hopper-medium)", func(c *TrainConfig) any { return &c.CQL.NormalizeReward }, AnyValue},
 		{"reward-episode-steps", "cql.reward_episode_steps", "episode length cap used by --normalize-reward (0: CORL's 1000)", func(c *TrainConfig) any { return &c.CQL.RewardEpisodeSteps }, NonNegative},
+		{"q1-hidden", "cql.q1_hidden", "hidden widths of the first critic (empty: --hidden; CORL AntMaze: 5×256)", func(c *TrainConfig) any { return &c.CQL.Q1Hidden }, Positive},
+		{"q2-hidden", "cql.q2_hidden", "hidden widths of the second critic (empty: --hidden; CORL AntMaze: 3×256)", func(c *TrainConfig) any { return &c.CQL.Q2Hidden }, Positive},
+		{"reward-scale", "cql.reward_scale", "rewards become scale·r + bias in the Bellman target (0 means 1; CORL AntMaze: 10)", func(c *TrainConfig) any { return &c.CQL.RewardScale }, AnyValue},
+		{"reward-bias", "cql.reward_bias", "reward bias added after --reward-scale (CORL AntMaze: −5)", func(c *TrainConfig) any { return &c.CQL.RewardBias }, AnyValue},
+		{"max-target-backup", "cql.max_target_backup", "back up the largest min-Q over --num-actions samples of π(·|s') (CORL AntMaze)", func(c *TrainConfig) any { return &c.CQL.MaxTargetBackup }, AnyValue},
+		{"clip-diff", "cql.clip_diff", "clamp each state's CQL difference to [--clip-diff-min, --clip-diff-max] (CORL AntMaze)", func(c *TrainConfig) any { return &c.CQL.ClipDiff }, AnyValue},
+		{"clip-diff-min", "cql.clip_diff_min", "lower clamp of --clip-diff (CORL AntMaze: −200)", func(c *TrainConfig) any { return &c.CQL.ClipDiffMin }, AnyValue},
+		{"clip-diff-max", "cql.clip_diff_max", "upper clamp of --clip-diff (CORL AntMaze: none, written as 1.8e308)", func(c *TrainConfig) any { return &c.CQL.ClipDiffMax }, AnyValue},
+		{"log-alpha-prime-init", "cql.log_alpha_prime_init", "starting log α' of the Lagrange multiplier (authors 0, CORL 1)", func(c *TrainConfig) any { return &c.CQL.LogAlphaPrimeInit }, AnyValue},
 		{"normalize-states", "cql.normalize_states", "standardize states with the dataset mean/std", func(c *TrainConfig) any { return &c.CQL.Normalize }, AnyValue},
 		{"seed", "cql.seed", "random seed (minibatches, policy noise, augmentation, evaluation; also koopman_train.seed)", func(c *TrainConfig) any { return &c.CQL.Seed }, AnyValue},
 		{"eval-every", "eval_every", "steps between evaluations (0: only at the end)", func(c *TrainConfig) any { return &c.EvalEvery }, NonNegative},
@@ -231,6 +240,7 @@ func LoadConfigFile(path string, base TrainConfig, presetOverride string) (Train
 	dec.DisallowUnknownFields()
 	cfg := base
 	cfg.CQL.Net.Hidden = slices.Clone(base.CQL.Net.Hidden)
+	cfg.CQL.Q1Hidden, cfg.CQL.Q2Hidden = slices.Clone(base.CQL.Q1Hidden), slices.Clone(base.CQL.Q2Hidden)
 	if err := dec.Decode(&cfg); err != nil {
 		return base, fmt.Errorf("--config-file %s: %w", path, err)
 	}

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/env/mujoco"
+	"github.com/koopq/koopq/sac"
 )
 
 // antmazeFile writes a tiny AntMaze-layout dataset (29-dim observations,
@@ -76,4 +79,44 @@ func TestDatasetInfoAntMaze(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "x.png")); err == nil {
 		t.Error("a failed --coverage left a file behind")
 	}
+}
+
+// `koopq collect antmaze-…`: without a committed goal-reaching policy and
+// without --goal-policy it fails with one error line that names the flag
+// and the training command, and writes nothing; with --goal-policy (here an
+// untrained antgoal actor) it writes the dataset and says how many
+// episodes reach the goal; --goal-policy without AntMaze names is refused.
+func TestCollectAntMazeCLI(t *testing.T) {
+	dir := t.TempDir()
+	r := runCLI(t, dir, time.Minute, "collect", "antmaze-umaze-v2", "--transitions", "300", "--out", "data")
+	expectCLIError(t, r, "no committed goal-reaching ant policy", "--goal-policy", "koopq collect --env antgoal --run-dir")
+	if _, err := os.Stat(filepath.Join(dir, "data")); err == nil {
+		t.Error("the refused collection created data/")
+	}
+	e, err := env.Make(mujoco.AntGoalName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := sac.NetConfig{Hidden: []int{8}, Init: "xavier"}
+	p, err := sac.RandomPolicy(e, net, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := filepath.Join(dir, "goal.safetensors")
+	if err := sac.WritePolicy(pf, p.Actor, net, p.Scale, mujoco.AntGoalName, nil); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, dir, time.Minute, "collect", "antmaze-umaze-v2", "--transitions", "300", "--out", "data", "--goal-policy", pf)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout, "reach the evaluation goal") {
+		t.Errorf("stdout: %s", r.Stdout)
+	}
+	d, err := dataset.ReadD4RL(filepath.Join(dir, "data", "antmaze-umaze-v2.hdf5"), dataset.ReadOptions{})
+	if err != nil || d.ObsDim != 29 || d.Meta["policy_sha256"] == "" {
+		t.Errorf("written dataset: %v", err)
+	}
+	r = runCLI(t, dir, time.Minute, "collect", "--goal-policy", pf)
+	expectCLIError(t, r, "--goal-policy")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
@@ -34,6 +35,7 @@ func init() {
 		mediumBy    string
 		mediumBand  float64
 		mediumEps   int
+		goalPolicy  string
 	)
 	cmd := &cobra.Command{
 		Use:   "collect [DATASET...]",
@@ -56,6 +58,19 @@ func init() {
    Policies act stochastically, as D4RL's did. The bytes depend only on the
    name, --transitions and --seed. With --from-run DIR the policies and replay
    buffer come from that SAC run directory instead of the committed files.
+
+   AntMaze datasets (D4RL's recipe: a goal-reaching ant policy steered
+   through the maze by a waypoint planner, action noise N(0, 0.2²),
+   1000-step episodes, rewards relabelled to the evaluation goal):
+     antmaze-umaze-v2                  fixed start and goal
+     antmaze-umaze-diverse-v2, antmaze-medium-diverse-v2, antmaze-large-diverse-v2
+                                       random starts and goals
+     antmaze-medium-play-v2, antmaze-large-play-v2
+                                       random starts, hand-picked goals
+   with keys observations, actions, rewards, terminals, timeouts,
+   infos/goal, infos/qpos, infos/qvel, metadata/*. The goal-reaching policy
+   is the committed one, or --goal-policy FILE (a snapshot of a
+   'koopq collect --env antgoal --run-dir DIR' run).
 
 2. The SAC run that makes the behaviour policies (D4RL's recipe, resumable):
      koopq collect --env hopper --run-dir DIR [--sac-steps 1000000] [--seed 0]
@@ -83,6 +98,9 @@ func init() {
 			if allowBLAS && !resume {
 				return fmt.Errorf("--allow-backend-change only applies with --resume")
 			}
+			if goalPolicy != "" && len(args) == 0 {
+				return fmt.Errorf("--goal-policy steers AntMaze collection: give AntMaze dataset names (e.g. koopq collect antmaze-umaze-v2 --goal-policy %s)", goalPolicy)
+			}
 			switch {
 			case len(args) > 0:
 				if runDir != "" || resume {
@@ -96,10 +114,15 @@ func init() {
 					n = 1_000_000
 				}
 				progress, finish := stageBars()
-				files, err := run.WriteD4RLDatasets(cmd.Context(), args, run.D4RLOptions{Out: out, Transitions: n, Seed: seed, FromRun: fromRun, MediumBy: mediumBy, MediumBand: mediumBand, MediumEpisodes: mediumEps},
+				files, err := run.WriteD4RLDatasets(cmd.Context(), args, run.D4RLOptions{Out: out, Transitions: n, Seed: seed, FromRun: fromRun, MediumBy: mediumBy, MediumBand: mediumBand, MediumEpisodes: mediumEps, GoalPolicy: goalPolicy},
 					progress)
 				finish()
 				for _, fi := range files {
+					if run.IsAntMazeDataset(fi.Name) {
+						fmt.Printf("%-28s %8d rows %6d episodes  %5.1f%% reach the evaluation goal  %5.1fs  %s\n",
+							fi.Name, fi.Rows, fi.Episodes, fi.Normalized, fi.Seconds, fi.Path)
+						continue
+					}
 					fmt.Printf("%-28s %8d rows %6d episodes  mean return %8.1f  normalized %6.1f  %5.1fs  %s\n",
 						fi.Name, fi.Rows, fi.Episodes, fi.MeanReturn, fi.Normalized, fi.Seconds, fi.Path)
 				}
@@ -195,6 +218,12 @@ func init() {
 				if err != nil {
 					return fmt.Errorf("%w (continue with: koopq collect --run-dir %s --resume)", err, runDir)
 				}
+				if cfg.Env == mujoco.AntGoalName {
+					fmt.Printf("goal-reaching policy: step %d, return %.1f (stochastic %.1f): %s\n", res.Expert.Step, res.Expert.Return, res.Expert.StochReturn, filepath.Join(runDir, sac.RunExpertFile))
+					fmt.Printf("AntMaze data: koopq collect antmaze-umaze-v2 --goal-policy %s (or commit it: koopq collect --run-dir %s --export-policies policies/data)\n",
+						filepath.Join(runDir, sac.RunExpertFile), runDir)
+					return nil
+				}
 				if res.Medium != nil {
 					fmt.Printf("medium: step %d, return %.1f (stochastic %.1f), replay %d rows\n", res.Medium.Step, res.Medium.Return, res.Medium.StochReturn, res.Medium.ReplayLen)
 				} else {
@@ -269,6 +298,7 @@ func init() {
 	f.IntVar(&mediumEps, "medium-episodes", 0, "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)")
 	f.IntVar(&ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
 	f.StringVar(&export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
+	f.StringVar(&goalPolicy, "goal-policy", "", "goal-reaching ant policy file (e.g. DIR/snapshots/actor-NNNNNNN.safetensors of a --env antgoal run) that steers AntMaze collection; default: the committed one")
 	rootCmd.AddCommand(cmd)
 }
 

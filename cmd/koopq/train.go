@@ -160,6 +160,9 @@ trained further). --preset, --config-file, --out and --name cannot be combined w
 			if !math.IsNaN(float64(res.Final.Normalized)) {
 				fmt.Printf(", normalized score %.1f ± %.1f", res.Final.Normalized, res.Final.NormalizedStd)
 			}
+			if sr := float64(res.Final.SuccessRate); !math.IsNaN(sr) {
+				fmt.Printf(", success rate %.1f%%", 100*sr)
+			}
 			fmt.Printf("\nrun directory %s (results.json, policy.safetensors)\n", dir.Path)
 			return nil
 		},
