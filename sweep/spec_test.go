@@ -75,8 +75,8 @@ func TestSpecExpansion(t *testing.T) {
 		!strings.Contains(flagsOf(ab), "koopman-prob=0 ") {
 		t.Errorf("ablation run %+v", ab)
 	}
-	args := strings.Join(runs[0].TrainArgs("/d/h.hdf5", "/out/slot", "run"), " ")
-	if args != "train --data /d/h.hdf5 --env hopper --augment none --seed 3 --steps 1000 --preset paper --eval-episodes=2 --eval-every=100 --hidden=32,32 --residual=true --out /out/slot --name run" {
+	args := strings.Join(runs[0].TrainArgs("/d", "/out/slot", "run"), " ")
+	if args != "train --data /d/data/hopper-medium.hdf5 --env hopper --augment none --seed 3 --steps 1000 --preset paper --eval-episodes=2 --eval-every=100 --hidden=32,32 --residual=true --out /out/slot --name run" {
 		t.Errorf("train args: %s", args)
 	}
 	if runs[0].ResolveData("/root") != "/root/data/hopper-medium.hdf5" || runs[4].ResolveData("/root") != "/abs/walker.hdf5" {
@@ -216,5 +216,35 @@ func TestCollectArgs(t *testing.T) {
 	bad := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: data/hopper-medium.hdf5, collect: {env: hopper}}", 1)
 	if _, _, err := Parse([]byte(bad), Checker{}); err == nil || !strings.Contains(err.Error(), `collect: "env" is set by the dataset's env and data`) {
 		t.Errorf("collect env: %v", err)
+	}
+}
+
+// collect: {dataset: NAME} regenerates a D4RL dataset from the committed
+// behaviour policies: `koopq collect NAME --out DIR`, no --env.
+func TestCollectD4RLName(t *testing.T) {
+	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}",
+		"data: d/hopper-medium-v2.hdf5, collect: {dataset: hopper-medium-v2, transitions: 5000, seed: 0}}", 1)
+	var checked []string
+	chk := Checker{CollectFlag: func(name, value string) error { checked = append(checked, name); return nil }}
+	s, _ := mustParse(t, text, chk)
+	got := strings.Join(s.Datasets[0].CollectArgs("/root"), " ")
+	if got != "collect hopper-medium-v2 --out /root/d --seed=0 --transitions=5000" {
+		t.Errorf("collect args %q", got)
+	}
+	if strings.Join(checked, ",") != "seed,transitions" {
+		t.Errorf("collect flags checked: %v (the dataset name is not a flag)", checked)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"data: data/hopper-medium.hdf5}", "data: d/hopper.hdf5, collect: {dataset: hopper-medium-v2}}",
+			"collect: data must be named hopper-medium-v2.hdf5 (what koopq collect hopper-medium-v2 writes), not hopper.hdf5"},
+		{"data: data/hopper-medium.hdf5}", "data: d/walker2d-medium-v2.hdf5, collect: {dataset: walker2d-medium-v2}}",
+			"collect: dataset walker2d-medium-v2 is not a dataset of env hopper"},
+		{"data: data/hopper-medium.hdf5}", "data: d/x.hdf5, collect: {dataset: [a, b]}}",
+			"collect: dataset must be a D4RL dataset name such as hopper-medium-v2"},
+	} {
+		_, _, err := Parse([]byte(strings.Replace(testSpec, c.from, c.to, 1)), Checker{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.to, err, c.want)
+		}
 	}
 }
