@@ -248,3 +248,63 @@ func TestCollectD4RLName(t *testing.T) {
 		}
 	}
 }
+
+// datasets[].koopman: one shared model per dataset, trained by `koopq
+// koopman train` and passed to the runs whose augmentation needs it.
+func TestSharedKoopmanModel(t *testing.T) {
+	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}",
+		"data: data/hopper-medium.hdf5, koopman: {model: models/h.safetensors, seed: 0, epochs: 5}}", 1)
+	var checked []string
+	chk := Checker{
+		KoopmanFlag:  func(name, value string) error { checked = append(checked, name+"="+value); return nil },
+		NeedsKoopman: func(aug string) bool { return aug == "kfc++" },
+	}
+	s, runs := mustParse(t, text, chk)
+	if strings.Join(checked, ",") != "epochs=5,seed=0" {
+		t.Errorf("koopman flags checked: %v", checked)
+	}
+	if got := strings.Join(s.Datasets[0].KoopmanArgs("/root"), " "); got != "koopman train --data /root/data/hopper-medium.hdf5 --env hopper --out /root/models/h.safetensors --epochs=5 --seed=0" {
+		t.Errorf("koopman args %q", got)
+	}
+	if s.Datasets[1].KoopmanArgs("/root") != nil {
+		t.Error("a dataset without koopman: has koopman args")
+	}
+	for _, r := range runs {
+		want := ""
+		if r.Dataset == "hopper-medium" && r.Augment == "kfc++" {
+			want = "models/h.safetensors"
+		}
+		if r.Koopman != want {
+			t.Errorf("run %s: koopman %q, want %q", r.Name, r.Koopman, want)
+		}
+		args := strings.Join(r.TrainArgs("/root", "/o", "run"), " ")
+		if has := strings.Contains(args, "--koopman /root/models/h.safetensors"); has != (want != "") {
+			t.Errorf("run %s: train args %s", r.Name, args)
+		}
+	}
+	// Without a NeedsKoopman checker every augmentation but none gets it.
+	_, runs = mustParse(t, text, Checker{})
+	if runs[0].Augment != "none" || runs[0].Koopman != "" || runs[2].Koopman != "models/h.safetensors" {
+		t.Errorf("default NeedsKoopman: %+v %+v", runs[0], runs[2])
+	}
+	for _, c := range []struct{ koop, want string }{
+		{"{seed: 0}", "koopman: model missing"},
+		{"{model: m.safetensors, out: x}", `koopman: "out" is set by the dataset's data, env and the model key`},
+		{"{model: m.safetensors, epochs: [[1]]}", `koopman: flag "epochs": nested lists`},
+	} {
+		bad := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: data/hopper-medium.hdf5, koopman: "+c.koop+"}", 1)
+		if _, _, err := Parse([]byte(bad), Checker{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.koop, err, c.want)
+		}
+	}
+	bad := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: data/hopper-medium.hdf5, koopman: {model: m, epochz: 1}}", 1)
+	flagErr := Checker{KoopmanFlag: func(name, value string) error {
+		if name != "epochs" {
+			return errors.New("not a 'koopq koopman train' flag")
+		}
+		return nil
+	}}
+	if _, _, err := Parse([]byte(bad), flagErr); err == nil || !strings.Contains(err.Error(), `koopman: flag "epochz": not a 'koopq koopman train' flag`) {
+		t.Errorf("koopman flag typo: %v", err)
+	}
+}
