@@ -110,7 +110,9 @@ type Dataset struct {
 	// (`koopq koopman train --data <data> --env <env> --out <model>`), and
 	// every run of the dataset whose augmentation needs a Koopman model gets
 	// `--koopman <model>`. The KFC authors' code trains the model once per
-	// dataset with torch seed 0 and loads it in every run.
+	// dataset with torch seed 0 and loads it in every run. An existing model
+	// file is used as it is (delete it to retrain with changed flags). The
+	// Kubernetes executor does not train models: put them on its volume.
 	Koopman map[string]any `yaml:"koopman"`
 }
 
