@@ -71,8 +71,12 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 				return err
 			}
 			fmt.Print(rep.Summary())
-			fmt.Printf("\n%d runs, %d datasets, %d methods; wrote %d files to %s (report.json has every number)\n",
-				len(runs), len(rep.Datasets), len(rep.Methods), len(files), out)
+			inProg := ""
+			if n := len(rep.InProgress); n > 0 {
+				inProg = fmt.Sprintf(" and %d in progress (curves only)", n)
+			}
+			fmt.Printf("\n%d finished runs%s, %d datasets, %d methods; wrote %d files to %s (report.json has every number)\n",
+				len(rep.Runs), inProg, len(rep.Datasets), len(rep.Methods), len(files), out)
 			return nil
 		},
 	}

@@ -256,7 +256,8 @@ threads: 1
 	ref := filepath.Join(work, "ref.yaml")
 	os.WriteFile(ref, []byte("label: paper\nsource: Table 1\nscores: {pendulum-medium: {CQL: 1.5}}\n"), 0o644)
 	r = runCLI(t, work, 2*time.Minute, "report", out, "--reps", "100", "--compare", "KFC++:CQL", "--reference", ref, "--out", "rep")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "| P(KFC++ > CQL) | 1 vs 1 |") || !strings.Contains(r.Stdout, "| CQL paper |") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "| P(KFC++ > CQL) | 1 vs 1 |") || !strings.Contains(r.Stdout, "| CQL paper |") ||
+		!strings.Contains(r.Stdout, "2 finished runs, 1 datasets, 2 methods") {
 		t.Errorf("report: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(work, "rep", "table-vs-reference.md")); err != nil {
