@@ -109,8 +109,8 @@ type Dataset struct {
 	// `koopq sweep run` trains a missing model once, before the runs
 	// (`koopq koopman train --data <data> --env <env> --out <model>`), and
 	// every run of the dataset whose augmentation needs a Koopman model gets
-	// `--koopman <model>`. The KFC authors' code trains the model once per
-	// dataset with torch seed 0 and loads it in every run. An existing model
+	// `--koopman <model>`. In the KFC authors' code every run trains its
+	// model with torch seed 0 hard-coded: one model per dataset. An existing model
 	// file is used as it is (delete it to retrain with changed flags). The
 	// Kubernetes executor does not train models: put them on its volume.
 	Koopman map[string]any `yaml:"koopman"`
