@@ -51,6 +51,18 @@ type Result struct {
 	// Precision is the GEMM input precision the run finished with ("f32",
 	// "bf16"; empty for runs whose results.json predates it).
 	Precision string `json:"precision,omitempty"`
+	// InProgress marks a run that has not finished (no results.json yet):
+	// Score is its latest evaluation and it enters only the learning
+	// curves (CollectOptions.InProgress).
+	InProgress bool `json:"in_progress,omitempty"`
+}
+
+// CollectOptions says which runs Collect reads.
+type CollectOptions struct {
+	// InProgress also reads unfinished runs (a config.json and a
+	// history.json with at least one evaluation, no results.json), for
+	// learning curves of runs still training.
+	InProgress bool
 }
 
 // the parts of results.json and sweep-run.json the report reads.
@@ -76,6 +88,7 @@ type resultsFile struct {
 
 type sweepRunFile struct {
 	Index    int    `json:"index"`
+	Seed     uint64 `json:"seed"`
 	Dataset  string `json:"dataset"`
 	Method   string `json:"method"`
 	Ablation bool   `json:"ablation"`
@@ -97,7 +110,10 @@ func num(p *float64) float64 {
 // mixed precision (so both precisions of one method are compared side by
 // side). Runs without a normalized score (an env with no
 // reference returns) are an error: the tables would be meaningless.
-func Collect(dirs ...string) ([]Result, error) {
+func Collect(dirs ...string) ([]Result, error) { return CollectWith(CollectOptions{}, dirs...) }
+
+// CollectWith is Collect with options.
+func CollectWith(o CollectOptions, dirs ...string) ([]Result, error) {
 	var out []Result
 	seen := map[string]bool{}
 	for _, d := range dirs {
@@ -113,15 +129,22 @@ func Collect(dirs ...string) ([]Result, error) {
 			if e.IsDir() && (e.Name() == "checkpoints" || e.Name() == ".sweep") {
 				return filepath.SkipDir
 			}
-			if e.IsDir() || e.Name() != "results.json" {
+			if e.IsDir() || (e.Name() != "results.json" && !(o.InProgress && e.Name() == "history.json")) {
 				return nil
 			}
-			abs, _ := filepath.Abs(p)
+			abs, _ := filepath.Abs(filepath.Dir(p))
 			if seen[abs] {
 				return nil
 			}
+			read := readRun
+			if e.Name() == "history.json" {
+				if _, err := os.Stat(filepath.Join(filepath.Dir(p), "results.json")); err == nil {
+					return nil // finished: read through its results.json
+				}
+				read = readInProgress
+			}
 			seen[abs] = true
-			r, err := readRun(filepath.Dir(p))
+			r, err := read(filepath.Dir(p))
 			if err != nil {
 				return err
 			}
@@ -157,21 +180,76 @@ func readRun(dir string) (Result, error) {
 			r.History = append(r.History, Point{Step: h.Step, Score: v})
 		}
 	}
+	if err := label(&r, dir, rf.Config.Data, rf.Config.Augment); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// readInProgress reads an unfinished run: config.json for its labels,
+// history.json for its evaluations so far (Score: the latest).
+func readInProgress(dir string) (Result, error) {
+	var cfg struct {
+		Env     string `json:"env"`
+		Data    string `json:"data"`
+		Augment string `json:"augment"`
+		CQL     struct {
+			Seed uint64 `json:"seed"`
+		} `json:"cql"`
+	}
+	var hist []struct {
+		Step       int      `json:"step"`
+		Normalized *float64 `json:"normalized_score"`
+	}
+	for name, v := range map[string]any{"config.json": &cfg, "history.json": &hist} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return Result{}, err
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+		}
+	}
+	r := Result{Dir: dir, Seed: cfg.CQL.Seed, Augment: cfg.Augment, Score: math.NaN(), Order: -1, InProgress: true}
+	for _, h := range hist {
+		if v := num(h.Normalized); !math.IsNaN(v) {
+			r.History = append(r.History, Point{Step: h.Step, Score: v})
+			r.Steps, r.Score = h.Step, v
+		}
+	}
+	if len(r.History) == 0 {
+		return r, fmt.Errorf("%s: no normalized evaluation yet (env %q)", filepath.Join(dir, "history.json"), cfg.Env)
+	}
+	if err := label(&r, dir, cfg.Data, cfg.Augment); err != nil {
+		return r, err
+	}
+	if r.Order >= 0 {
+		var sr sweepRunFile
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "sweep-run.json")); err == nil && json.Unmarshal(b, &sr) == nil {
+			r.Seed = sr.Seed
+		}
+	}
+	return r, nil
+}
+
+// label names r's dataset and method from a sweep's sweep-run.json beside
+// the run directory, else from the data file and augmentation (" bf16"
+// appended for bf16 runs), and reads the run's logged Q values.
+func label(r *Result, dir, data, augment string) error {
 	var sr sweepRunFile
 	if b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "sweep-run.json")); err == nil && json.Unmarshal(b, &sr) == nil && sr.Method != "" {
 		r.Dataset, r.Method, r.Ablation, r.Base, r.Order = sr.Dataset, sr.Method, sr.Ablation, sr.Base, sr.Index
 	} else {
-		base := filepath.Base(rf.Config.Data)
+		base := filepath.Base(data)
 		r.Dataset = strings.TrimSuffix(base, filepath.Ext(base))
-		r.Method = rf.Config.Augment
+		r.Method = augment
 		if r.Precision == "bf16" {
 			r.Method += " bf16"
 		}
 	}
-	if r.QData, err = readQData(filepath.Join(dir, "metrics.jsonl")); err != nil {
-		return r, err
-	}
-	return r, nil
+	var err error
+	r.QData, err = readQData(filepath.Join(dir, "metrics.jsonl"))
+	return err
 }
 
 // readQData reads the q_data column of a run's metrics.jsonl (none when the

@@ -143,6 +143,9 @@ func (r *Report) plots(dir string) ([]string, error) {
 			seg.Color, seg.Width = c, vg.Points(6)
 			p.Add(seg)
 		}
+		if math.IsNaN(m.Value) {
+			continue // no finished run of this method (only runs in progress)
+		}
 		dot, err := plotter.NewScatter(plotter.XYs{{X: m.Value, Y: float64(i)}})
 		if err != nil {
 			return written, err
@@ -213,7 +216,11 @@ func (r *Report) curvePlot(title, ylabel string, curves []Curve) (*plot.Plot, er
 		}
 		l.Color, l.Width = c, vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%d seeds)", cv.Method, cv.Seeds), l)
+		label := fmt.Sprintf("%s (%d seeds)", cv.Method, cv.Seeds)
+		if cv.InProgress {
+			label = fmt.Sprintf("%s (%d seeds, in progress)", cv.Method, cv.Seeds)
+		}
+		p.Legend.Add(label, l)
 	}
 	p.Legend.Top, p.Legend.Left = true, true
 	return p, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -24,6 +25,12 @@ type Options struct {
 	// ProfilePoints is the number of thresholds τ of the performance
 	// profiles (default 101).
 	ProfilePoints int
+	// Pairs are extra probability-of-improvement comparisons (method over
+	// another method), reported with their intervals.
+	Pairs []Pair
+	// Reference, when set, is printed beside our table (never used in a
+	// statistic): published scores on other data.
+	Reference *Reference
 }
 
 func (o *Options) defaults() {
@@ -117,12 +124,14 @@ type ProfileCurve struct {
 // Curve is one method's learning curve on one dataset: mean normalized score
 // over seeds at each evaluation step, with a bootstrap CI of the mean.
 type Curve struct {
-	Method string    `json:"method"`
-	Seeds  int       `json:"seeds"`
-	Steps  []int     `json:"steps"`
-	Mean   []float64 `json:"mean"`
-	Lo     []float64 `json:"lo"`
-	Hi     []float64 `json:"hi"`
+	Method string `json:"method"`
+	// InProgress: the curve is of runs that have not finished.
+	InProgress bool      `json:"in_progress,omitempty"`
+	Seeds      int       `json:"seeds"`
+	Steps      []int     `json:"steps"`
+	Mean       []float64 `json:"mean"`
+	Lo         []float64 `json:"lo"`
+	Hi         []float64 `json:"hi"`
 }
 
 // DatasetCurves are the learning curves of every method on one dataset.
@@ -158,10 +167,17 @@ type Report struct {
 	Taus     []float64       `json:"profile_taus"`
 	Profiles []ProfileCurve  `json:"performance_profiles"`
 	Curves   []DatasetCurves `json:"learning_curves"`
+	// Pairs are the requested comparisons (Options.Pairs).
+	Pairs []PairCI `json:"pairs,omitempty"`
 	// Ablations is nil when no run is an ablation: rows are each ablated
 	// method followed by its ablations, columns the datasets.
-	Ablations *Table   `json:"ablations,omitempty"`
-	Runs      []Result `json:"runs"`
+	Ablations *Table `json:"ablations,omitempty"`
+	// Reference is Options.Reference, for the side-by-side table.
+	Reference *Reference `json:"reference,omitempty"`
+	Runs      []Result   `json:"runs"`
+	// InProgress are runs without results.json that have evaluations
+	// (history.json): they appear only in the learning curves.
+	InProgress []Result `json:"in_progress,omitempty"`
 }
 
 // tasks returns a method's final scores grouped by dataset (in datasets'
@@ -210,22 +226,34 @@ func markBest(row *Row) {
 // Build computes the report from runs.
 func Build(runs []Result, o Options) (*Report, error) {
 	o.defaults()
-	rep := &Report{Runs: runs}
+	rep := &Report{Reference: o.Reference}
 	rep.Settings.BootstrapReps, rep.Settings.Level, rep.Settings.Seed = o.Reps, o.Level, o.Seed
 	rep.Settings.Interval = "percentile, stratified bootstrap over seeds within each dataset"
-	var main, abl []Result
+	var main, abl, partial []Result
 	for _, r := range runs {
-		if r.Ablation {
+		switch {
+		case r.InProgress:
+			partial = append(partial, r)
+			rep.InProgress = append(rep.InProgress, r)
+		case r.Ablation:
 			abl = append(abl, r)
-		} else {
+			rep.Runs = append(rep.Runs, r)
+		default:
 			main = append(main, r)
+			rep.Runs = append(rep.Runs, r)
 		}
 	}
-	if len(main) == 0 {
+	var curveRuns []Result
+	for _, r := range append(append([]Result{}, main...), partial...) {
+		if !r.Ablation {
+			curveRuns = append(curveRuns, r)
+		}
+	}
+	if len(curveRuns) == 0 {
 		return nil, fmt.Errorf("report: only ablation runs found; the table needs the methods' runs")
 	}
-	rep.Datasets = order(main, func(r Result) string { return r.Dataset })
-	rep.Methods = order(main, func(r Result) string { return r.Method })
+	rep.Datasets = order(curveRuns, func(r Result) string { return r.Dataset })
+	rep.Methods = order(curveRuns, func(r Result) string { return r.Method })
 
 	rep.Table.Columns = rep.Methods
 	for _, d := range rep.Datasets {
@@ -285,6 +313,30 @@ func Build(runs []Result, o Options) (*Report, error) {
 		t := tasks(main, rep.Datasets, m)
 		rep.PoI = append(rep.PoI, MethodCI{Method: m, Runs: len(t.flat()), CI: BootstrapPoI(t, base, o.Reps, o.Level, stream(3000+uint64(i)))})
 	}
+	for i, p := range o.Pairs {
+		var missing []string
+		for _, m := range []string{p.Method, p.Over} {
+			if !slices.Contains(rep.Methods, m) {
+				missing = append(missing, m)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("report: comparison %s:%s: no method %s (methods: %s)", p.Method, p.Over,
+				strings.Join(missing, ", "), strings.Join(rep.Methods, ", "))
+		}
+		x, y := tasks(main, rep.Datasets, p.Method), tasks(main, rep.Datasets, p.Over)
+		pc := PairCI{Pair: p, CI: BootstrapPoI(x, y, o.Reps, o.Level, stream(6000+uint64(i)))}
+		// Only datasets where both have runs enter P(X > Y).
+		for k := range x {
+			if len(x[k]) > 0 && len(y[k]) > 0 {
+				pc.Runs, pc.OverRuns = pc.Runs+len(x[k]), pc.OverRuns+len(y[k])
+			}
+		}
+		rep.Pairs = append(rep.Pairs, pc)
+	}
+	if len(all) == 0 {
+		all = []float64{0}
+	}
 	lo, hi := all[0], all[0]
 	for _, v := range all {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
@@ -303,11 +355,11 @@ func Build(runs []Result, o Options) (*Report, error) {
 	for di, d := range rep.Datasets {
 		dc := DatasetCurves{Dataset: d}
 		for mi, m := range rep.Methods {
-			c := curveOf(main, d, m, o, stream(uint64(5000+1000*di+mi)), func(r Result) []Point { return r.History })
+			c := curveOf(curveRuns, d, m, o, stream(uint64(5000+1000*di+mi)), func(r Result) []Point { return r.History })
 			if len(c.Steps) > 0 {
 				dc.Curves = append(dc.Curves, c)
 			}
-			q := curveOf(main, d, m, o, stream(uint64(500000+1000*di+mi)), func(r Result) []Point { return r.QData })
+			q := curveOf(curveRuns, d, m, o, stream(uint64(500000+1000*di+mi)), func(r Result) []Point { return r.QData })
 			if len(q.Steps) > 0 {
 				dc.QCurves = append(dc.QCurves, q)
 			}
@@ -324,11 +376,20 @@ func Build(runs []Result, o Options) (*Report, error) {
 // Q values) of a method's seeds on a dataset at the steps every seed has.
 func curveOf(rs []Result, dataset, method string, o Options, rng *rand.Rand, series func(Result) []Point) Curve {
 	c := Curve{Method: method}
-	var hs [][]Point
+	// Finished runs make the curve; runs in progress only where none of
+	// the method's runs on the dataset has finished.
+	var hs, partial [][]Point
 	for _, r := range rs {
 		if h := series(r); r.Dataset == dataset && r.Method == method && len(h) > 0 {
-			hs = append(hs, h)
+			if r.InProgress {
+				partial = append(partial, h)
+			} else {
+				hs = append(hs, h)
+			}
 		}
+	}
+	if len(hs) == 0 && len(partial) > 0 {
+		hs, c.InProgress = partial, true
 	}
 	c.Seeds = len(hs)
 	if len(hs) == 0 {

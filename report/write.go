@@ -121,8 +121,23 @@ func (r *Report) Summary() string {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", m.Method, m.Runs, ci(m.CI), ci(r.Mean[i].CI), poi)
 	}
+	if len(r.Pairs) > 0 {
+		fmt.Fprintf(&b, "\n## Probability of improvement (%s CIs; datasets where both have runs)\n\n| comparison | runs | P(method > other) |\n|---|---:|---:|\n", level)
+		for _, p := range r.Pairs {
+			fmt.Fprintf(&b, "| P(%s > %s) | %d vs %d | %s |\n", p.Method, p.Over, p.Runs, p.OverRuns, ci(p.CI))
+		}
+	}
 	if r.Ablations != nil {
 		fmt.Fprintf(&b, "\n## Ablations (mean ± std over seeds)\n\n%s", r.Ablations.Markdown("variant"))
+	}
+	if t := r.ReferenceTable(); t != "" {
+		fmt.Fprintf(&b, "\n## Ours beside published scores (different data: not comparable number for number)\n\n%s", t)
+	}
+	if len(r.InProgress) > 0 {
+		fmt.Fprintf(&b, "\n## Runs in progress (learning curves only; not in any table or statistic)\n\n| dataset | method | seed | last evaluation step | score there |\n|---|---|---:|---:|---:|\n")
+		for _, x := range r.InProgress {
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f |\n", x.Dataset, x.Method, x.Seed, x.Steps, x.Score)
+		}
 	}
 	return b.String()
 }
@@ -149,6 +164,9 @@ func (r *Report) Write(dir string) ([]string, error) {
 		{"table.csv", r.Table.CSV("dataset", "method")},
 		{"table.tex", r.Table.LaTeX("dataset")},
 		{"summary.md", r.Summary()},
+	}
+	if t := r.ReferenceTable(); t != "" {
+		files = append(files, struct{ name, text string }{"table-vs-reference.md", t})
 	}
 	if r.Ablations != nil {
 		files = append(files, []struct{ name, text string }{

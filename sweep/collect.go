@@ -27,44 +27,96 @@ func MissingData(s *Spec, root string) []string {
 	return out
 }
 
-// CollectMissing makes every missing dataset file that has collect settings
-// by running `koopq collect` once per distinct command (datasets of one
-// collect share it), with its output in <data dir>/collect.log. It fails
-// when collect fails or does not produce the file.
-func CollectMissing(ctx context.Context, s *Spec, root, koopq string, progress io.Writer) error {
-	done := map[string]bool{}
+// Prepare makes what the runs of s need before they start, under root: every
+// missing dataset file that has collect settings (`koopq collect`, once per
+// distinct command, log <data dir>/collect.log), then every missing shared
+// Koopman model (datasets[].koopman: `koopq koopman train`, log <model>.log).
+// A dataset that cannot be prepared does not stop the others: its error is
+// returned under its name, and the caller leaves that dataset's runs
+// pending (e.g. a dataset whose behaviour policy is not committed yet; the
+// same sweep command makes it once the policy exists). A cancelled ctx
+// stops preparing; the datasets not prepared are returned.
+func Prepare(ctx context.Context, s *Spec, root, koopq string, progress io.Writer) map[string]error {
+	failed := map[string]error{}
+	collected := map[string]error{}
 	for _, d := range s.Datasets {
-		p := Run{Data: d.Data}.ResolveData(root)
+		p := resolve(root, d.Data)
 		if _, err := os.Stat(p); err == nil || d.Collect == nil {
 			continue
 		}
 		args := d.CollectArgs(root)
 		key := strings.Join(args, "\x00")
-		if !done[key] {
-			done[key] = true
-			dir := filepath.Dir(p)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			logPath := filepath.Join(dir, "collect.log")
-			logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			if progress != nil {
-				fmt.Fprintf(progress, "collect %s: %s %s (log %s)\n", d.Name, koopq, strings.Join(args, " "), logPath)
-			}
-			cmd := exec.CommandContext(ctx, koopq, args...)
-			cmd.Stdout, cmd.Stderr = logf, logf
-			err = cmd.Run()
-			logf.Close()
-			if err != nil {
-				return fmt.Errorf("dataset %s: koopq %s: %v: %s", d.Name, strings.Join(args, " "), err, logTail(logPath))
+		err, done := collected[key]
+		if !done {
+			err = runTool(ctx, koopq, args, filepath.Join(filepath.Dir(p), "collect.log"), "collect "+d.Name, progress)
+			collected[key] = err
+		}
+		if err == nil {
+			if _, serr := os.Stat(p); serr != nil {
+				err = fmt.Errorf("koopq collect did not write %s", p)
 			}
 		}
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("dataset %s: koopq collect did not write %s", d.Name, p)
+		if err != nil {
+			failed[d.Name] = fmt.Errorf("dataset %s: %w", d.Name, err)
 		}
 	}
+	for _, d := range s.Datasets {
+		model, ok := d.KoopmanModel()
+		if !ok || failed[d.Name] != nil {
+			continue
+		}
+		p := resolve(root, model)
+		if _, err := os.Stat(p); err == nil {
+			continue
+		}
+		err := runTool(ctx, koopq, d.KoopmanArgs(root), p+".log", "koopman "+d.Name, progress)
+		if err == nil {
+			if _, serr := os.Stat(p); serr != nil {
+				err = fmt.Errorf("koopq koopman train did not write %s", p)
+			}
+		}
+		if err != nil {
+			failed[d.Name] = fmt.Errorf("dataset %s: Koopman model: %w", d.Name, err)
+		}
+	}
+	return failed
+}
+
+// runTool runs `koopq args...` with its output appended to logPath.
+func runTool(ctx context.Context, koopq string, args []string, logPath, what string, progress io.Writer) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "%s: %s %s (log %s)\n", what, koopq, strings.Join(args, " "), logPath)
+	}
+	cmd := exec.CommandContext(ctx, koopq, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	err = cmd.Run()
+	logf.Close()
+	if err != nil {
+		return fmt.Errorf("koopq %s: %v: %s", strings.Join(args, " "), err, logTail(logPath))
+	}
 	return nil
+}
+
+// WithoutDatasets returns the runs whose dataset is not a key of skip.
+func WithoutDatasets(runs []Run, skip map[string]error) []Run {
+	if len(skip) == 0 {
+		return runs
+	}
+	var out []Run
+	for _, r := range runs {
+		if _, bad := skip[r.Dataset]; !bad {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -146,7 +146,13 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	}
 	var args []string
 	if st.TrainDir == "" {
-		args = r.TrainArgs(r.ResolveData(o.DataRoot), slot, "run")
+		if r.Koopman != "" {
+			if _, err := os.Stat(resolve(o.DataRoot, r.Koopman)); err != nil {
+				return Pending, fmt.Errorf("run %s: Koopman model %s missing ('koopq sweep run' trains it before the runs): %w",
+					r.Name, resolve(o.DataRoot, r.Koopman), err)
+			}
+		}
+		args = r.TrainArgs(o.DataRoot, slot, "run")
 	} else {
 		args = []string{"train", "--resume", st.TrainDir}
 		if _, err := os.Stat(filepath.Join(st.TrainDir, "results.json")); err == nil {

@@ -95,9 +95,25 @@ type Dataset struct {
 	// Collect, when set, makes a missing Data file before the sweep runs:
 	// `koopq collect --env <env> --out <Data's directory>` with these extra
 	// collect flags (Data must then be named <env>-<kind>.hdf5, as collect
-	// writes it). Not used by the Kubernetes executor (datasets live on its
-	// volume).
+	// writes it). With the key dataset (a D4RL name such as
+	// hopper-medium-v2) it is instead `koopq collect <dataset> --out <Data's
+	// directory>` plus the other keys as flags: the dataset regenerated from
+	// koopq's committed behaviour policies (Data must then be named
+	// <dataset>.hdf5). Not used by the Kubernetes executor (datasets live on
+	// its volume).
 	Collect map[string]any `yaml:"collect"`
+	// Koopman, when set, gives the dataset one shared Koopman forward model
+	// (Step 1 of the paper) instead of one trained inside every run that
+	// needs it: the key model is the model file (relative to the data root
+	// unless absolute), the other keys are `koopq koopman train` flags.
+	// `koopq sweep run` trains a missing model once, before the runs
+	// (`koopq koopman train --data <data> --env <env> --out <model>`), and
+	// every run of the dataset whose augmentation needs a Koopman model gets
+	// `--koopman <model>`. In the KFC authors' code every run trains its
+	// model with torch seed 0 hard-coded: one model per dataset. An existing model
+	// file is used as it is (delete it to retrain with changed flags). The
+	// Kubernetes executor does not train models: put them on its volume.
+	Koopman map[string]any `yaml:"koopman"`
 }
 
 // Method is one column of the table: an augmentation plus flag overrides.
@@ -179,9 +195,13 @@ type Run struct {
 	Ablation bool   `json:"ablation,omitempty"`
 	Base     string `json:"base,omitempty"`
 	Augment  string `json:"augment"`
-	Seed     uint64 `json:"seed"`
-	Steps    int    `json:"steps"`
-	Preset   string `json:"preset,omitempty"`
+	// Koopman is the dataset's shared Koopman model file (as in the spec,
+	// relative to the data root unless absolute) for runs whose
+	// augmentation needs one; empty otherwise.
+	Koopman string `json:"koopman,omitempty"`
+	Seed    uint64 `json:"seed"`
+	Steps   int    `json:"steps"`
+	Preset  string `json:"preset,omitempty"`
 	// Flags are the extra train flags, sorted by name.
 	Flags []Flag `json:"flags"`
 }
@@ -192,12 +212,15 @@ type Flag struct {
 	Value string `json:"value"`
 }
 
-// TrainArgs returns the `koopq train` arguments of a fresh run: data is the
-// resolved dataset path, out the parent directory and name the run
-// directory's name.
-func (r Run) TrainArgs(data, out, name string) []string {
-	a := []string{"train", "--data", data, "--env", r.Env, "--augment", r.Augment,
+// TrainArgs returns the `koopq train` arguments of a fresh run: root is the
+// data root (relative dataset and Koopman model paths are resolved against
+// it), out the parent directory and name the run directory's name.
+func (r Run) TrainArgs(root, out, name string) []string {
+	a := []string{"train", "--data", r.ResolveData(root), "--env", r.Env, "--augment", r.Augment,
 		"--seed", strconv.FormatUint(r.Seed, 10), "--steps", strconv.Itoa(r.Steps)}
+	if r.Koopman != "" {
+		a = append(a, "--koopman", resolve(root, r.Koopman))
+	}
 	if r.Preset != "" {
 		a = append(a, "--preset", r.Preset)
 	}
@@ -228,6 +251,12 @@ type Checker struct {
 	Augment func(name string) error
 	// CollectFlag is Flag for `koopq collect` (datasets[].collect).
 	CollectFlag func(name, value string) error
+	// KoopmanFlag is Flag for `koopq koopman train` (datasets[].koopman).
+	KoopmanFlag func(name, value string) error
+	// NeedsKoopman reports whether an augmentation uses a Koopman model
+	// (which runs get datasets[].koopman's model); nil: every augmentation
+	// but none (a run that does not need the model ignores --koopman).
+	NeedsKoopman func(augment string) bool
 }
 
 var namePat = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
@@ -408,11 +437,31 @@ func (d Dataset) CollectArgs(root string) []string {
 		data = filepath.Join(root, data)
 	}
 	a := []string{"collect", "--env", d.Env, "--out", filepath.Dir(data)}
+	if name, ok := d.collectDataset(); ok {
+		a = []string{"collect", name, "--out", filepath.Dir(data)}
+	}
 	for _, k := range sortedKeys(d.Collect) {
+		if k == collectDatasetKey {
+			continue
+		}
 		v, _ := flagText(d.Collect[k])
 		a = append(a, "--"+strings.TrimLeft(k, "-")+"="+v)
 	}
 	return a
+}
+
+// collectDatasetKey is the collect: key naming a D4RL dataset that `koopq
+// collect NAME` regenerates from the committed behaviour policies.
+const collectDatasetKey = "dataset"
+
+// collectDataset returns the D4RL name of collect: {dataset: NAME}, if set.
+func (d Dataset) collectDataset() (string, bool) {
+	v, ok := d.Collect[collectDatasetKey]
+	if !ok {
+		return "", false
+	}
+	s, _ := v.(string)
+	return s, true
 }
 
 func sortedFlags(m map[string]string) []Flag {
@@ -517,16 +566,50 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 			p.add("%s: data missing (a D4RL-layout HDF5 file)", where)
 		}
 		mergeFlags(map[string]string{}, d.Flags, where+".flags", chk, &p)
-		if d.Collect != nil {
+		if name, ok := d.collectDataset(); ok {
+			switch base := filepath.Base(d.Data); {
+			case name == "" || !namePat.MatchString(name):
+				p.add("%s: collect: dataset must be a D4RL dataset name such as %s-medium-v2 (koopq collect NAME), got %v",
+					where, d.Env, d.Collect[collectDatasetKey])
+			case d.Data != "" && base != name+".hdf5":
+				p.add("%s: collect: data must be named %s.hdf5 (what koopq collect %s writes), not %s", where, name, name, base)
+			case d.Env != "" && !strings.HasPrefix(name, d.Env+"-"):
+				p.add("%s: collect: dataset %s is not a dataset of env %s", where, name, d.Env)
+			}
+		} else if d.Collect != nil {
 			base := filepath.Base(d.Data)
 			if d.Env != "" && (!strings.HasPrefix(base, d.Env+"-") || filepath.Ext(base) != ".hdf5") {
 				p.add("%s: collect: data must be named %s-<random|medium|expert|medium-replay|medium-expert>.hdf5 (koopq collect's names), not %s",
 					where, d.Env, base)
 			}
+		}
+		if d.Koopman != nil {
+			if m, ok := d.Koopman[koopmanModelKey].(string); !ok || m == "" {
+				p.add("%s: koopman: model missing (the shared Koopman model file, e.g. models/%s-koopman.safetensors)", where, d.Name)
+			}
+			for _, k := range sortedKeys(d.Koopman) {
+				name := strings.TrimLeft(k, "-")
+				val, err := flagText(d.Koopman[k])
+				switch {
+				case k == koopmanModelKey:
+				case name == "data" || name == "env" || name == "out":
+					p.add("%s: koopman: %q is set by the dataset's data, env and the model key", where, k)
+				case err != nil:
+					p.add("%s: koopman: flag %q: %v", where, k, err)
+				case chk.KoopmanFlag != nil:
+					if err := chk.KoopmanFlag(name, val); err != nil {
+						p.add("%s: koopman: flag %q: %v", where, k, err)
+					}
+				}
+			}
+		}
+		if d.Collect != nil {
 			for _, k := range sortedKeys(d.Collect) {
 				name := strings.TrimLeft(k, "-")
 				val, err := flagText(d.Collect[k])
 				switch {
+				case k == collectDatasetKey:
+					// The positional dataset name, checked above.
 				case name == "env" || name == "out":
 					p.add("%s: collect: %q is set by the dataset's env and data", where, k)
 				case err != nil:
@@ -616,6 +699,15 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 				r.Augment = a.Augment
 			}
 		}
+		if model, ok := d.KoopmanModel(); ok {
+			needs := chk.NeedsKoopman
+			if needs == nil {
+				needs = func(aug string) bool { return aug != "none" }
+			}
+			if needs(r.Augment) {
+				r.Koopman = model
+			}
+		}
 		if s.Eval.Every != nil {
 			f["eval-every"] = strconv.Itoa(*s.Eval.Every)
 		}
@@ -667,11 +759,42 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 
 // ResolveData returns the dataset path of r: absolute paths as they are,
 // relative ones joined onto root.
-func (r Run) ResolveData(root string) string {
-	if filepath.IsAbs(r.Data) {
-		return r.Data
+func (r Run) ResolveData(root string) string { return resolve(root, r.Data) }
+
+func resolve(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
 	}
-	return filepath.Join(root, r.Data)
+	return filepath.Join(root, p)
+}
+
+// koopmanModelKey is the koopman: key naming the shared model file.
+const koopmanModelKey = "model"
+
+// KoopmanModel returns the dataset's shared Koopman model file as written in
+// the spec, if it has one.
+func (d Dataset) KoopmanModel() (string, bool) {
+	m, ok := d.Koopman[koopmanModelKey].(string)
+	return m, ok && m != ""
+}
+
+// KoopmanArgs returns the `koopq koopman train` arguments that make dataset
+// d's shared model under root, or nil when d has none. The spec must have
+// been validated.
+func (d Dataset) KoopmanArgs(root string) []string {
+	model, ok := d.KoopmanModel()
+	if !ok {
+		return nil
+	}
+	a := []string{"koopman", "train", "--data", resolve(root, d.Data), "--env", d.Env, "--out", resolve(root, model)}
+	for _, k := range sortedKeys(d.Koopman) {
+		if k == koopmanModelKey {
+			continue
+		}
+		v, _ := flagText(d.Koopman[k])
+		a = append(a, "--"+strings.TrimLeft(k, "-")+"="+v)
+	}
+	return a
 }
 
 // BaselineName returns the method the report compares against: Baseline,

@@ -75,8 +75,8 @@ func TestSpecExpansion(t *testing.T) {
 		!strings.Contains(flagsOf(ab), "koopman-prob=0 ") {
 		t.Errorf("ablation run %+v", ab)
 	}
-	args := strings.Join(runs[0].TrainArgs("/d/h.hdf5", "/out/slot", "run"), " ")
-	if args != "train --data /d/h.hdf5 --env hopper --augment none --seed 3 --steps 1000 --preset paper --eval-episodes=2 --eval-every=100 --hidden=32,32 --residual=true --out /out/slot --name run" {
+	args := strings.Join(runs[0].TrainArgs("/d", "/out/slot", "run"), " ")
+	if args != "train --data /d/data/hopper-medium.hdf5 --env hopper --augment none --seed 3 --steps 1000 --preset paper --eval-episodes=2 --eval-every=100 --hidden=32,32 --residual=true --out /out/slot --name run" {
 		t.Errorf("train args: %s", args)
 	}
 	if runs[0].ResolveData("/root") != "/root/data/hopper-medium.hdf5" || runs[4].ResolveData("/root") != "/abs/walker.hdf5" {
@@ -216,5 +216,95 @@ func TestCollectArgs(t *testing.T) {
 	bad := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: data/hopper-medium.hdf5, collect: {env: hopper}}", 1)
 	if _, _, err := Parse([]byte(bad), Checker{}); err == nil || !strings.Contains(err.Error(), `collect: "env" is set by the dataset's env and data`) {
 		t.Errorf("collect env: %v", err)
+	}
+}
+
+// collect: {dataset: NAME} regenerates a D4RL dataset from the committed
+// behaviour policies: `koopq collect NAME --out DIR`, no --env.
+func TestCollectD4RLName(t *testing.T) {
+	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}",
+		"data: d/hopper-medium-v2.hdf5, collect: {dataset: hopper-medium-v2, transitions: 5000, seed: 0}}", 1)
+	var checked []string
+	chk := Checker{CollectFlag: func(name, value string) error { checked = append(checked, name); return nil }}
+	s, _ := mustParse(t, text, chk)
+	got := strings.Join(s.Datasets[0].CollectArgs("/root"), " ")
+	if got != "collect hopper-medium-v2 --out /root/d --seed=0 --transitions=5000" {
+		t.Errorf("collect args %q", got)
+	}
+	if strings.Join(checked, ",") != "seed,transitions" {
+		t.Errorf("collect flags checked: %v (the dataset name is not a flag)", checked)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"data: data/hopper-medium.hdf5}", "data: d/hopper.hdf5, collect: {dataset: hopper-medium-v2}}",
+			"collect: data must be named hopper-medium-v2.hdf5 (what koopq collect hopper-medium-v2 writes), not hopper.hdf5"},
+		{"data: data/hopper-medium.hdf5}", "data: d/walker2d-medium-v2.hdf5, collect: {dataset: walker2d-medium-v2}}",
+			"collect: dataset walker2d-medium-v2 is not a dataset of env hopper"},
+		{"data: data/hopper-medium.hdf5}", "data: d/x.hdf5, collect: {dataset: [a, b]}}",
+			"collect: dataset must be a D4RL dataset name such as hopper-medium-v2"},
+	} {
+		_, _, err := Parse([]byte(strings.Replace(testSpec, c.from, c.to, 1)), Checker{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.to, err, c.want)
+		}
+	}
+}
+
+// datasets[].koopman: one shared model per dataset, trained by `koopq
+// koopman train` and passed to the runs whose augmentation needs it.
+func TestSharedKoopmanModel(t *testing.T) {
+	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}",
+		"data: data/hopper-medium.hdf5, koopman: {model: models/h.safetensors, seed: 0, epochs: 5}}", 1)
+	var checked []string
+	chk := Checker{
+		KoopmanFlag:  func(name, value string) error { checked = append(checked, name+"="+value); return nil },
+		NeedsKoopman: func(aug string) bool { return aug == "kfc++" },
+	}
+	s, runs := mustParse(t, text, chk)
+	if strings.Join(checked, ",") != "epochs=5,seed=0" {
+		t.Errorf("koopman flags checked: %v", checked)
+	}
+	if got := strings.Join(s.Datasets[0].KoopmanArgs("/root"), " "); got != "koopman train --data /root/data/hopper-medium.hdf5 --env hopper --out /root/models/h.safetensors --epochs=5 --seed=0" {
+		t.Errorf("koopman args %q", got)
+	}
+	if s.Datasets[1].KoopmanArgs("/root") != nil {
+		t.Error("a dataset without koopman: has koopman args")
+	}
+	for _, r := range runs {
+		want := ""
+		if r.Dataset == "hopper-medium" && r.Augment == "kfc++" {
+			want = "models/h.safetensors"
+		}
+		if r.Koopman != want {
+			t.Errorf("run %s: koopman %q, want %q", r.Name, r.Koopman, want)
+		}
+		args := strings.Join(r.TrainArgs("/root", "/o", "run"), " ")
+		if has := strings.Contains(args, "--koopman /root/models/h.safetensors"); has != (want != "") {
+			t.Errorf("run %s: train args %s", r.Name, args)
+		}
+	}
+	// Without a NeedsKoopman checker every augmentation but none gets it.
+	_, runs = mustParse(t, text, Checker{})
+	if runs[0].Augment != "none" || runs[0].Koopman != "" || runs[2].Koopman != "models/h.safetensors" {
+		t.Errorf("default NeedsKoopman: %+v %+v", runs[0], runs[2])
+	}
+	for _, c := range []struct{ koop, want string }{
+		{"{seed: 0}", "koopman: model missing"},
+		{"{model: m.safetensors, out: x}", `koopman: "out" is set by the dataset's data, env and the model key`},
+		{"{model: m.safetensors, epochs: [[1]]}", `koopman: flag "epochs": nested lists`},
+	} {
+		bad := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: data/hopper-medium.hdf5, koopman: "+c.koop+"}", 1)
+		if _, _, err := Parse([]byte(bad), Checker{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.koop, err, c.want)
+		}
+	}
+	bad := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: data/hopper-medium.hdf5, koopman: {model: m, epochz: 1}}", 1)
+	flagErr := Checker{KoopmanFlag: func(name, value string) error {
+		if name != "epochs" {
+			return errors.New("not a 'koopq koopman train' flag")
+		}
+		return nil
+	}}
+	if _, _, err := Parse([]byte(bad), flagErr); err == nil || !strings.Contains(err.Error(), `koopman: flag "epochz": not a 'koopq koopman train' flag`) {
+		t.Errorf("koopman flag typo: %v", err)
 	}
 }

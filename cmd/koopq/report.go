@@ -11,8 +11,10 @@ import (
 
 func init() {
 	var (
-		out string
-		o   report.Options
+		out, refPath string
+		compare      []string
+		inProgress   bool
+		o            report.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "report DIR...",
@@ -26,7 +28,10 @@ run directories or their parents) and writes into --out:
   ablations.md / .csv / .tex         when a sweep ran ablations
   performance-profiles.png/.svg, iqm.png/.svg, curves-<dataset>.png/.svg (mean over seeds, shaded CI band;
                                      beside it the mean Q on data actions from metrics.jsonl when logged)
+  table-vs-reference.md              with --reference: our table beside published scores (other data, never in a statistic)
   report.json                        every number above
+--compare A:B adds P(A > B) with its interval (e.g. --compare KFC++:S4RL-N); --in-progress also draws the learning
+curves of runs still training (from their history.json; they enter no table or statistic).
 A sweep's runs are labelled with the spec's dataset and method names; other runs by data file and augmentation
 (plus " bf16" for runs trained with --precision bf16).
 The bootstrap is seeded (--seed): the same runs and seed give the same intervals.`,
@@ -38,7 +43,21 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 			if !(o.Level > 0 && o.Level < 1) {
 				return fmt.Errorf("--level %g: must be between 0 and 1", o.Level)
 			}
-			runs, err := report.Collect(args...)
+			for _, c := range compare {
+				pr, err := report.ParsePair(c)
+				if err != nil {
+					return fmt.Errorf("--compare %v", err)
+				}
+				o.Pairs = append(o.Pairs, pr)
+			}
+			if refPath != "" {
+				ref, err := report.LoadReference(refPath)
+				if err != nil {
+					return fmt.Errorf("--reference: %w", err)
+				}
+				o.Reference = ref
+			}
+			runs, err := report.CollectWith(report.CollectOptions{InProgress: inProgress}, args...)
 			if err != nil {
 				return err
 			}
@@ -54,8 +73,12 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 				return err
 			}
 			fmt.Print(rep.Summary())
-			fmt.Printf("\n%d runs, %d datasets, %d methods; wrote %d files to %s (report.json has every number)\n",
-				len(runs), len(rep.Datasets), len(rep.Methods), len(files), out)
+			inProg := ""
+			if n := len(rep.InProgress); n > 0 {
+				inProg = fmt.Sprintf(" and %d in progress (curves only)", n)
+			}
+			fmt.Printf("\n%d finished runs%s, %d datasets, %d methods; wrote %d files to %s (report.json has every number)\n",
+				len(rep.Runs), inProg, len(rep.Datasets), len(rep.Methods), len(files), out)
 			return nil
 		},
 	}
@@ -65,5 +88,8 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 	f.IntVar(&o.Reps, "reps", 2000, "bootstrap resamples")
 	f.Float64Var(&o.Level, "level", 0.95, "confidence level of the intervals")
 	f.Uint64Var(&o.Seed, "seed", 0, "bootstrap seed")
+	f.StringArrayVar(&compare, "compare", nil, "extra probability of improvement METHOD:OVER, e.g. KFC++:S4RL-N (repeatable)")
+	f.StringVar(&refPath, "reference", "", "YAML/JSON file of published scores (label, source, note, scores: {dataset: {method: score}}) shown beside ours")
+	f.BoolVar(&inProgress, "in-progress", false, "also draw learning curves of unfinished runs (history.json)")
 	rootCmd.AddCommand(cmd)
 }

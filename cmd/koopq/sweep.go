@@ -25,12 +25,20 @@ import (
 // the train command's own flag set, envs and augmentations by their
 // registries.
 func specChecker() sweep.Checker {
-	flagOf := func(verb string) func(name, value string) error {
+	flagOf := func(verbs ...string) func(name, value string) error {
 		var cmd *cobra.Command
-		for _, c := range rootCmd.Commands() {
-			if c.Name() == verb {
-				cmd = c
+		for parent := rootCmd; parent != nil && len(verbs) > 0; verbs = verbs[1:] {
+			var next *cobra.Command
+			for _, c := range parent.Commands() {
+				if c.Name() == verbs[0] {
+					next = c
+				}
 			}
+			parent, cmd = next, next
+		}
+		verb := ""
+		if cmd != nil {
+			verb = strings.TrimPrefix(cmd.CommandPath(), "koopq ")
 		}
 		return func(name, value string) error {
 			if cmd == nil {
@@ -49,8 +57,10 @@ func specChecker() sweep.Checker {
 		}
 	}
 	return sweep.Checker{
-		Flag:        flagOf("train"),
-		CollectFlag: flagOf("collect"),
+		Flag:         flagOf("train"),
+		CollectFlag:  flagOf("collect"),
+		KoopmanFlag:  flagOf("koopman", "train"),
+		NeedsKoopman: augment.NeedsKoopman,
 		Env: func(name string) error {
 			if slices.Contains(env.Names(), name) {
 				return nil
@@ -267,10 +277,30 @@ func sweepRunCmd() *cobra.Command {
 			}
 			ctx, cancel := signalContext(cmd.Context(), "stopping; trainers checkpoint and exit (rerun the same command to continue)")
 			defer cancel()
+			var unprepared []string
 			if executor != "k8s" && executor != "kubernetes" {
-				if err := sweep.CollectMissing(ctx, s, dataRoot, bin, os.Stdout); err != nil {
+				failed := sweep.Prepare(ctx, s, dataRoot, bin, os.Stdout)
+				for _, d := range s.Datasets {
+					if err := failed[d.Name]; err != nil {
+						unprepared = append(unprepared, err.Error())
+						fmt.Printf("skip    dataset %s: its runs stay pending: %v\n", d.Name, err)
+					}
+				}
+				if ctx.Err() != nil {
+					return fmt.Errorf("stopped while preparing datasets (rerun the same command to continue)")
+				}
+				runs = sweep.WithoutDatasets(runs, failed)
+			}
+			// notPrepared reports the datasets whose runs were left pending.
+			notPrepared := func(err error) error {
+				if len(unprepared) == 0 {
 					return err
 				}
+				msg := fmt.Sprintf("%d datasets could not be prepared; their runs stay pending:\n  %s", len(unprepared), strings.Join(unprepared, "\n  "))
+				if err != nil {
+					return fmt.Errorf("%w\n%s", err, msg)
+				}
+				return errors.New(msg)
 			}
 			switch executor {
 			case "local":
@@ -284,7 +314,7 @@ func sweepRunCmd() *cobra.Command {
 				sum := sweep.RunLocal(ctx, out, runs, o)
 				fmt.Printf("%d done, %d skipped, %d failed, %d interrupted, %d failed before (not retried), %d running elsewhere\n",
 					sum.Done, sum.Skipped, sum.Failed, sum.Interrupted, sum.NotRetried, sum.Running)
-				return sum.Err()
+				return notPrepared(sum.Err())
 			case "slurm":
 				var todo []sweep.Run
 				skipped := 0
@@ -304,7 +334,7 @@ func sweepRunCmd() *cobra.Command {
 				}
 				if len(todo) == 0 {
 					fmt.Printf("sweep %s: nothing to submit (%d runs done or skipped)\n", s.Name, skipped)
-					return nil
+					return notPrepared(nil)
 				}
 				if retry {
 					for _, r := range todo {
@@ -319,14 +349,14 @@ func sweepRunCmd() *cobra.Command {
 				}
 				if noWait {
 					fmt.Printf("follow with 'koopq sweep status %s' or 'squeue -j %s'\n", out, job.ID)
-					return nil
+					return notPrepared(nil)
 				}
 				fmt.Printf("slurm job %s: %d done, %d not done (%d skipped before submitting)\n", job.ID, sum.Done, sum.Failed, skipped)
 				if sum.Failed > 0 {
 					return fmt.Errorf("%d runs of job %s did not finish (rerun 'koopq sweep run' to resubmit them; failed ones need --retry-failed):\n  %s",
 						sum.Failed, job.ID, strings.Join(sum.Errors, "\n  "))
 				}
-				return nil
+				return notPrepared(nil)
 			default:
 				y, err := sweep.KubernetesManifests(s, text, runs)
 				if err != nil {

@@ -36,6 +36,10 @@ func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
 		{"missing data", "", "", nil, []string{"dataset pendulum-medium: data", "pendulum-medium.hdf5", "koopq collect"}},
 		{"collect flag typo", "data: data/pendulum-medium.hdf5}", "data: data/pendulum-medium.hdf5, collect: {sac-stepz: 10}}", nil,
 			[]string{`datasets[0] (pendulum-medium): collect: flag "sac-stepz": not a 'koopq collect' flag`}},
+		{"koopman flag typo", "data: data/pendulum-medium.hdf5}", "data: data/pendulum-medium.hdf5, koopman: {model: m.safetensors, epochz: 3}}", nil,
+			[]string{`datasets[0] (pendulum-medium): koopman: flag "epochz": not a 'koopq koopman train' flag (see koopq koopman train --help)`}},
+		{"collect dataset of another env", "data: data/pendulum-medium.hdf5}", "data: data/hopper-medium-v2.hdf5, collect: {dataset: hopper-medium-v2}}", nil,
+			[]string{"collect: dataset hopper-medium-v2 is not a dataset of env pendulum"}},
 		{"collect file name", "data: data/pendulum-medium.hdf5}", "data: data/medium.hdf5, collect: {sac-steps: 10}}", nil,
 			[]string{"collect: data must be named pendulum-<random|medium|expert|medium-replay|medium-expert>.hdf5"}},
 		{"bad executor", "", "", []string{"--executor", "pbs"}, []string{`--executor "pbs"`}},
@@ -187,4 +191,80 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 			t.Errorf("report file %s: %v", f, err)
 		}
 	}
+}
+
+// A sweep trains each dataset's shared Koopman model once and hands it to the
+// runs that need one; a dataset that cannot be made (here a D4RL name
+// collect does not know, as walker2d-medium-v2 is before its behaviour
+// policy is committed) leaves only its own runs pending, and the exit
+// status says so. The report reads the result with extra comparisons and
+// reference scores.
+func TestSweepSharedKoopmanAndUnpreparedDataset(t *testing.T) {
+	work := t.TempDir()
+	makeTinyData(t, work)
+	spec := `name: prep
+datasets:
+  - name: pendulum-medium
+    env: pendulum
+    data: data/pendulum-medium.hdf5
+    koopman: {model: models/pendulum-koopman.safetensors, seed: 0, epochs: 1, hidden: [8, 8], latent: 4}
+  - name: hopper-mediocre
+    env: hopper
+    data: data/hopper-mediocre-v2.hdf5
+    collect: {dataset: hopper-mediocre-v2, transitions: 100}
+methods:
+  - {name: CQL, augment: none}
+  - {name: KFC++, augment: kfc++}
+seeds: [0]
+steps: 400
+preset: paper
+eval: {every: 200, episodes: 2}
+flags: {hidden: [16, 16], batch: 32, bc-steps: 100, log-every: 100, checkpoint-every: 200}
+threads: 1
+`
+	if err := os.WriteFile(filepath.Join(work, "spec.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "sw")
+	r := runCLI(t, work, 5*time.Minute, "sweep", "run", "spec.yaml", "--out", out, "--jobs", "1")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "1 datasets could not be prepared; their runs stay pending") ||
+		!strings.Contains(r.Stderr, "dataset hopper-mediocre: koopq collect hopper-mediocre-v2") ||
+		!strings.Contains(r.Stdout, "2 done, 0 skipped, 0 failed") {
+		t.Fatalf("sweep: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	model := filepath.Join(work, "models", "pendulum-koopman.safetensors")
+	if _, err := os.Stat(model); err != nil {
+		t.Fatalf("shared model: %v", err)
+	}
+	kfc, _ := os.ReadFile(filepath.Join(out, "pendulum-medium__kfcpp__s0", "train.log"))
+	cql, _ := os.ReadFile(filepath.Join(out, "pendulum-medium__cql__s0", "train.log"))
+	if !strings.Contains(string(kfc), "--koopman "+model) || strings.Contains(string(cql), "--koopman") {
+		t.Errorf("--koopman given to the wrong runs:\nKFC++: %s\nCQL: %s", kfc, cql)
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "pendulum-medium__kfcpp__s0", "*", "koopman.safetensors")); len(m) != 0 {
+		t.Errorf("the KFC++ run trained its own model: %v", m)
+	}
+	if _, err := os.Stat(filepath.Join(out, "hopper-mediocre__cql__s0")); err == nil {
+		t.Error("a run of the unprepared dataset was started")
+	}
+	// Rerunning trains nothing again and still reports the dataset.
+	r = runCLI(t, work, 2*time.Minute, "sweep", "run", "spec.yaml", "--out", out)
+	if r.Code != 1 || strings.Contains(r.Stdout, "koopman pendulum-medium:") || !strings.Contains(r.Stdout, "0 done, 2 skipped") {
+		t.Errorf("second sweep: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+
+	ref := filepath.Join(work, "ref.yaml")
+	os.WriteFile(ref, []byte("label: paper\nsource: Table 1\nscores: {pendulum-medium: {CQL: 1.5}}\n"), 0o644)
+	r = runCLI(t, work, 2*time.Minute, "report", out, "--reps", "100", "--compare", "KFC++:CQL", "--reference", ref, "--out", "rep")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "| P(KFC++ > CQL) | 1 vs 1 |") || !strings.Contains(r.Stdout, "| CQL paper |") ||
+		!strings.Contains(r.Stdout, "2 finished runs, 1 datasets, 2 methods") {
+		t.Errorf("report: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(work, "rep", "table-vs-reference.md")); err != nil {
+		t.Error(err)
+	}
+	r = runCLI(t, work, time.Minute, "report", out, "--compare", "KFC++")
+	expectCLIError(t, r, "--compare", "METHOD:OVER")
+	r = runCLI(t, work, time.Minute, "report", out, "--reference", filepath.Join(work, "none.yaml"))
+	expectCLIError(t, r, "--reference", "none.yaml")
 }

@@ -1,0 +1,191 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// threeMethods writes hopper-medium runs of CQL, S4RL-N and KFC++ (two
+// seeds each) as a sweep leaves them.
+func threeMethods(t *testing.T, root string) {
+	t.Helper()
+	scores := map[string][]float64{"CQL": {50, 54}, "S4RL-N": {55, 60}, "KFC++": {58, 52}}
+	i := 0
+	for _, m := range []string{"CQL", "S4RL-N", "KFC++"} {
+		for s, v := range scores[m] {
+			writeRun(t, root, i, "hopper-medium", m, "", uint64(s), v, []float64{v / 2, v}, true)
+			i++
+		}
+	}
+}
+
+func TestPairsAndReference(t *testing.T) {
+	root := t.TempDir()
+	threeMethods(t, root)
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refFile := filepath.Join(root, "ref.yaml")
+	os.WriteFile(refFile, []byte(`label: "paper (D4RL data)"
+source: "Table 1"
+note: "other data"
+scores:
+  hopper-medium: {CQL: 58.0, KFC++: 94.2}
+  walker2d-medium: {CQL: 79.2}
+`), 0o644)
+	ref, err := LoadReference(refFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, _ := ParsePair("KFC++:CQL")
+	p2, _ := ParsePair("KFC++ : S4RL-N")
+	rep, err := Build(runs, Options{Reps: 400, Seed: 3, Pairs: []Pair{p1, p2}, Reference: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// P(KFC++ > CQL): (58>50)(58>54)(52>50)(52<54) → 3/4.
+	// P(KFC++ > S4RL-N): (58>55)(58<60)(52<55)(52<60) → 1/4.
+	if len(rep.Pairs) != 2 || rep.Pairs[0].Value != 0.75 || rep.Pairs[1].Value != 0.25 || rep.Pairs[1].Over != "S4RL-N" ||
+		rep.Pairs[0].Runs != 2 || rep.Pairs[0].OverRuns != 2 {
+		t.Fatalf("pairs %+v", rep.Pairs)
+	}
+	for _, p := range rep.Pairs {
+		if !(p.Lo <= p.Value && p.Value <= p.Hi) || math.IsNaN(p.Lo) {
+			t.Errorf("pair %+v: interval does not hold the estimate", p)
+		}
+	}
+	// The baseline comparison is the same statistic as the pair KFC++:CQL.
+	for _, p := range rep.PoI {
+		if p.Method == "KFC++" && p.Value != rep.Pairs[0].Value {
+			t.Errorf("PoI %v vs pair %v", p.Value, rep.Pairs[0].Value)
+		}
+	}
+	tab := rep.ReferenceTable()
+	if !strings.Contains(tab, "| hopper-medium | 52.0 ± 2.8 (n=2) | 58.0 | 57.5 ± 3.5 (n=2) | – | 55.0 ± 4.2 (n=2) | 94.2 |") ||
+		!strings.Contains(tab, "CQL paper (D4RL data)") || !strings.Contains(tab, "Table 1. other data") || strings.Contains(tab, "walker2d") {
+		t.Errorf("reference table:\n%s", tab)
+	}
+	sum := rep.Summary()
+	if !strings.Contains(sum, "| P(KFC++ > S4RL-N) | 2 vs 2 | 0.25 [") || !strings.Contains(sum, "different data") {
+		t.Errorf("summary:\n%s", sum)
+	}
+	out := filepath.Join(root, "out")
+	if _, err := rep.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "table-vs-reference.md"))
+	if err != nil || string(b) != tab {
+		t.Errorf("table-vs-reference.md: %v", err)
+	}
+	var back struct {
+		Pairs []map[string]any `json:"pairs"`
+	}
+	b, _ = os.ReadFile(filepath.Join(out, "report.json"))
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Pairs) != 2 || back.Pairs[1]["over"] != "S4RL-N" || back.Pairs[1]["value"] != 0.25 {
+		t.Errorf("report.json pairs %v (%v)", back.Pairs, err)
+	}
+
+	if _, err := Build(runs, Options{Pairs: []Pair{{"KFC++", "KFC"}}}); err == nil || !strings.Contains(err.Error(), "comparison KFC++:KFC: no method KFC") {
+		t.Errorf("unknown method in pair: %v", err)
+	}
+	for _, bad := range []string{"KFC++", "KFC++:", ":CQL", "a:b:c"} {
+		if _, err := ParsePair(bad); err == nil {
+			t.Errorf("ParsePair(%q) accepted", bad)
+		}
+	}
+}
+
+func TestLoadReferenceErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ text, want string }{
+		{"label: x\nsource: y\nscores: {hopper-medium: {CQL: 1}}\nextra: 1\n", "field extra not found"},
+		{"source: y\nscores: {hopper-medium: {CQL: 1}}\n", "label missing"},
+		{"label: x\nscores: {hopper-medium: {CQL: 1}}\n", "source missing"},
+		{"label: x\nsource: y\n", "scores: none given"},
+		{"label: x\nsource: y\nscores: {hopper-medium: {CQL: .nan}}\n", "scores.hopper-medium.CQL: not a finite number"},
+		{"label: x\nsource: y\nscores: {hopper-medium: {CQL: high}}\n", "cannot unmarshal"},
+	} {
+		p := filepath.Join(dir, "r.yaml")
+		os.WriteFile(p, []byte(c.text), 0o644)
+		if _, err := LoadReference(p); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%q: got %v, want %q", c.text, err, c.want)
+		}
+	}
+	if _, err := LoadReference(filepath.Join(dir, "none.yaml")); err == nil {
+		t.Error("missing file accepted")
+	}
+}
+
+// writeInProgress makes an unfinished sweep run: config.json and
+// history.json, no results.json.
+func writeInProgress(t *testing.T, root string, index int, dataset, method string, seed uint64, hist []float64) {
+	t.Helper()
+	slot := filepath.Join(root, fmt.Sprintf("%s__%s__s%d", dataset, method, seed))
+	dir := filepath.Join(slot, "run-20260101-000000")
+	os.MkdirAll(dir, 0o755)
+	cfg := map[string]any{"env": "hopper", "data": "/d/" + dataset + ".hdf5", "augment": "none", "cql": map[string]any{"seed": seed}}
+	var h []map[string]any
+	for i, v := range hist {
+		h = append(h, map[string]any{"step": 100 * (i + 1), "normalized_score": v})
+	}
+	for name, v := range map[string]any{"config.json": cfg, "history.json": h} {
+		b, _ := json.Marshal(v)
+		os.WriteFile(filepath.Join(dir, name), b, 0o644)
+	}
+	sr, _ := json.Marshal(map[string]any{"index": index, "dataset": dataset, "method": method, "seed": seed})
+	os.WriteFile(filepath.Join(slot, "sweep-run.json"), sr, 0o644)
+}
+
+func TestInProgressRunsOnlyInCurves(t *testing.T) {
+	root := t.TempDir()
+	writeInProgress(t, root, 0, "hopper-medium", "CQL", 7, []float64{10, 30, 35})
+	if _, err := Collect(root); err == nil {
+		t.Error("Collect without InProgress read an unfinished run")
+	}
+	runs, err := CollectWith(CollectOptions{InProgress: true}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || !runs[0].InProgress || runs[0].Score != 35 || runs[0].Steps != 300 || runs[0].Seed != 7 || runs[0].Method != "CQL" {
+		t.Fatalf("in-progress run %+v", runs)
+	}
+	rep, err := Build(runs, Options{Reps: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 0 || len(rep.InProgress) != 1 || rep.Table.Rows[0].Cells[0].N() != 0 || rep.IQM[0].Runs != 0 {
+		t.Errorf("an unfinished run entered a table or statistic: runs %d, cell %+v, IQM %+v", len(rep.Runs), rep.Table.Rows[0].Cells[0], rep.IQM[0])
+	}
+	cv := rep.Curves[0].Curves[0]
+	if !cv.InProgress || fmt.Sprint(cv.Steps) != "[100 200 300]" || cv.Mean[2] != 35 {
+		t.Errorf("curve %+v", cv)
+	}
+	if _, err := rep.Write(filepath.Join(root, "out")); err != nil {
+		t.Fatalf("write with only an unfinished run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "out", "curves-hopper-medium.png")); err != nil {
+		t.Error(err)
+	}
+
+	// Once a run of the method has finished, the curve is of finished runs only.
+	writeRun(t, root, 1, "hopper-medium", "CQL", "", 1, 50, []float64{20, 50}, true)
+	runs, _ = CollectWith(CollectOptions{InProgress: true}, root)
+	rep, err = Build(runs, Options{Reps: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv = rep.Curves[0].Curves[0]
+	if cv.InProgress || cv.Seeds != 1 || fmt.Sprint(cv.Mean) != "[20 50]" || rep.Table.Rows[0].Cells[0].N() != 1 {
+		t.Errorf("curve with a finished run %+v", cv)
+	}
+	// A run directory with results.json is read once, as finished.
+	if len(runs) != 2 {
+		t.Errorf("%d runs", len(runs))
+	}
+}
