@@ -65,7 +65,7 @@ func TestSACRunConfigAntGoal(t *testing.T) {
 	// --export-policies commits the final actor as antgoal's "expert", the
 	// entry `koopq collect antmaze-…` looks up, and it loads as a goal policy.
 	dst := filepath.Join(t.TempDir(), "policies")
-	es, err := ExportPolicies(dir, dst, "", 0, 0)
+	es, err := ExportPolicies(dir, dst, "", 0, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,6 +166,41 @@ func RunMedium(dir, by string, bandScore float64, episodes int) (*sac.RunInfo, i
 	return info, -1, nil
 }
 
+// ExpertCandidates is how many snapshots ExportPolicies' "best" expert
+// rule re-measures.
+const ExpertCandidates = 5
+
+// BestSnapshot re-measures the stochastic return of the candidates
+// snapshots of the run in dir with the highest recorded stochastic
+// returns over episodes episodes each (seeded by the run's seed) and
+// returns the index of the best one and its return. Ties go to the
+// earlier snapshot.
+func BestSnapshot(dir string, info *sac.RunInfo, candidates, episodes int) (int, float64, error) {
+	if len(info.Snapshots) == 0 {
+		return -1, 0, fmt.Errorf("run %s has no snapshots", dir)
+	}
+	idx := make([]int, len(info.Snapshots))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		return info.Snapshots[idx[a]].StochReturn > info.Snapshots[idx[b]].StochReturn
+	})
+	idx = idx[:min(candidates, len(idx))]
+	sort.Ints(idx)
+	best, bestR := -1, math.Inf(-1)
+	for _, i := range idx {
+		r, err := sac.PolicyReturn(info.Config.Env, filepath.Join(dir, info.Snapshots[i].File), episodes, info.Config.SAC.Seed, true)
+		if err != nil {
+			return -1, 0, err
+		}
+		if r > bestR {
+			best, bestR = i, r
+		}
+	}
+	return best, bestR, nil
+}
+
 // D4RLFile describes one written dataset.
 type D4RLFile struct {
 	Name        string  `json:"name"` // e.g. "hopper-medium-v2"
@@ -484,7 +519,18 @@ func SACRunConfig(envName string, mediumScore float64) (sac.RunConfig, error) {
 // <env>-medium.safetensors and <env>-expert.safetensors, and records them
 // in dst/manifest.json (replacing earlier entries of the same env and
 // role). This is how koopq's committed policies/data is made.
-func ExportPolicies(runDir, dst, mediumBy string, mediumBand float64, mediumEpisodes int) ([]policies.Entry, error) {
+//
+// expertBy chooses the expert: "" or "final" is D4RL's rule, the final
+// actor; "best" takes, once the run is finished, the snapshot with the
+// highest stochastic return among the ExpertCandidates snapshots whose
+// recorded (5-episode) stochastic returns are highest, each re-measured
+// over mediumEpisodes episodes (50 when 0). SAC on hopper can collapse
+// late in a run (koopq's seed-0 run ended at 1379 after 3300+ at 790k
+// steps), so "best" is the way to an expert-level file from such a run.
+func ExportPolicies(runDir, dst, mediumBy string, mediumBand float64, mediumEpisodes int, expertBy string) ([]policies.Entry, error) {
+	if expertBy != "" && expertBy != "final" && expertBy != "best" {
+		return nil, fmt.Errorf("--expert-by %q: want final or best", expertBy)
+	}
 	info, mi, err := RunMedium(runDir, mediumBy, mediumBand, mediumEpisodes)
 	if err != nil {
 		return nil, err
@@ -511,11 +557,26 @@ func ExportPolicies(runDir, dst, mediumBy string, mediumBand float64, mediumEpis
 			rule += fmt.Sprintf(", re-evaluated over %d episodes", mediumEpisodes)
 		}
 	}
+	expertFile, expertStoch := filepath.Join(runDir, sac.RunExpertFile), math.NaN()
+	if _, err := os.Stat(expertFile); err == nil && expertBy == "best" {
+		eps := mediumEpisodes
+		if eps <= 0 {
+			eps = 50
+		}
+		final := info.Snapshots[len(info.Snapshots)-1]
+		bi, r, err := BestSnapshot(runDir, info, ExpertCandidates, eps)
+		if err != nil {
+			return nil, err
+		}
+		expertFile, expertStoch = filepath.Join(runDir, info.Snapshots[bi].File), r
+		rule += fmt.Sprintf("; expert: the best of the %d snapshots with the highest 5-episode stochastic returns, re-evaluated over %d episodes "+
+			"(the final actor returned %.1f, stochastic %.1f)", ExpertCandidates, eps, final.Return, final.StochReturn)
+	}
 	made := fmt.Sprintf("koopq collect --env %s --run-dir DIR --seed %d --sac-steps %d --snapshot-every %d --hidden %s (%s)",
 		cfg.Env, cfg.SAC.Seed, cfg.SAC.TotalSteps, cfg.SnapshotEvery, joinInts(cfg.SAC.Net.Hidden), rule)
 	var out []policies.Entry
 	for _, role := range []string{"medium", "expert"} {
-		src := filepath.Join(runDir, sac.RunExpertFile)
+		src := expertFile
 		if role == "medium" {
 			if mi < 0 {
 				continue
@@ -539,6 +600,8 @@ func ExportPolicies(runDir, dst, mediumBy string, mediumBand float64, mediumEpis
 		e.StochReturn, _ = strconv.ParseFloat(meta["stochastic_return"], 64)
 		if role == "medium" {
 			e.StochReturn = info.Snapshots[mi].StochReturn // re-measured when mediumEpisodes > 0
+		} else if !math.IsNaN(expertStoch) {
+			e.StochReturn = expertStoch
 		}
 		sum := sha256.Sum256(b)
 		e.SHA256 = hex.EncodeToString(sum[:])

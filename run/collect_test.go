@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,7 +171,7 @@ func TestExportPolicies(t *testing.T) {
 	}
 	runDir := tinySACRun(t)
 	dst := t.TempDir()
-	es, err := ExportPolicies(runDir, dst, "", 0, 0)
+	es, err := ExportPolicies(runDir, dst, "", 0, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +197,57 @@ func TestExportPolicies(t *testing.T) {
 		}
 	}
 	// Exporting again replaces, not duplicates, the entries.
-	if _, err := ExportPolicies(runDir, dst, "", 0, 0); err != nil {
+	if _, err := ExportPolicies(runDir, dst, "", 0, 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(filepath.Join(dst, "manifest.json"))
 	if json.Unmarshal(b, &m) != nil || len(m) != 2 {
 		t.Fatalf("re-export: %s", b)
+	}
+}
+
+// TestExportBestExpert: --expert-by best exports the snapshot with the
+// highest re-measured stochastic return (checked against every snapshot's
+// return measured here), records that return, and a bad rule is refused
+// before anything is written.
+func TestExportBestExpert(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SAC run")
+	}
+	runDir := tinySACRun(t)
+	info, err := sac.ReadRun(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, bestR := "", math.Inf(-1)
+	for _, s := range info.Snapshots {
+		r, err := sac.PolicyReturn("hopper", filepath.Join(runDir, s.File), 4, info.Config.SAC.Seed, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r > bestR {
+			best, bestR = s.File, r
+		}
+	}
+	dst := t.TempDir()
+	es, err := ExportPolicies(runDir, dst, "", 0, 4, "best")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(runDir, best))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(want)
+	ex := es[len(es)-1]
+	if ex.Role != "expert" || ex.SHA256 != hex.EncodeToString(sum[:]) || ex.StochReturn != bestR || !strings.Contains(ex.Made, "expert: the best of") {
+		t.Fatalf("expert %+v; want the file %s (stochastic return %v)", ex, best, bestR)
+	}
+	bad := filepath.Join(t.TempDir(), "out")
+	if _, err := ExportPolicies(runDir, bad, "", 0, 4, "bestest"); err == nil || !strings.Contains(err.Error(), "bestest") {
+		t.Fatalf("bad rule: %v", err)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Fatalf("a refused export created %s", bad)
 	}
 }

@@ -209,6 +209,7 @@ func TestOtherVerbsBadInput(t *testing.T) {
 		{"demo-out-not-empty", []string{"demo", "--out", fx.Dir}, []string{"--out", fx.Dir, "not empty"}},
 		{"collect-hidden-zero", []string{"collect", "--env", "pendulum", "--hidden", "0"}, []string{"--hidden"}},
 		{"collect-allow-backend-change-without-resume", []string{"collect", "--env", "pendulum", "--allow-backend-change"}, []string{"--allow-backend-change", "--resume"}},
+		{"collect-expert-by-without-export", []string{"collect", "--env", "pendulum", "--expert-by", "best"}, []string{"--expert-by", "--export-policies"}},
 		{"collect-unknown-env", []string{"collect", "--env", "nosuch"}, []string{"--env", "nosuch"}},
 		{"collect-zero-transitions", []string{"collect", "--env", "pendulum", "--transitions", "0"}, []string{"--transitions"}},
 		{"collect-medium-level", []string{"collect", "--env", "pendulum", "--medium-level", "2"}, []string{"--medium-level"}},
