@@ -198,6 +198,13 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 		m.State, m.Error = "interrupted", "stopped by a signal"
 		_ = writeMarker(slot, m)
 		return Pending, fmt.Errorf("run %s: interrupted at step %d: %w", r.Name, after.Step, ctx.Err())
+	case exitCode(runErr) == ExitInterrupted:
+		// The trainer itself got the signal (a batch system signals every
+		// process of a job, and it may exit before this process sees its
+		// own): it checkpointed, so the run is resumable, not failed.
+		m.State, m.Error = "interrupted", "the trainer was stopped by a signal"
+		_ = writeMarker(slot, m)
+		return Pending, fmt.Errorf("run %s: trainer interrupted at step %d (it resumes on the next run)", r.Name, after.Step)
 	}
 	m.State = "failed"
 	cleanOrphans(slot)
@@ -212,6 +219,21 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	m.Error = fmt.Sprintf("%v: %s", runErr, logTail(filepath.Join(slot, "train.log")))
 	_ = writeMarker(slot, m)
 	return Failed, fmt.Errorf("run %s failed: %s (log %s)", r.Name, m.Error, filepath.Join(slot, "train.log"))
+}
+
+// ExitInterrupted is the exit status of `koopq train` when a signal
+// (SIGINT, SIGTERM) stopped it after a complete step and checkpoint:
+// sysexits' EX_TEMPFAIL, "try again". Execute records such a run as
+// interrupted (pending, resumed next time), not failed.
+const ExitInterrupted = 75
+
+// exitCode is err's process exit status, or −1 when err is not an exit.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
 }
 
 // cleanOrphans removes run directories that a failed trainer created but

@@ -36,6 +36,7 @@ if [ -z "$dir" ]; then
   echo '{}' > "$dir/config.json"
 fi
 echo ckpt > "$dir/checkpoints/latest.safetensors"
+if [ -n "$FAKE_SIGNALLED" ]; then echo "koopq: interrupted at step 10 (checkpoint saved)" >&2; exit 75; fi
 if [ -n "$FAKE_FAIL" ]; then echo "progress 10%"; echo "koopq: boom: diverged" >&2; exit 3; fi
 if [ -n "$FAKE_BLOCK" ]; then
   trap 'echo "got SIGINT" >> "$FAKE_LOG"; exit 130' INT
@@ -58,6 +59,7 @@ func setupFake(t *testing.T) (bin, logPath string) {
 	t.Setenv("FAKE_STEPS", "1000")
 	t.Setenv("FAKE_FAIL", "")
 	t.Setenv("FAKE_BLOCK", "")
+	t.Setenv("FAKE_SIGNALLED", "")
 	return bin, logPath
 }
 
@@ -184,6 +186,32 @@ func TestExecuteInterruptForwardsSIGINT(t *testing.T) {
 	t.Setenv("FAKE_BLOCK", "")
 	if s, err := Execute(context.Background(), out, runs[0], ExecOptions{Koopq: bin}); s != Done || err != nil {
 		t.Errorf("resume after interrupt: %v %v", s, err)
+	}
+}
+
+// TestExecuteTrainerSignalledIsInterrupted: a trainer that got the signal
+// itself (a batch system signals every process of a job) and exited with
+// ExitInterrupted before the sweep process noticed leaves its run pending
+// and resumable, not failed (a Slurm scancel raced into "failed" before).
+func TestExecuteTrainerSignalledIsInterrupted(t *testing.T) {
+	bin, logp := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	out := t.TempDir()
+	t.Setenv("FAKE_SIGNALLED", "1")
+	s, err := Execute(context.Background(), out, runs[0], ExecOptions{Koopq: bin})
+	if s != Pending || err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("signalled trainer: %v %v", s, err)
+	}
+	st := RunStatus(out, runs[0])
+	if st.State != Pending || !st.Partial || st.Message != "interrupted" {
+		t.Fatalf("status after a signalled trainer: %+v", st)
+	}
+	t.Setenv("FAKE_SIGNALLED", "")
+	if s, err := Execute(context.Background(), out, runs[0], ExecOptions{Koopq: bin}); s != Done || err != nil {
+		t.Fatalf("resume after a signalled trainer: %v %v", s, err)
+	}
+	if !strings.Contains(calls(t, logp), "--resume") {
+		t.Fatalf("the second execution did not resume:\n%s", calls(t, logp))
 	}
 }
 

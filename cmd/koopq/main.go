@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/internal/blas"
+	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/sweep"
 
 	_ "github.com/koopq/koopq/env/classic" // registers cartpole, pendulum, mountaincar-continuous, ...
 	_ "github.com/koopq/koopq/env/mujoco"  // registers hopper, halfcheetah, walker2d, ant
@@ -45,6 +48,10 @@ func configureGEMM() error { return blas.Configure(gemmBackend, gemmPrecision) }
 func main() {
 	if err := rootCmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "koopq:", err)
+		var ir *run.Interrupted
+		if errors.As(err, &ir) {
+			os.Exit(sweep.ExitInterrupted) // resumable: sweeps retry it
+		}
 		os.Exit(1)
 	}
 }

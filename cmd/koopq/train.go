@@ -143,7 +143,7 @@ trained further). --preset, --config-file, --out and --name cannot be combined w
 			bars.close()
 			var intr *run.Interrupted
 			if errors.As(err, &intr) && errors.Is(err, context.Canceled) {
-				return fmt.Errorf("%v; continue with: koopq train --resume %s", err, dir.Path)
+				return fmt.Errorf("%w; continue with: koopq train --resume %s", err, dir.Path)
 			}
 			if err != nil {
 				return fmt.Errorf("%w (run directory %s)", err, dir.Path)

@@ -18,6 +18,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/nn"
 	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/sweep"
 )
 
 // writePendulumData writes a small D4RL-layout file with Pendulum's shapes
@@ -364,8 +365,8 @@ func TestTrainSignalCheckpointsAndResumes(t *testing.T) {
 		cmd.Env = append(os.Environ(), run.CrashEnv+"=step:120:"+sig)
 		err := cmd.Run()
 		dir := runDir(t, out)
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-			t.Fatalf("after SIG%s: %v, want exit code 1\n%s", sig, err, stderr.String())
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != sweep.ExitInterrupted {
+			t.Fatalf("after SIG%s: %v, want exit code %d (resumable)\n%s", sig, err, sweep.ExitInterrupted, stderr.String())
 		}
 		var step int
 		if _, err := fmt.Sscanf(stderr.String()[strings.Index(stderr.String(), "interrupted at step"):], "interrupted at step %d", &step); err != nil ||
