@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/internal/blas"
+	"github.com/koopq/koopq/internal/blasbench"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/nn"
 )
@@ -49,35 +49,6 @@ func StepFLOPs(cfg Config, obsDim, actDim int) float64 {
 	return 2*critic + actor
 }
 
-// benchConfigs lists the GEMM backend × precision pairs this binary can
-// run, e.g. "onednn-bf16", fastest backends first; the pure-Go backend is
-// left out (10× slower, it would dominate the run time).
-func benchConfigs() []string {
-	var out []string
-	for _, b := range blas.Available() {
-		if b == "gonum" {
-			continue
-		}
-		for _, p := range []blas.Precision{blas.F32, blas.BF16} {
-			if err := blas.Configure(b, p.String()); err == nil {
-				out = append(out, b+"-"+p.String())
-			}
-		}
-	}
-	return out
-}
-
-// useBackend switches the GEMM layer to "backend-precision" for the rest of
-// the benchmark.
-func useBackend(b *testing.B, name string) {
-	old := blas.Describe()
-	be, p, _ := strings.Cut(name, "-")
-	if err := blas.Configure(be, p); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = blas.Configure(old.Backend, old.Precision) })
-}
-
 // BenchmarkCQLStep times one full CQL update on Hopper-sized data
 // (obs 11, act 3) in the paper's 2×256 and CORL's 3×256 configurations,
 // after the behaviour-cloning warm-up (the more expensive actor path), for
@@ -96,9 +67,9 @@ func BenchmarkCQLStep(b *testing.B) {
 		{"hopper-paper-s4rl-n", DefaultConfig(), augment.Gaussian{Sigma: 3e-3}},
 		{"hopper-paper-kfc++", DefaultConfig(), &lazyKFCpp{}},
 	} {
-		for _, be := range benchConfigs() {
+		for _, be := range blasbench.Configs() {
 			b.Run(tc.name+"/"+be, func(b *testing.B) {
-				useBackend(b, be)
+				blasbench.Use(b, be)
 				rng := rand.New(rand.NewPCG(1, 2))
 				d := dataset.Synthetic(11, 3, 10000, rng)
 				cfg := tc.cfg
@@ -253,9 +224,9 @@ func BenchmarkCQLGEMMLimit(b *testing.B) {
 		name string
 		cfg  Config
 	}{{"hopper-paper", DefaultConfig()}, {"hopper-corl", CORLConfig()}} {
-		for _, be := range benchConfigs() {
+		for _, be := range blasbench.Configs() {
 			b.Run(tc.name+"/"+be, func(b *testing.B) {
-				useBackend(b, be)
+				blasbench.Use(b, be)
 				replay := gemmReplay(tc.cfg, 11, 3)
 				replay()
 				b.ResetTimer()
@@ -301,8 +272,8 @@ func BenchmarkCQLSideBySide(b *testing.B) {
 			}
 			var arms []*arm
 			base := -1
-			for _, be := range benchConfigs() {
-				useBackend(b, be)
+			for _, be := range blasbench.Configs() {
+				blasbench.Use(b, be)
 				rng := rand.New(rand.NewPCG(1, 2))
 				cfg := tc.cfg
 				cfg.BCSteps = 0
@@ -315,7 +286,7 @@ func BenchmarkCQLSideBySide(b *testing.B) {
 				b.Logf("%s: %v", be, blas.Describe())
 			}
 			run := func(a *arm) (step, gem float64) {
-				useBackend(b, a.name)
+				blasbench.Use(b, a.name)
 				t0 := time.Now()
 				a.s.Sample(a.batch)
 				if _, err := a.l.Step(a.batch, augment.None{}, a.rng); err != nil {
@@ -345,38 +316,21 @@ func BenchmarkCQLSideBySide(b *testing.B) {
 			}
 			b.StopTimer()
 			for _, a := range arms {
-				b.ReportMetric(1/median(a.step, nil), a.name+"-steps/s")
-				b.ReportMetric(median(a.gem, a.step), a.name+"-ceiling-ratio")
+				b.ReportMetric(1/blasbench.Median(a.step, nil), a.name+"-steps/s")
+				b.ReportMetric(blasbench.Median(a.gem, a.step), a.name+"-ceiling-ratio")
 				if base >= 0 {
-					b.ReportMetric(median(arms[base].step, a.step), a.name+"-x-openblas")
+					b.ReportMetric(blasbench.Median(arms[base].step, a.step), a.name+"-x-openblas")
 				}
 				if torch != nil {
-					b.ReportMetric(median(torchT, a.step), a.name+"-x-torch")
+					b.ReportMetric(blasbench.Median(torchT, a.step), a.name+"-x-torch")
 				}
 			}
 			if torch != nil {
-				b.ReportMetric(1/median(torchT, nil), "torch-steps/s")
+				b.ReportMetric(1/blasbench.Median(torchT, nil), "torch-steps/s")
 				b.Logf("PyTorch reference: %s", torch.banner)
 				torch.close()
 			}
 		})
-	}
-}
-
-// median returns the median of num[i]/den[i] (of num[i] when den is nil).
-func median(num, den []float64) float64 {
-	r := make([]float64, len(num))
-	for i, v := range num {
-		r[i] = v
-		if den != nil {
-			r[i] = v / den[i]
-		}
-	}
-	slices.Sort(r)
-	if n := len(r); n%2 == 1 {
-		return r[n/2]
-	} else {
-		return (r[n/2-1] + r[n/2]) / 2
 	}
 }
 
@@ -453,7 +407,7 @@ func BenchmarkCQLRoundOnce(b *testing.B) {
 		cfg  Config
 	}{{"hopper-paper", DefaultConfig()}, {"hopper-corl", CORLConfig()}} {
 		b.Run(tc.name, func(b *testing.B) {
-			useBackend(b, "onednn-bf16")
+			blasbench.Use(b, "onednn-bf16")
 			b.Cleanup(func() { nn.SetRoundOnce(true) })
 			type arm struct {
 				l     *Learner
@@ -491,9 +445,9 @@ func BenchmarkCQLRoundOnce(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(1e3*median(arms[0].t, nil), "round-once-cpu-ms/step")
-			b.ReportMetric(1e3*median(arms[1].t, nil), "per-gemm-cpu-ms/step")
-			b.ReportMetric(median(arms[1].t, arms[0].t), "speedup")
+			b.ReportMetric(1e3*blasbench.Median(arms[0].t, nil), "round-once-cpu-ms/step")
+			b.ReportMetric(1e3*blasbench.Median(arms[1].t, nil), "per-gemm-cpu-ms/step")
+			b.ReportMetric(blasbench.Median(arms[1].t, arms[0].t), "speedup")
 		})
 	}
 }

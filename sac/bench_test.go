@@ -3,13 +3,12 @@ package sac
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/internal/blas"
+	"github.com/koopq/koopq/internal/blasbench"
 	"github.com/koopq/koopq/nn"
 )
 
@@ -153,31 +152,6 @@ func BenchmarkRunHopper(b *testing.B) {
 	}
 }
 
-// benchConfigs lists the GEMM backend × precision pairs this binary can run,
-// e.g. "onednn-bf16", fastest backends first, without the pure-Go backend.
-func benchConfigs() []string {
-	var out []string
-	for _, be := range blas.Available() {
-		if be == "gonum" {
-			continue
-		}
-		for _, p := range []blas.Precision{blas.F32, blas.BF16} {
-			if blas.Configure(be, p.String()) == nil {
-				out = append(out, be+"-"+p.String())
-			}
-		}
-	}
-	return out
-}
-
-// useBackend switches the GEMM layer to "backend-precision".
-func useBackend(b *testing.B, name string) {
-	be, p, _ := strings.Cut(name, "-")
-	if err := blas.Configure(be, p); err != nil {
-		b.Fatal(err)
-	}
-}
-
 // BenchmarkSACSideBySide is BenchmarkSACStep for every GEMM backend ×
 // precision in one run: the arms (one Agent each, same seed, Hopper-sized
 // data, D4RL's 2×256 networks, batch 256) take turns, one update and one
@@ -200,8 +174,8 @@ func BenchmarkSACSideBySide(b *testing.B) {
 	}
 	var arms []*arm
 	base := -1
-	for _, be := range benchConfigs() {
-		useBackend(b, be)
+	for _, be := range blasbench.Configs() {
+		blasbench.Use(b, be)
 		rng := rand.New(rand.NewPCG(1, 2))
 		cfg := DefaultConfig(1)
 		a := &arm{name: be, ag: NewAgent(cfg, S, A, rng), s: dataset.NewSampler(dataset.Synthetic(S, A, 10000, rng), rng),
@@ -213,7 +187,7 @@ func BenchmarkSACSideBySide(b *testing.B) {
 		b.Logf("%s: %v", be, blas.Describe())
 	}
 	run := func(a *arm) (step, gem float64) {
-		useBackend(b, a.name)
+		blasbench.Use(b, a.name)
 		t0 := time.Now()
 		a.s.Sample(a.batch)
 		a.ag.Update(a.batch, a.rng)
@@ -236,27 +210,10 @@ func BenchmarkSACSideBySide(b *testing.B) {
 	}
 	b.StopTimer()
 	for _, a := range arms {
-		b.ReportMetric(1/median(a.step, nil), a.name+"-updates/s")
-		b.ReportMetric(median(a.gem, a.step), a.name+"-ceiling-ratio")
+		b.ReportMetric(1/blasbench.Median(a.step, nil), a.name+"-updates/s")
+		b.ReportMetric(blasbench.Median(a.gem, a.step), a.name+"-ceiling-ratio")
 		if base >= 0 {
-			b.ReportMetric(median(arms[base].step, a.step), a.name+"-x-openblas")
+			b.ReportMetric(blasbench.Median(arms[base].step, a.step), a.name+"-x-openblas")
 		}
 	}
-}
-
-// median returns the median of num[i]/den[i] (of num[i] when den is nil).
-func median(num, den []float64) float64 {
-	r := make([]float64, len(num))
-	for i, v := range num {
-		r[i] = v
-		if den != nil {
-			r[i] = v / den[i]
-		}
-	}
-	slices.Sort(r)
-	n := len(r)
-	if n%2 == 1 {
-		return r[n/2]
-	}
-	return (r[n/2-1] + r[n/2]) / 2
 }
