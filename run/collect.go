@@ -563,11 +563,11 @@ func ExportPolicies(runDir, dst, mediumBy string, mediumBand float64, mediumEpis
 		if eps <= 0 {
 			eps = 50
 		}
-		final := info.Snapshots[len(info.Snapshots)-1]
 		bi, r, err := BestSnapshot(runDir, info, ExpertCandidates, eps)
 		if err != nil {
 			return nil, err
 		}
+		final := info.Snapshots[len(info.Snapshots)-1] // BestSnapshot refuses a run without snapshots
 		expertFile, expertStoch = filepath.Join(runDir, info.Snapshots[bi].File), r
 		rule += fmt.Sprintf("; expert: the best of the %d snapshots with the highest 5-episode stochastic returns, re-evaluated over %d episodes "+
 			"(the final actor returned %.1f, stochastic %.1f)", ExpertCandidates, eps, final.Return, final.StochReturn)

@@ -299,8 +299,8 @@ func init() {
 	f.Float64Var(&mediumScore, "medium-score", 0, "D4RL-normalized return at which the run picks its medium policy (default: D4RL v2's medium dataset: hopper 44, halfcheetah 41, walker2d 62)")
 	f.StringVar(&mediumBy, "medium-by", "", "medium rule: stochastic (first snapshot whose stochastic return is within --medium-band of the level; default for new runs) or deterministic (first whose deterministic return reaches it); with --from-run/--export-policies it overrides the run's rule")
 	f.Float64Var(&mediumBand, "medium-band", run.D4RLMediumBand, "half-width of the stochastic medium rule's band, in D4RL-normalized points")
-	f.StringVar(&expertBy, "expert-by", "final", "with --export-policies: the expert is the run's final actor (final, D4RL's rule) or the best of its 5 "+
-		"snapshots with the highest recorded stochastic returns, re-measured over --medium-episodes (default 50) episodes (best)")
+	f.StringVar(&expertBy, "expert-by", "final", fmt.Sprintf("with --export-policies: the expert is the run's final actor (final, D4RL's rule) or the best of its %d "+
+		"snapshots with the highest recorded stochastic returns, re-measured over --medium-episodes (default 50) episodes (best)", run.ExpertCandidates))
 	f.IntVar(&mediumEps, "medium-episodes", 0, "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)")
 	f.IntVar(&ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
 	f.StringVar(&export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
