@@ -1,11 +1,13 @@
 package run
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // CrashEnv names a test-only environment variable for the kill -9 and
@@ -39,8 +41,8 @@ var crash struct {
 }
 
 // crashPoint signals the process when CrashEnv selects this point and
-// occurrence.
-func crashPoint(name string) {
+// occurrence, and returns the signal it sent (0 if none).
+func crashPoint(name string) syscall.Signal {
 	crash.once.Do(func() {
 		parts := strings.Split(os.Getenv(CrashEnv), ":")
 		if len(parts) < 2 || len(parts) > 3 {
@@ -67,17 +69,32 @@ func crashPoint(name string) {
 		crash.point, crash.at, crash.sig = parts[0], at, sig
 	})
 	if crash.point != name {
-		return
+		return 0
 	}
 	crash.mu.Lock()
 	crash.seen++
 	hit := crash.seen == crash.at
 	crash.mu.Unlock()
 	if !hit {
-		return
+		return 0
 	}
 	_ = syscall.Kill(os.Getpid(), crash.sig)
 	if crash.sig == syscall.SIGKILL {
 		select {} // SIGKILL cannot be caught; wait for it
+	}
+	return crash.sig
+}
+
+// crashPointStop is crashPoint at a point inside the training loop: after
+// sending SIGINT or SIGTERM it waits (at most a minute) until ctx, which
+// the CLI's signal handler cancels, is done, so that the run stops at
+// exactly this step however late the runtime delivers the signal (without
+// the wait a loaded machine could finish a short run first).
+func crashPointStop(ctx context.Context, name string) {
+	if s := crashPoint(name); s == syscall.SIGINT || s == syscall.SIGTERM {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Minute):
+		}
 	}
 }

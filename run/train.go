@@ -334,7 +334,7 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	bcSteps, total := cfg.CQL.BCSteps, cfg.CQL.Steps
 	lastEval := math.NaN()
 	err = tr.Run(ctx, func(step int, st cql.Stats) error {
-		crashPoint("step")
+		crashPointStop(ctx, "step")
 		if err := tr.Learner.CheckFinite(); err != nil {
 			return divergedError(step, err, lastCkpt, ckpt)
 		}
