@@ -243,12 +243,39 @@ func (t *trainer) evaluate(obs, act, next []float32, idx []int) (fwd, ae float64
 	return fwd / n, ae / n
 }
 
+// TrainOptions are Train's optional hooks.
+type TrainOptions struct {
+	// OnEpoch, if non-nil, is called after every epoch (after the epoch's
+	// checkpoint is written).
+	OnEpoch func(EpochStats)
+	// Checkpoint, when non-empty, is a file that holds the complete
+	// training state after every finished epoch (weights, Adam moments, the
+	// best weights so far, early-stopping counters, the epoch history, the
+	// RNG state and the shuffled order), written atomically. If the file
+	// exists when Train starts, training continues from it and ends with
+	// the same weights and history, bit for bit, as an uninterrupted run; a
+	// checkpoint made with another config, model shape or data is refused.
+	// Train leaves the file in place when it returns: the caller removes it
+	// once the trained model is safely written.
+	Checkpoint string
+}
+
 // Train fits m on transitions obs [n, S], raw actions act [n, m], next
 // [n, S] (n = len(obs)/S) with cfg, calling onEpoch (if non-nil) after every
-// epoch. It returns the per-epoch losses; m ends with the weights of the
-// epoch with the best validation loss. Data dimensions that disagree with
-// the model and non-finite values are errors, as is a diverged loss.
+// epoch. It is TrainWith without a checkpoint.
 func Train(ctx context.Context, m *Model, obs, act, next []float32, cfg TrainConfig, onEpoch func(EpochStats)) (*TrainResult, error) {
+	return TrainWith(ctx, m, obs, act, next, cfg, TrainOptions{OnEpoch: onEpoch})
+}
+
+// TrainWith fits m on transitions obs [n, S], raw actions act [n, m], next
+// [n, S] (n = len(obs)/S) with cfg and returns the per-epoch losses; m ends
+// with the weights of the epoch with the best validation loss. Data
+// dimensions that disagree with the model and non-finite values are
+// errors, as is a diverged loss. A cancelled ctx stops training within one
+// minibatch and returns an error wrapping ctx.Err() (never a half-trained
+// model as if it were finished); with opts.Checkpoint the epochs completed
+// so far are kept there and a later call continues from them.
+func TrainWith(ctx context.Context, m *Model, obs, act, next []float32, cfg TrainConfig, opts TrainOptions) (*TrainResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -264,31 +291,41 @@ func Train(ctx context.Context, m *Model, obs, act, next []float32, cfg TrainCon
 	if nVal < 1 || n-nVal < 1 {
 		return nil, fmt.Errorf("koopman train: %d transitions are too few for a %.0f%% validation split", n, 100*cfg.ValFraction)
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7ea1))
+	pcg := rand.NewPCG(cfg.Seed, 0x7ea1)
+	rng := rand.New(pcg)
 	perm := rng.Perm(n)
 	res := &TrainResult{Config: cfg, NTrain: n - nVal, NVal: nVal, TrainIdx: perm[nVal:], ValIdx: perm[:nVal]}
 	t := &trainer{m: m, cfg: cfg}
 	ps := m.Params()
 	opt := nn.NewAdam(ps, cfg.LR)
-	best := math.Inf(1)
-	bestParams := make([][]float32, len(ps))
+	st := &trainState{best: math.Inf(1), bestParams: make([][]float32, len(ps)),
+		train: append([]int(nil), res.TrainIdx...)}
 	for i, p := range ps {
-		bestParams[i] = append([]float32(nil), p.Data...)
+		st.bestParams[i] = append([]float32(nil), p.Data...)
 	}
-	sinceBest := 0
-	train := append([]int(nil), res.TrainIdx...)
-	res.Stopped = "max_epochs"
-	for ep := 1; ep <= cfg.MaxEpochs; ep++ {
-		if err := ctx.Err(); err != nil {
-			res.Stopped = "cancelled"
-			break
+	var ck *checkpointer
+	if opts.Checkpoint != "" {
+		ck = &checkpointer{path: opts.Checkpoint, m: m, cfg: cfg, opt: opt, pcg: pcg,
+			data: fingerprint(obs, act, next, n)}
+		if err := ck.load(st, res); err != nil {
+			return nil, err
 		}
+	}
+	res.Stopped = "max_epochs"
+	if st.stopped != "" { // the checkpoint is of a finished training
+		res.Stopped = st.stopped
+	}
+	train := st.train
+	for ep := len(res.Epochs) + 1; ep <= cfg.MaxEpochs && st.stopped == ""; ep++ {
 		start := time.Now()
 		rng.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
-		var st EpochStats
-		st.Epoch = ep
+		var es EpochStats
+		es.Epoch = ep
 		batches := 0
 		for lo := 0; lo < len(train); lo += cfg.Batch {
+			if err := ctx.Err(); err != nil {
+				return res, fmt.Errorf("koopman train: stopped in epoch %d (%d epochs complete): %w", ep, ep-1, err)
+			}
 			hi := min(lo+cfg.Batch, len(train))
 			t.gather(obs, act, next, train[lo:hi], cfg.NoiseSigma, rng)
 			nn.ZeroGrad(ps)
@@ -297,46 +334,51 @@ func Train(ctx context.Context, m *Model, obs, act, next []float32, cfg TrainCon
 				return res, fmt.Errorf("koopman train: loss diverged at epoch %d (forward %v, autoencoder %v)", ep, f, a)
 			}
 			opt.Step()
-			st.TrainFwd += f
-			st.TrainAE += a
+			es.TrainFwd += f
+			es.TrainAE += a
 			batches++
 		}
-		st.Seconds = time.Since(start).Seconds()
-		st.SamplesPerSec = float64(len(train)) / st.Seconds
-		st.TrainFwd /= float64(batches)
-		st.TrainAE /= float64(batches)
-		st.TrainTotal = st.TrainFwd + cfg.AEWeight*st.TrainAE
-		st.ValFwd, st.ValAE = t.evaluate(obs, act, next, res.ValIdx)
-		st.ValTotal = st.ValFwd + cfg.AEWeight*st.ValAE
-		if math.IsNaN(st.ValTotal) {
+		es.Seconds = time.Since(start).Seconds()
+		es.SamplesPerSec = float64(len(train)) / es.Seconds
+		es.TrainFwd /= float64(batches)
+		es.TrainAE /= float64(batches)
+		es.TrainTotal = es.TrainFwd + cfg.AEWeight*es.TrainAE
+		es.ValFwd, es.ValAE = t.evaluate(obs, act, next, res.ValIdx)
+		es.ValTotal = es.ValFwd + cfg.AEWeight*es.ValAE
+		if math.IsNaN(es.ValTotal) {
 			return res, fmt.Errorf("koopman train: validation loss is NaN at epoch %d", ep)
 		}
-		if st.ValTotal < best {
-			if st.ValTotal < best*(1-cfg.MinDelta) || math.IsInf(best, 1) {
-				sinceBest = 0
+		if es.ValTotal < st.best {
+			if es.ValTotal < st.best*(1-cfg.MinDelta) || math.IsInf(st.best, 1) {
+				st.sinceBest = 0
 			} else {
-				sinceBest++
+				st.sinceBest++
 			}
-			best = st.ValTotal
-			st.Best = true
+			st.best = es.ValTotal
+			es.Best = true
 			res.BestEpoch = ep
 			for i, p := range ps {
-				copy(bestParams[i], p.Data)
+				copy(st.bestParams[i], p.Data)
 			}
 		} else {
-			sinceBest++
+			st.sinceBest++
 		}
-		res.Epochs = append(res.Epochs, st)
-		if onEpoch != nil {
-			onEpoch(st)
+		res.Epochs = append(res.Epochs, es)
+		if cfg.Patience > 0 && st.sinceBest >= cfg.Patience {
+			st.stopped = fmt.Sprintf("early_stopping (no %.2g relative improvement in %d epochs)", cfg.MinDelta, cfg.Patience)
+			res.Stopped = st.stopped
 		}
-		if cfg.Patience > 0 && sinceBest >= cfg.Patience {
-			res.Stopped = fmt.Sprintf("early_stopping (no %.2g relative improvement in %d epochs)", cfg.MinDelta, cfg.Patience)
-			break
+		if ck != nil {
+			if err := ck.save(st, res); err != nil {
+				return res, err
+			}
+		}
+		if opts.OnEpoch != nil {
+			opts.OnEpoch(es)
 		}
 	}
 	for i, p := range ps {
-		copy(p.Data, bestParams[i])
+		copy(p.Data, st.bestParams[i])
 	}
 	return res, nil
 }

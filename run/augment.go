@@ -33,11 +33,19 @@ func DefaultAugmentParams() AugmentParams {
 // KoopmanFile is where a run keeps the Koopman model it trained itself.
 const KoopmanFile = "koopman.safetensors"
 
+// KoopmanCheckpointFile holds the state of a run's Koopman training while it
+// is under way (after every epoch), so that a run stopped during Step 1
+// resumes it instead of starting over; it is removed once KoopmanFile is
+// written.
+const KoopmanCheckpointFile = "koopman.ckpt"
+
 // BuildAugmenter is the AugmenterFactory used by the CLI and the demo. For
 // augmenters that need a Koopman model (kfc, kfc++ and the model-based
 // ablations) it loads cfg.KoopmanModel, or the model a previous attempt of
 // this run saved, or trains one on data with cfg.KoopmanTrain and saves it
-// in the run directory (so a resumed run reuses it).
+// in the run directory (so a resumed run reuses it); the training itself is
+// checkpointed there epoch by epoch (KoopmanCheckpointFile). A cancelled ctx
+// during that training is an error and leaves no model behind.
 func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, progress ProgressFunc) (augment.Augmenter, error) {
 	p := cfg.AugmentParams
 	opts := augment.DefaultOptions()
@@ -60,13 +68,20 @@ func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 			}
 			opts.Model = m
 		} else {
-			m, err := TrainKoopman(ctx, data, cfg.KoopmanTrain, cfg.KoopmanHidden, cfg.KoopmanLatent, progress)
+			ckpt := ""
+			if dir != nil {
+				ckpt = dir.File(KoopmanCheckpointFile)
+			}
+			m, err := TrainKoopman(ctx, data, cfg.KoopmanTrain, cfg.KoopmanHidden, cfg.KoopmanLatent, ckpt, progress)
 			if err != nil {
 				return nil, err
 			}
 			if dir != nil {
 				if err := m.Save(dir.File(KoopmanFile), map[string]string{"dataset": cfg.Data}); err != nil {
 					return nil, err
+				}
+				if err := os.Remove(ckpt); err != nil {
+					return nil, fmt.Errorf("removing the finished Koopman training's checkpoint: %w", err)
 				}
 			}
 			opts.Model = m
@@ -80,7 +95,10 @@ func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 
 // TrainKoopman fits the Koopman forward model (Step 1) on all transitions of
 // data. hidden/latent override the paper's 512×512 / 32 when set.
-func TrainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainConfig, hidden []int, latent int, progress ProgressFunc) (*koopman.Model, error) {
+// checkpoint, when not "", is koopman.TrainOptions.Checkpoint: the training
+// continues from that file if it exists and keeps its state there after
+// every epoch. A cancelled ctx is an error (no half-trained model).
+func TrainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainConfig, hidden []int, latent int, checkpoint string, progress ProgressFunc) (*koopman.Model, error) {
 	mc := koopman.DefaultModelConfig(data.ObsDim, data.ActDim)
 	if len(hidden) > 0 {
 		mc.Hidden = hidden
@@ -92,11 +110,13 @@ func TrainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainCo
 	if err != nil {
 		return nil, err
 	}
-	_, err = koopman.Train(ctx, m, data.Observations, data.Actions, data.NextObservations, tc, func(st koopman.EpochStats) {
-		if progress != nil {
-			progress(st.Epoch, tc.MaxEpochs, fmt.Sprintf("koopman epoch %d val fwd %.3g ae %.3g", st.Epoch, st.ValFwd, st.ValAE))
-		}
-	})
+	_, err = koopman.TrainWith(ctx, m, data.Observations, data.Actions, data.NextObservations, tc, koopman.TrainOptions{
+		Checkpoint: checkpoint,
+		OnEpoch: func(st koopman.EpochStats) {
+			if progress != nil {
+				progress(st.Epoch, tc.MaxEpochs, fmt.Sprintf("koopman epoch %d val fwd %.3g ae %.3g", st.Epoch, st.ValFwd, st.ValAE))
+			}
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("training the Koopman model: %w", err)
 	}

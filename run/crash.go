@@ -27,6 +27,7 @@ import (
 //	atomic      inside WriteFileAtomic: the temporary file is complete but
 //	            not yet renamed (config.json, history.json, results.json, ...)
 //	policy      after policy.safetensors, before results.json
+//	koopman-epoch  after a `koopq koopman train` epoch and its checkpoint
 //
 // Unset (the normal case) it costs one string comparison per point.
 const CrashEnv = "KOOPQ_TEST_CRASH"
@@ -84,6 +85,12 @@ func crashPoint(name string) syscall.Signal {
 	}
 	return crash.sig
 }
+
+// CrashPoint is the test hook for long jobs outside this package (see
+// CrashEnv): at the selected occurrence of point it signals the process
+// and, for SIGINT or SIGTERM, waits until ctx (cancelled by the CLI's
+// signal handler) is done.
+func CrashPoint(ctx context.Context, point string) { crashPointStop(ctx, point) }
 
 // crashPointStop is crashPoint at a point inside the training loop: after
 // sending SIGINT or SIGTERM it waits (at most a minute) until ctx, which

@@ -97,7 +97,7 @@ func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, pro
 			}
 			fmt.Fprintf(log, "[2/3] Koopman model %d/%d on %s (%d transitions)\n", i+1, len(cfg.Datasets), name, d.Len())
 			tc := cfg.Train.KoopmanTrain
-			m, err := TrainKoopman(ctx, d, tc, cfg.Train.KoopmanHidden, cfg.Train.KoopmanLatent, func(done, total int, msg string) {
+			m, err := TrainKoopman(ctx, d, tc, cfg.Train.KoopmanHidden, cfg.Train.KoopmanLatent, "", func(done, total int, msg string) {
 				if progress != nil {
 					progress("koopman "+name, done, total, msg)
 				}

@@ -49,7 +49,7 @@ func tinyKoopman(t *testing.T, d *dataset.Dataset) *koopman.Model {
 	t.Helper()
 	tc := koopman.DefaultTrainConfig()
 	tc.MaxEpochs, tc.Batch, tc.Patience, tc.Seed, tc.LR = 25, 64, 0, 3, 1e-3
-	m, err := TrainKoopman(context.Background(), d, tc, []int{32, 32}, 6, nil)
+	m, err := TrainKoopman(context.Background(), d, tc, []int{32, 32}, 6, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,8 @@ func MissingData(s *Spec, root string) []string {
 // Prepare makes what the runs of s need before they start, under root: every
 // missing dataset file that has collect settings (`koopq collect`, once per
 // distinct command, log <data dir>/collect.log), then every missing shared
-// Koopman model (datasets[].koopman: `koopq koopman train`, log <model>.log).
+// Koopman model (datasets[].koopman: `koopq koopman train`, log <model>.log;
+// with --resume when <model>.ckpt shows an interrupted training).
 // A dataset that cannot be prepared does not stop the others: its error is
 // returned under its name, and the caller leaves that dataset's runs
 // pending (e.g. a dataset whose behaviour policy is not committed yet; the
@@ -69,7 +70,12 @@ func Prepare(ctx context.Context, s *Spec, root, koopq string, progress io.Write
 		if _, err := os.Stat(p); err == nil {
 			continue
 		}
-		err := runTool(ctx, koopq, d.KoopmanArgs(root), p+".log", "koopman "+d.Name, progress)
+		args := d.KoopmanArgs(root)
+		if _, err := os.Stat(p + ".ckpt"); err == nil {
+			// An earlier sweep was stopped during this training: continue it.
+			args = append(args, "--resume")
+		}
+		err := runTool(ctx, koopq, args, p+".log", "koopman "+d.Name, progress)
 		if err == nil {
 			if _, serr := os.Stat(p); serr != nil {
 				err = fmt.Errorf("koopq koopman train did not write %s", p)

@@ -49,12 +49,21 @@ func main() {
 	if err := rootCmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "koopq:", err)
 		var ir *run.Interrupted
-		if errors.As(err, &ir) {
+		var re *resumableError
+		if errors.As(err, &ir) || errors.As(err, &re) {
 			os.Exit(sweep.ExitInterrupted) // resumable: sweeps retry it
 		}
 		os.Exit(1)
 	}
 }
+
+// resumableError marks a command stopped by a signal after it saved a
+// checkpoint that the same command with --resume continues; like a
+// run.Interrupted it exits with sweep.ExitInterrupted, so sweeps retry it.
+type resumableError struct{ err error }
+
+func (e *resumableError) Error() string { return e.err.Error() }
+func (e *resumableError) Unwrap() error { return e.err }
 
 // groupCommand makes a command that only holds subcommands: without
 // arguments it prints its help; an unknown subcommand is an error (cobra

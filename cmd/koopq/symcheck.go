@@ -120,7 +120,7 @@ koopman.safetensors in --out.`,
 				fmt.Fprintf(w, "no --model given: training a small Koopman model (hidden %v, N=%d, ≤%d epochs) on %d transitions first\n",
 					hidden, latent, epochs, d.Len())
 				b := newBar(epochs, "koopman")
-				m, err = run.TrainKoopman(cmd.Context(), d, tc, hidden, latent, func(done, _ int, msg string) { b.set(done, msg) })
+				m, err = run.TrainKoopman(cmd.Context(), d, tc, hidden, latent, "", func(done, _ int, msg string) { b.set(done, msg) })
 				b.finish()
 				if err != nil {
 					return err

@@ -158,6 +158,7 @@ func TestKoopmanBadInput(t *testing.T) {
 		{"train-activation", tr("--enc-act", "sigmoid"), []string{"--enc-act", "sigmoid"}},
 		{"train-env-typo", tr("--env", "hoper"), []string{"--env", "hoper"}},
 		{"train-layers-gone", tr("--layers", "2"), []string{"--layers"}},
+		{"train-resume-nothing", tr("--resume"), []string{"--resume", "m.safetensors.ckpt"}},
 		{"inspect-no-model", []string{"koopman", "inspect", "--data", fx.Data}, []string{"--model"}},
 		{"inspect-no-data", []string{"koopman", "inspect", "--model", fx.Model}, []string{"--data"}},
 		{"inspect-model-is-dir", []string{"koopman", "inspect", "--model", fx.SubDir, "--data", fx.Data}, []string{"--model", fx.SubDir, "is a directory"}},

@@ -1,0 +1,189 @@
+package koopman
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// smallTraining is a quick Pendulum training setup for checkpoint tests:
+// 600 transitions, a 16×16 model, 6 epochs, early stopping off.
+func smallTraining(t *testing.T) (ModelConfig, TrainConfig, [3][]float32) {
+	t.Helper()
+	obs, act, next := pendulumData(t, 600, 3)
+	mc := DefaultModelConfig(3, 1)
+	mc.Hidden, mc.Latent, mc.Seed = []int{16, 16}, 4, 7
+	tc := DefaultTrainConfig()
+	tc.MaxEpochs, tc.Batch, tc.LR, tc.Seed, tc.Patience = 6, 32, 1e-3, 11, 0
+	return mc, tc, [3][]float32{obs, act, next}
+}
+
+func newModel(t *testing.T, mc ModelConfig) *Model {
+	t.Helper()
+	m, err := NewModel(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// equalWeights reports the first parameter where a and b differ bitwise.
+func equalWeights(t *testing.T, a, b *Model) {
+	t.Helper()
+	pa, pb := a.Params(), b.Params()
+	for i := range pa {
+		for j := range pa[i].Data {
+			if pa[i].Data[j] != pb[i].Data[j] {
+				t.Fatalf("weights differ at %s[%d]: %v vs %v", pa[i].Name, j, pa[i].Data[j], pb[i].Data[j])
+			}
+		}
+	}
+}
+
+// Training stopped (context cancelled) after epoch k at any k and resumed
+// from its checkpoint ends with the same weights and epoch history, bit for
+// bit, as one uninterrupted training; the stopped call returns an error
+// wrapping context.Canceled, never a model that looks finished.
+func TestTrainCheckpointResumeIsBitIdentical(t *testing.T) {
+	mc, tc, d := smallTraining(t)
+	ref := newModel(t, mc)
+	want, err := Train(context.Background(), ref, d[0], d[1], d[2], tc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stopAfter := range []int{1, 3, 5} {
+		ck := filepath.Join(t.TempDir(), "train.ckpt")
+		m := newModel(t, mc)
+		ctx, cancel := context.WithCancel(context.Background())
+		_, err := TrainWith(ctx, m, d[0], d[1], d[2], tc, TrainOptions{Checkpoint: ck, OnEpoch: func(st EpochStats) {
+			if st.Epoch == stopAfter {
+				cancel()
+			}
+		}})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("stop after %d: err = %v, want context.Canceled", stopAfter, err)
+		}
+		// A fresh process: new model (other initial weights would be
+		// overwritten), same config and data.
+		m2 := newModel(t, mc)
+		var resumedEpochs []int
+		got, err := TrainWith(context.Background(), m2, d[0], d[1], d[2], tc, TrainOptions{Checkpoint: ck,
+			OnEpoch: func(st EpochStats) { resumedEpochs = append(resumedEpochs, st.Epoch) }})
+		if err != nil {
+			t.Fatalf("resume after %d: %v", stopAfter, err)
+		}
+		if len(resumedEpochs) != tc.MaxEpochs-stopAfter || resumedEpochs[0] != stopAfter+1 {
+			t.Errorf("resume after %d ran epochs %v", stopAfter, resumedEpochs)
+		}
+		equalWeights(t, ref, m2)
+		if got.BestEpoch != want.BestEpoch || len(got.Epochs) != len(want.Epochs) || got.Stopped != want.Stopped {
+			t.Fatalf("resume after %d: best %d of %d (%s), want %d of %d (%s)", stopAfter,
+				got.BestEpoch, len(got.Epochs), got.Stopped, want.BestEpoch, len(want.Epochs), want.Stopped)
+		}
+		for i := range want.Epochs {
+			a, b := want.Epochs[i], got.Epochs[i]
+			a.Seconds, a.SamplesPerSec, b.Seconds, b.SamplesPerSec = 0, 0, 0, 0
+			if a != b {
+				t.Fatalf("resume after %d: epoch %d stats %+v, want %+v", stopAfter, i+1, b, a)
+			}
+		}
+		if !reflect.DeepEqual(got.TrainIdx, want.TrainIdx) || !reflect.DeepEqual(got.ValIdx, want.ValIdx) {
+			t.Fatal("resumed split differs")
+		}
+		// A checkpoint of a finished training gives the finished model
+		// again without training.
+		m3 := newModel(t, mc)
+		ran := 0
+		if _, err := TrainWith(context.Background(), m3, d[0], d[1], d[2], tc, TrainOptions{Checkpoint: ck,
+			OnEpoch: func(EpochStats) { ran++ }}); err != nil || ran != 0 {
+			t.Fatalf("finished checkpoint: err %v, %d epochs trained again", err, ran)
+		}
+		equalWeights(t, ref, m3)
+	}
+}
+
+// Early stopping that fires before a kill is remembered by the checkpoint.
+func TestTrainCheckpointKeepsEarlyStop(t *testing.T) {
+	mc, tc, d := smallTraining(t)
+	tc.MaxEpochs, tc.Patience, tc.MinDelta = 30, 1, 0.5 // stops after the second epoch at the latest
+	ref := newModel(t, mc)
+	want, err := Train(context.Background(), ref, d[0], d[1], d[2], tc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(want.Stopped, "early_stopping") {
+		t.Fatalf("setup: training did not stop early: %s", want.Stopped)
+	}
+	ck := filepath.Join(t.TempDir(), "c")
+	m := newModel(t, mc)
+	if _, err := TrainWith(context.Background(), m, d[0], d[1], d[2], tc, TrainOptions{Checkpoint: ck}); err != nil {
+		t.Fatal(err)
+	}
+	m2 := newModel(t, mc)
+	got, err := TrainWith(context.Background(), m2, d[0], d[1], d[2], tc, TrainOptions{Checkpoint: ck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stopped != want.Stopped || len(got.Epochs) != len(want.Epochs) {
+		t.Fatalf("after resume: %s, %d epochs; want %s, %d", got.Stopped, len(got.Epochs), want.Stopped, len(want.Epochs))
+	}
+	equalWeights(t, ref, m2)
+}
+
+// A checkpoint made with another config, model shape or dataset, or a
+// damaged one, is refused with an error that names the difference; the
+// checkpoint is left untouched.
+func TestTrainCheckpointRefusesMismatch(t *testing.T) {
+	mc, tc, d := smallTraining(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "c")
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := TrainWith(ctx, newModel(t, mc), d[0], d[1], d[2], tc, TrainOptions{Checkpoint: ck,
+		OnEpoch: func(EpochStats) { cancel() }})
+	cancel()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherLR := tc
+	otherLR.LR = 5e-4
+	otherModel := mc
+	otherModel.Latent = 5
+	otherData := append([]float32(nil), d[0]...)
+	otherData[7] += 0.25
+	damaged := filepath.Join(dir, "damaged")
+	if err := os.WriteFile(damaged, before[:len(before)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		mc   ModelConfig
+		tc   TrainConfig
+		obs  []float32
+		ck   string
+		want string
+	}{
+		{"config", mc, otherLR, d[0], ck, "training config"},
+		{"model", otherModel, tc, d[0], ck, "made for model"},
+		{"data", mc, tc, otherData, ck, "other data"},
+		{"damaged", mc, tc, d[0], damaged, "safetensors"},
+		{"missing directory", mc, tc, d[0], filepath.Join(dir, "no", "c"), "checkpoint directory"},
+	} {
+		_, err := TrainWith(context.Background(), newModel(t, c.mc), c.obs, d[1], d[2], c.tc, TrainOptions{Checkpoint: c.ck})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	after, err := os.ReadFile(ck)
+	if err != nil || string(after) != string(before) {
+		t.Fatalf("a refused resume changed the checkpoint (err %v)", err)
+	}
+}
