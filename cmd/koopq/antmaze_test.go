@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/mujoco"
+	"github.com/koopq/koopq/policies"
+	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -81,17 +84,38 @@ func TestDatasetInfoAntMaze(t *testing.T) {
 	}
 }
 
-// `koopq collect antmaze-…`: without a committed goal-reaching policy and
-// without --goal-policy it fails with one error line that names the flag
-// and the training command, and writes nothing; with --goal-policy (here an
-// untrained antgoal actor) it writes the dataset and says how many
-// episodes reach the goal; --goal-policy without AntMaze names is refused.
+// `koopq collect antmaze-…`: without --goal-policy it uses the committed
+// goal-reaching policy (named with its sha256 in the file's metadata) and
+// writes the same bytes every time; with --goal-policy (here an untrained
+// antgoal actor) it writes the dataset and says how many episodes reach the
+// goal; --goal-policy without AntMaze names is refused.
 func TestCollectAntMazeCLI(t *testing.T) {
 	dir := t.TempDir()
-	r := runCLI(t, dir, time.Minute, "collect", "antmaze-umaze-v2", "--transitions", "300", "--out", "data")
-	expectCLIError(t, r, "no committed goal-reaching ant policy", "--goal-policy", "koopq collect --env antgoal --run-dir")
-	if _, err := os.Stat(filepath.Join(dir, "data")); err == nil {
-		t.Error("the refused collection created data/")
+	en, _, err := policies.Lookup(mujoco.AntGoalName, run.GoalPolicyRole)
+	if err != nil {
+		t.Fatalf("no committed goal-reaching policy: %v", err)
+	}
+	var first []byte
+	for _, out := range []string{"a", "b"} {
+		r := runCLI(t, dir, time.Minute, "collect", "antmaze-umaze-v2", "--transitions", "300", "--out", out)
+		if r.Code != 0 {
+			t.Fatalf("collect from the committed policy: exit %d: %s", r.Code, r.Stderr)
+		}
+		f := filepath.Join(dir, out, "antmaze-umaze-v2.hdf5")
+		// 300 rows; qlearning_dataset conventions drop the last one.
+		d, err := dataset.ReadD4RL(f, dataset.ReadOptions{})
+		if err != nil || d.Len() != 299 || d.Meta["policy_sha256"] != en.SHA256 {
+			t.Fatalf("dataset from the committed policy: %v, %d rows (policy_sha256 %q, manifest %q)", err, d.Len(), d.Meta["policy_sha256"], en.SHA256)
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = b
+		} else if !bytes.Equal(first, b) {
+			t.Error("two collections with the same seed differ")
+		}
 	}
 	e, err := env.Make(mujoco.AntGoalName)
 	if err != nil {
@@ -106,7 +130,7 @@ func TestCollectAntMazeCLI(t *testing.T) {
 	if err := sac.WritePolicy(pf, p.Actor, net, p.Scale, mujoco.AntGoalName, nil); err != nil {
 		t.Fatal(err)
 	}
-	r = runCLI(t, dir, time.Minute, "collect", "antmaze-umaze-v2", "--transitions", "300", "--out", "data", "--goal-policy", pf)
+	r := runCLI(t, dir, time.Minute, "collect", "antmaze-umaze-v2", "--transitions", "300", "--out", "data", "--goal-policy", pf)
 	if r.Code != 0 {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
