@@ -34,6 +34,10 @@ const (
 // (antmaze-…), which `koopq collect` routes to CollectAntMaze.
 func IsAntMazeDataset(name string) bool { return strings.HasPrefix(name, "antmaze-") }
 
+// lookupGoalPolicy finds the committed goal-reaching policy; tests replace
+// it to reach the path of a checkout without one.
+var lookupGoalPolicy = policies.Lookup
+
 // goalPolicyHelp says how to get a goal-reaching policy when none is committed.
 func goalPolicyHelp() string {
 	return fmt.Sprintf("no committed goal-reaching ant policy exists yet (policies/data has no %s-%s entry). "+
@@ -65,7 +69,7 @@ func loadGoalPolicy(file string) (*sac.Policy, string, string, int, error) {
 		}
 		src = file
 	} else {
-		en, bb, lerr := policies.Lookup(mujoco.AntGoalName, GoalPolicyRole)
+		en, bb, lerr := lookupGoalPolicy(mujoco.AntGoalName, GoalPolicyRole)
 		if lerr != nil {
 			return nil, "", "", 0, fmt.Errorf("%s (%v)", goalPolicyHelp(), lerr)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/mujoco"
+	"github.com/koopq/koopq/policies"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -82,9 +84,13 @@ func TestWriteAntMazeDatasets(t *testing.T) {
 		}
 	}
 
-	// No committed goal policy (this checkout has none), no --goal-policy.
+	// A checkout without a committed goal policy, and no --goal-policy.
 	out := filepath.Join(t.TempDir(), "none")
+	lookupGoalPolicy = func(env, role string) (policies.Entry, []byte, error) {
+		return policies.Entry{}, nil, fmt.Errorf("policies: no %s %s policy in manifest.json", env, role)
+	}
 	_, err := WriteD4RLDatasets(context.Background(), names[:1], D4RLOptions{Out: out, Transitions: 100}, nil)
+	lookupGoalPolicy = policies.Lookup
 	if err == nil || !strings.Contains(err.Error(), "--goal-policy") || !strings.Contains(err.Error(), "koopq collect --env antgoal --run-dir") {
 		t.Errorf("missing goal policy: %v", err)
 	}
