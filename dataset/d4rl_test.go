@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -534,5 +535,14 @@ print(json.dumps(res))
 	}
 	if k, _ := findKey(r2.Keys, "observations"); k.Chunks != nil || len(k.Filters) != 0 {
 		t.Errorf("plain layout: %+v", k)
+	}
+}
+
+// metadata/koopq_version names the commit (it read "devel" alone for
+// binaries built without a VCS stamp, e.g. tests or GOFLAGS=-buildvcs=false,
+// although the commit was known).
+func TestVersionNamesCommit(t *testing.T) {
+	if v := Version(); !regexp.MustCompile(`^devel\+[0-9a-f]{12}(-dirty)?$`).MatchString(v) {
+		t.Errorf("Version() = %q, want devel+<commit>", v)
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strings"
 
 	"github.com/koopq/koopq/internal/hdf5"
+	"github.com/koopq/koopq/internal/version"
 )
 
 // WriteOption configures WriteD4RL.
@@ -43,26 +43,9 @@ func WithInfo(name string, a Array) WriteOption {
 }
 
 // Version returns koopq's version as recorded in metadata/koopq_version:
-// the module version and VCS revision from the build info, or "devel".
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	v := bi.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "devel"
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += "+" + s.Value[:12]
-		}
-		if s.Key == "vcs.modified" && s.Value == "true" {
-			v += "-dirty"
-		}
-	}
-	return v
-}
+// "<module>+<commit[:12]>[-dirty]" (internal/version), e.g.
+// "devel+b6fac10892fb"; "devel" when neither the build nor git can tell.
+func Version() string { return version.Get().String() }
 
 // WriteD4RL writes d in the D4RL layout that h5py users expect:
 // observations [N, ObsDim], actions [N, ActDim], rewards [N],

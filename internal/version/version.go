@@ -1,11 +1,14 @@
 // Package version reports which code a koopq binary runs: the module version
 // and the git commit, from the build info that `go build -buildvcs=true`
-// stamps (the Makefile builds that way), falling back to asking git in the
-// working directory (tests and `go run` carry no VCS stamp).
+// stamps (the Makefile builds that way), falling back to asking git when the
+// working directory is inside a koopq checkout (tests, `go run` and builds
+// with -buildvcs=false carry no VCS stamp).
 package version
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -40,7 +43,7 @@ func Get() Info {
 				}
 			}
 		}
-		if info.Commit == "unknown" {
+		if info.Commit == "unknown" && inKoopqCheckout() {
 			if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
 				info.Commit = strings.TrimSpace(string(out))
 				if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
@@ -50,6 +53,26 @@ func Get() Info {
 		}
 	})
 	return info
+}
+
+// modulePath is koopq's module path, as in go.mod.
+const modulePath = "github.com/koopq/koopq"
+
+// inKoopqCheckout reports whether the working directory is inside a git
+// checkout of koopq itself (its top level holds koopq's go.mod), so that a
+// binary without a VCS stamp run inside some other repository does not
+// report that repository's commit as its own.
+func inKoopqCheckout() bool {
+	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return false
+	}
+	mod, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "go.mod"))
+	if err != nil {
+		return false
+	}
+	first, _, _ := strings.Cut(string(mod), "\n")
+	return strings.TrimSpace(first) == "module "+modulePath
 }
 
 // String is "<module>+<commit[:12]>[-dirty]", e.g. "devel+b6fac10892fb-dirty".

@@ -1,0 +1,48 @@
+package version
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// Tests run without a VCS stamp, inside koopq's checkout: the git fallback
+// gives the checkout's commit, and String carries it.
+func TestFallbackInKoopqCheckout(t *testing.T) {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("the tests run in a git checkout of koopq: %v", err)
+	}
+	i := Get()
+	if i.Commit+"\n" != string(out) {
+		t.Errorf("commit %q, git says %q", i.Commit, out)
+	}
+	if !regexp.MustCompile(`^devel\+[0-9a-f]{12}(-dirty)?$`).MatchString(i.String()) {
+		t.Errorf("String() = %q", i.String())
+	}
+}
+
+// In another git repository the fallback does not take that repository's
+// commit for koopq's.
+func TestFallbackIgnoresOtherRepositories(t *testing.T) {
+	if !inKoopqCheckout() {
+		t.Fatal("the package directory is not recognized as a koopq checkout")
+	}
+	other := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = other
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(other)
+	if inKoopqCheckout() {
+		t.Error("another module's repository was taken for a koopq checkout")
+	}
+}
