@@ -10,11 +10,18 @@ import (
 	"strings"
 )
 
-// MissingData lists the datasets of s whose files are missing under root and
-// that have no collect settings to make them.
-func MissingData(s *Spec, root string) []string {
+// MissingData lists the datasets of runs (runs of s) whose files are missing
+// under root and that have no collect settings to make them.
+func MissingData(s *Spec, runs []Run, root string) []string {
+	used := map[string]bool{}
+	for _, r := range runs {
+		used[r.Dataset] = true
+	}
 	var out []string
 	for _, d := range s.Datasets {
+		if !used[d.Name] {
+			continue
+		}
 		p := Run{Data: d.Data}.ResolveData(root)
 		st, err := os.Stat(p)
 		switch {
@@ -27,22 +34,31 @@ func MissingData(s *Spec, root string) []string {
 	return out
 }
 
-// Prepare makes what the runs of s need before they start, under root: every
-// missing dataset file that has collect settings (`koopq collect`, once per
-// distinct command, log <data dir>/collect.log), then every missing shared
-// Koopman model (datasets[].koopman: `koopq koopman train`, log <model>.log;
-// with --resume when <model>.ckpt shows an interrupted training).
+// Prepare makes what runs (runs of s, all or a Selection of them) need before
+// they start, under root: every missing dataset file of theirs that has
+// collect settings (`koopq collect`, once per distinct command, log
+// <data dir>/collect.log), then every missing shared Koopman model
+// (datasets[].koopman: `koopq koopman train`, log <model>.log; with --resume
+// when <model>.ckpt shows an interrupted training) that one of them uses:
+// selecting only CQL runs trains no model.
 // A dataset that cannot be prepared does not stop the others: its error is
 // returned under its name, and the caller leaves that dataset's runs
 // pending (e.g. a dataset whose behaviour policy is not committed yet; the
 // same sweep command makes it once the policy exists). A cancelled ctx
 // stops preparing; the datasets not prepared are returned.
-func Prepare(ctx context.Context, s *Spec, root, koopq string, progress io.Writer) map[string]error {
+func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progress io.Writer) map[string]error {
 	failed := map[string]error{}
+	used, needsModel := map[string]bool{}, map[string]bool{}
+	for _, r := range runs {
+		used[r.Dataset] = true
+		if r.Koopman != "" {
+			needsModel[r.Dataset] = true
+		}
+	}
 	collected := map[string]error{}
 	for _, d := range s.Datasets {
 		p := resolve(root, d.Data)
-		if _, err := os.Stat(p); err == nil || d.Collect == nil {
+		if _, err := os.Stat(p); err == nil || d.Collect == nil || !used[d.Name] {
 			continue
 		}
 		args := d.CollectArgs(root)
@@ -63,7 +79,7 @@ func Prepare(ctx context.Context, s *Spec, root, koopq string, progress io.Write
 	}
 	for _, d := range s.Datasets {
 		model, ok := d.KoopmanModel()
-		if !ok || failed[d.Name] != nil {
+		if !ok || !needsModel[d.Name] || failed[d.Name] != nil {
 			continue
 		}
 		p := resolve(root, model)

@@ -14,7 +14,7 @@ import (
 func TestPrepareResumesKoopmanTraining(t *testing.T) {
 	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}",
 		"data: data/hopper-medium.hdf5, koopman: {model: models/h.safetensors, seed: 0}}", 1)
-	s, _ := mustParse(t, text, Checker{})
+	s, runs := mustParse(t, text, Checker{})
 	for _, interrupted := range []bool{false, true} {
 		root := t.TempDir()
 		for _, dir := range []string{"data", "models"} {
@@ -39,7 +39,7 @@ func TestPrepareResumesKoopmanTraining(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Datasets[1].Data = filepath.Join(root, "data", "hopper-medium.hdf5") // the other dataset exists too
-		if failed := Prepare(context.Background(), s, root, fake, nil); len(failed) != 0 {
+		if failed := Prepare(context.Background(), s, runs, root, fake, nil); len(failed) != 0 {
 			t.Fatalf("interrupted=%v: %v", interrupted, failed)
 		}
 		args, err := os.ReadFile(filepath.Join(root, "args"))
@@ -51,6 +51,45 @@ func TestPrepareResumesKoopmanTraining(t *testing.T) {
 		}
 		if !strings.HasPrefix(string(args), "koopman train --data "+filepath.Join(root, "data", "hopper-medium.hdf5")) {
 			t.Errorf("koopq %s", args)
+		}
+	}
+}
+
+// Prepare makes only what the selected runs use: CQL runs need no Koopman
+// model, another dataset's runs neither its data nor its model.
+func TestPrepareOnlyWhatSelectedRunsUse(t *testing.T) {
+	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}",
+		"data: data/hopper-medium.hdf5, collect: {seed: 0}, koopman: {model: models/h.safetensors, seed: 0}}", 1)
+	s, runs := mustParse(t, text, Checker{})
+	cases := []struct {
+		sel  Selection
+		want string // the verbs koopq ran, in order
+	}{
+		{Selection{Methods: []string{"CQL"}, Datasets: []string{"hopper-medium"}}, "collect"},
+		{Selection{Datasets: []string{"walker-medium"}}, ""},
+		{Selection{Methods: []string{"KFC++"}}, "collect koopman"},
+		{Selection{}, "collect koopman"},
+	}
+	for _, c := range cases {
+		root := t.TempDir()
+		log := filepath.Join(root, "verbs")
+		fake := filepath.Join(root, "koopq")
+		// Records its verb, writes the --out file (collect: --out is a directory).
+		script := "#!/bin/sh\nprintf '%s ' \"$1\" >> " + log +
+			"\nverb=$1\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --out ]; then if [ $verb = collect ]; then mkdir -p \"$2\" && : > \"$2/hopper-medium.hdf5\"; else : > \"$2\"; fi; fi; shift; done\n"
+		if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sel, err := c.sel.Apply(s, runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if failed := Prepare(context.Background(), s, sel, root, fake, nil); len(failed) != 0 {
+			t.Fatalf("%s: %v", c.sel, failed)
+		}
+		got, _ := os.ReadFile(log)
+		if strings.TrimSpace(string(got)) != c.want {
+			t.Errorf("%s: koopq ran %q, want %q", c.sel, got, c.want)
 		}
 	}
 }

@@ -201,7 +201,7 @@ func TestCPUHours(t *testing.T) {
 
 func TestCollectArgs(t *testing.T) {
 	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: d/hopper-medium.hdf5, collect: {sac-steps: 100, hidden: [8, 8]}}", 1)
-	s, _ := mustParse(t, text, Checker{})
+	s, runs := mustParse(t, text, Checker{})
 	got := strings.Join(s.Datasets[0].CollectArgs("/root"), " ")
 	if got != "collect --env hopper --out /root/d --hidden=8,8 --sac-steps=100" {
 		t.Errorf("collect args %q", got)
@@ -209,9 +209,17 @@ func TestCollectArgs(t *testing.T) {
 	if s.Datasets[1].CollectArgs("/root") != nil {
 		t.Error("a dataset without collect: has collect args")
 	}
-	missing := MissingData(s, t.TempDir())
+	missing := MissingData(s, runs, t.TempDir())
 	if len(missing) != 1 || !strings.Contains(missing[0], "dataset walker-medium: data /abs/walker.hdf5: no such file") {
 		t.Errorf("missing data %v", missing)
+	}
+	// Runs of the other dataset only: walker's missing file does not matter.
+	hopper, err := Selection{Datasets: []string{"hopper-medium"}}.Apply(s, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing := MissingData(s, hopper, t.TempDir()); len(missing) != 0 {
+		t.Errorf("missing data of unselected datasets reported: %v", missing)
 	}
 	bad := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: data/hopper-medium.hdf5, collect: {env: hopper}}", 1)
 	if _, _, err := Parse([]byte(bad), Checker{}); err == nil || !strings.Contains(err.Error(), `collect: "env" is set by the dataset's env and data`) {
@@ -306,5 +314,48 @@ func TestSharedKoopmanModel(t *testing.T) {
 	}}
 	if _, _, err := Parse([]byte(bad), flagErr); err == nil || !strings.Contains(err.Error(), `koopman: flag "epochz": not a 'koopq koopman train' flag`) {
 		t.Errorf("koopman flag typo: %v", err)
+	}
+}
+
+func TestSelection(t *testing.T) {
+	s, runs := mustParse(t, testSpec, Checker{})
+	names := func(rs []Run) string {
+		var p []string
+		for _, r := range rs {
+			p = append(p, fmt.Sprintf("%d:%s/%s/%d", r.Index, r.Dataset, r.Method, r.Seed))
+		}
+		return strings.Join(p, " ")
+	}
+	all, err := Selection{}.Apply(s, runs)
+	if err != nil || len(all) != len(runs) {
+		t.Fatalf("empty selection: %d runs, %v", len(all), err)
+	}
+	got, err := Selection{Seeds: []uint64{3}, Methods: []string{"KFC++", "KFC++-p0"}}.Apply(s, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Spec indexes are kept: Slurm array tasks name runs by them.
+	var want []string
+	for _, r := range runs {
+		if r.Seed == 3 && (r.Method == "KFC++" || r.Method == "KFC++-p0") {
+			want = append(want, fmt.Sprintf("%d:%s/%s/%d", r.Index, r.Dataset, r.Method, r.Seed))
+		}
+	}
+	if names(got) != strings.Join(want, " ") || len(got) != 3 {
+		t.Errorf("selected %s, want %s", names(got), want)
+	}
+	for _, c := range []struct {
+		sel  Selection
+		want string
+	}{
+		{Selection{Datasets: []string{"hoper-medium"}}, "--datasets hoper-medium: the spec has no such dataset (it has hopper-medium, walker-medium)"},
+		{Selection{Methods: []string{"SAC"}}, "--methods SAC: the spec has no such method (it has CQL, KFC++, KFC++-p0)"},
+		{Selection{Seeds: []uint64{2}}, "--seeds 2: the spec has no such seed (it has 3, 1)"},
+		// The ablation runs on hopper-medium only.
+		{Selection{Datasets: []string{"walker-medium"}, Methods: []string{"KFC++-p0"}}, "selects none of the spec's"},
+	} {
+		if _, err := c.sel.Apply(s, runs); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.sel, err, c.want)
+		}
 	}
 }

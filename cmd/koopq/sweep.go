@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/env"
@@ -135,8 +136,9 @@ and retried with --retry-failed. See examples/smoke.yaml.`,
 
 func sweepPlanCmd() *cobra.Command {
 	var (
-		out string
-		sps float64
+		out  string
+		sps  float64
+		only sweep.Selection
 	)
 	c := &cobra.Command{
 		Use:   "plan SPEC",
@@ -145,6 +147,10 @@ func sweepPlanCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, runs, _, err := loadSpec(args[0])
 			if err != nil {
+				return err
+			}
+			all := len(runs)
+			if runs, err = only.Apply(s, runs); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("steps-per-sec") && !(sps > 0) {
@@ -167,9 +173,14 @@ func sweepPlanCmd() *cobra.Command {
 			for _, r := range runs {
 				total += r.Steps
 			}
-			fmt.Printf("%d runs (%d datasets × %d methods × %d seeds + %d ablation runs), %d gradient steps in all, %d threads per run\n",
-				len(runs), len(s.Datasets), len(s.Methods), len(s.Seeds), len(runs)-len(s.Datasets)*len(s.Methods)*len(s.Seeds),
-				total, s.ThreadsPerRun())
+			if only.Empty() {
+				fmt.Printf("%d runs (%d datasets × %d methods × %d seeds + %d ablation runs), %d gradient steps in all, %d threads per run\n",
+					len(runs), len(s.Datasets), len(s.Methods), len(s.Seeds), len(runs)-len(s.Datasets)*len(s.Methods)*len(s.Seeds),
+					total, s.ThreadsPerRun())
+			} else {
+				fmt.Printf("%d of the spec's %d runs (%s), %d gradient steps in all, %d threads per run\n",
+					len(runs), all, only, total, s.ThreadsPerRun())
+			}
 			if sps > 0 {
 				h := sweep.CPUHours(runs, sps, s.ThreadsPerRun())
 				fmt.Printf("estimate: %.1f CPU-hours at %.1f steps/s per run (%s), evaluation not included\n", h, sps, source)
@@ -181,6 +192,7 @@ func sweepPlanCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&out, "out", "", "sweep directory whose finished runs give a measured steps/s")
 	c.Flags().Float64Var(&sps, "steps-per-sec", 0, "training speed of one run (steps/s) for the estimate")
+	selectionFlags(c.Flags(), &only)
 	return c
 }
 
@@ -190,11 +202,14 @@ func sweepRunCmd() *cobra.Command {
 		jobs, threads                      int
 		retry, noWait, apply               bool
 		poll, progressEvery                time.Duration
+		only                               sweep.Selection
 	)
 	c := &cobra.Command{
 		Use:   "run SPEC",
 		Short: "Execute a sweep here (local), on Slurm (one sbatch array) or on Kubernetes (one Indexed Job)",
-		Long: `run executes every run of the spec that is not done yet.
+		Long: `run executes every run of the spec that is not done yet, or of the runs that --datasets,
+--methods and --seeds select (e.g. --seeds 0 first, for one finished seed of every method early);
+only the datasets and Koopman models the selected runs use are made.
 
   --executor local   --jobs runs at a time, each with --threads threads (default: fill the cores);
                      Ctrl-C asks every trainer to checkpoint and stops; rerunning continues.
@@ -208,6 +223,9 @@ func sweepRunCmd() *cobra.Command {
 			specPath := args[0]
 			s, runs, text, err := loadSpec(specPath)
 			if err != nil {
+				return err
+			}
+			if runs, err = only.Apply(s, runs); err != nil {
 				return err
 			}
 			if out == "" {
@@ -232,11 +250,14 @@ func sweepRunCmd() *cobra.Command {
 			}
 			switch executor {
 			case "local", "slurm":
-				if bad := sweep.MissingData(s, dataRoot); len(bad) > 0 {
+				if bad := sweep.MissingData(s, runs, dataRoot); len(bad) > 0 {
 					return fmt.Errorf("%s (relative paths are read from --data-root, default the spec's directory; 'koopq collect' makes datasets)",
 						strings.Join(bad, "; "))
 				}
 			case "k8s", "kubernetes":
+				if !only.Empty() {
+					return fmt.Errorf("%s: --executor k8s runs the whole spec (its Indexed Job covers every run; finished ones exit at once)", only)
+				}
 				if s.Kubernetes.Image == "" {
 					return fmt.Errorf("spec %s: kubernetes.image: missing (a container image with koopq on PATH)", specPath)
 				}
@@ -279,7 +300,7 @@ func sweepRunCmd() *cobra.Command {
 			defer cancel()
 			var unprepared []string
 			if executor != "k8s" && executor != "kubernetes" {
-				failed := sweep.Prepare(ctx, s, dataRoot, bin, os.Stdout)
+				failed := sweep.Prepare(ctx, s, runs, dataRoot, bin, os.Stdout)
 				for _, d := range s.Datasets {
 					if err := failed[d.Name]; err != nil {
 						unprepared = append(unprepared, err.Error())
@@ -396,6 +417,7 @@ func sweepRunCmd() *cobra.Command {
 	f.DurationVar(&poll, "poll", 5*time.Second, "slurm: interval between squeue calls")
 	f.DurationVar(&progressEvery, "progress-every", 30*time.Second, "local and slurm: interval between progress lines of running runs")
 	f.BoolVar(&apply, "apply", false, "k8s: kubectl apply the manifests")
+	selectionFlags(f, &only)
 	return c
 }
 
@@ -505,3 +527,38 @@ func sweepExecCmd() *cobra.Command {
 	f.IntVar(&threads, "threads", 0, "threads of the trainer (default: the spec's)")
 	return c
 }
+
+// selectionFlags adds --datasets, --methods and --seeds, which pick a subset
+// of a spec's runs (sweep.Selection).
+func selectionFlags(f *pflag.FlagSet, sel *sweep.Selection) {
+	f.StringSliceVar(&sel.Datasets, "datasets", nil, "only the runs of these datasets (names from the spec, comma-separated)")
+	f.StringSliceVar(&sel.Methods, "methods", nil, "only the runs of these methods or ablations (names from the spec)")
+	f.Var(newSeedList(&sel.Seeds), "seeds", "only the runs with these seeds, e.g. 0 or 0,1")
+}
+
+// seedList is a comma-separated list of seeds as a flag value (pflag has no
+// uint64 list).
+type seedList struct{ p *[]uint64 }
+
+func newSeedList(p *[]uint64) seedList { return seedList{p} }
+
+func (l seedList) String() string {
+	parts := make([]string, len(*l.p))
+	for i, v := range *l.p {
+		parts[i] = strconv.FormatUint(v, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l seedList) Set(v string) error {
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a seed (a non-negative integer)", f)
+		}
+		*l.p = append(*l.p, n)
+	}
+	return nil
+}
+
+func (l seedList) Type() string { return "uints" }

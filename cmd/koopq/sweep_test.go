@@ -95,6 +95,25 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "completions: 4") || !strings.Contains(string(b), "image: example.org/koopq:dev") {
 		t.Errorf("manifest: %v\n%s", err, b)
 	}
+	// A selection of runs: planned alone; refused (before any file) where it cannot apply.
+	r = runCLI(t, dir, time.Minute, "sweep", "plan", "spec.yaml", "--seeds", "1", "--methods", "S4RL-N")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "1 of the spec's 4 runs (--methods S4RL-N --seeds 1), 5000 gradient steps") ||
+		strings.Contains(r.Stdout, "__s0") {
+		t.Errorf("plan --seeds 1: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, args := range [][]string{
+		{"--seeds", "5", "--out", "sel"},
+		{"--datasets", "pendulum-random", "--out", "sel"},
+		{"--seeds", "0", "--executor", "k8s", "--out", "sel"},
+	} {
+		r = runCLI(t, dir, time.Minute, append([]string{"sweep", "run", "spec.yaml"}, args...)...)
+		if r.Code == 0 || !strings.Contains(r.Stderr, args[0]) {
+			t.Errorf("sweep run %v: %d\n%s", args, r.Code, r.Stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "sel")); err == nil {
+			t.Errorf("sweep run %v made its --out directory", args)
+		}
+	}
 }
 
 // A local sweep stopped with Ctrl-C (SIGINT) and started again finishes only
