@@ -174,11 +174,11 @@ func sweepPlanCmd() *cobra.Command {
 				total += r.Steps
 			}
 			if only.Empty() {
-				fmt.Printf("%d runs (%d datasets × %d methods × %d seeds + %d ablation runs), %d gradient steps in all, %d threads per run\n",
+				fmt.Printf("%d runs (%d datasets × %d methods × %d seeds + %d ablation runs), %d gradient steps in all, threads per run: %d\n",
 					len(runs), len(s.Datasets), len(s.Methods), len(s.Seeds), len(runs)-len(s.Datasets)*len(s.Methods)*len(s.Seeds),
 					total, s.ThreadsPerRun())
 			} else {
-				fmt.Printf("%d of the spec's %d runs (%s), %d gradient steps in all, %d threads per run\n",
+				fmt.Printf("%d of the spec's %d runs (%s), %d gradient steps in all, threads per run: %d\n",
 					len(runs), all, only, total, s.ThreadsPerRun())
 			}
 			if sps > 0 {
