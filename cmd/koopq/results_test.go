@@ -59,3 +59,51 @@ func TestCommittedReportsReproduce(t *testing.T) {
 		}
 	}
 }
+
+// A run's numbers do not depend on its thread count: the study runs two
+// 1-thread runs side by side instead of one 2-thread run on that promise
+// (examples/study-locomotion.yaml). KFC++ so that the Koopman shift is
+// covered too; the policy file and every evaluation must be identical.
+func TestTrainThreadCountChangesNothing(t *testing.T) {
+	fx := fixtures(t)
+	var policies [][]byte
+	var evals []any
+	for _, threads := range []string{"1", "2"} {
+		dir := t.TempDir()
+		env := []string{"GOMAXPROCS=" + threads, "OMP_NUM_THREADS=" + threads, "OPENBLAS_NUM_THREADS=" + threads}
+		r := runCLIEnv(t, dir, env, 3*time.Minute, "train", "--data", fx.Data, "--env", "pendulum", "--augment", "kfc++",
+			"--koopman", fx.Model, "--hidden", "64,64", "--batch", "64", "--steps", "300", "--bc-steps", "50",
+			"--eval-every", "150", "--eval-episodes", "1", "--seed", "3", "--out", "runs")
+		if r.Code != 0 {
+			t.Fatalf("threads %s: exit %d\n%s", threads, r.Code, r.Stderr)
+		}
+		pol, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "policy.safetensors"))
+		res, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "results.json"))
+		if len(pol) != 1 || len(res) != 1 {
+			t.Fatalf("threads %s: policy %v results %v", threads, pol, res)
+		}
+		b, err := os.ReadFile(pol[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		policies = append(policies, b)
+		var m map[string]any
+		rb, err := os.ReadFile(res[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(rb, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["history"] == nil {
+			t.Fatalf("threads %s: results.json has no history", threads)
+		}
+		evals = append(evals, m["history"])
+	}
+	if string(policies[0]) != string(policies[1]) {
+		t.Error("policy.safetensors differs between 1 and 2 threads")
+	}
+	if !reflect.DeepEqual(evals[0], evals[1]) {
+		t.Errorf("evaluations differ between 1 and 2 threads:\n%v\n%v", evals[0], evals[1])
+	}
+}
