@@ -15,6 +15,7 @@ import (
 	_ "github.com/koopq/koopq/env/mujoco"  // registers hopper etc.
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/nn"
+	"github.com/koopq/koopq/report"
 )
 
 // SymcheckConfig configures Symcheck, the paper's ΔS/ΔE study (appendix
@@ -153,7 +154,86 @@ type SymVariant struct {
 	SampleDS   []float64 `json:"-"`
 	SampleEPos []float64 `json:"-"`
 	SampleEVel []float64 `json:"-"`
+	SampleE    []float64 `json:"-"`
 }
+
+// SymComparison compares the KFC++ shift with one random latent shift of the
+// same mean ΔS on the same transitions (paired): the ratio of mean ΔE and of
+// median ΔE, kfc++ / random (below 1: KFC++ lands closer to the simulator's
+// own next state), and the fraction of transitions on which KFC++'s ΔE is
+// the smaller, each with a 95% percentile bootstrap interval from
+// SymBootstrapReps resamples of the transitions (seeded by the config's
+// seed, so the same run gives the same interval). Transitions on which
+// either variant failed in the simulator are left out.
+type SymComparison struct {
+	Against string `json:"against"`
+	Pairs   int    `json:"pairs"`
+	// Defined is false when there are no pairs or a mean or median ΔE of
+	// Against is 0 (the ratios are then undefined and left zero).
+	Defined bool `json:"defined"`
+	// MeanRatio is mean ΔE(kfc++) / mean ΔE(Against).
+	MeanRatio report.CI `json:"mean_ratio"`
+	// MedianRatio is median ΔE(kfc++) / median ΔE(Against).
+	MedianRatio report.CI `json:"median_ratio"`
+	// Closer is the fraction of pairs with ΔE(kfc++) < ΔE(Against).
+	Closer report.CI `json:"closer"`
+}
+
+// SymBootstrapReps is the number of bootstrap resamples of SymComparison.
+const SymBootstrapReps = 2000
+
+// compareShifts builds the SymComparison of per-transition ΔE values k
+// (kfc++) and o (the other variant), pairing equal indexes.
+func compareShifts(against string, k, o []float64, reps int, rng *rand.Rand) SymComparison {
+	var a, b []float64
+	for i := range k {
+		if finite(k[i]) && finite(o[i]) {
+			a, b = append(a, k[i]), append(b, o[i])
+		}
+	}
+	c := SymComparison{Against: against, Pairs: len(a)}
+	stats := func(a, b []float64) (mean, median, closer float64) {
+		n := 0
+		for i := range a {
+			if a[i] < b[i] {
+				n++
+			}
+		}
+		return report.Mean(a) / report.Mean(b), report.Percentile(a, 50) / report.Percentile(b, 50), float64(n) / float64(len(a))
+	}
+	if len(a) == 0 {
+		return c
+	}
+	m, md, cl := stats(a, b)
+	if !finite(m) || !finite(md) {
+		return c // a mean or median ΔE of the other variant is 0
+	}
+	c.Defined = true
+	c.MeanRatio.Value, c.MedianRatio.Value, c.Closer.Value = m, md, cl
+	ra, rb := make([]float64, len(a)), make([]float64, len(a))
+	var means, medians, closers []float64
+	for range reps {
+		for i := range ra {
+			j := rng.IntN(len(a))
+			ra[i], rb[i] = a[j], b[j]
+		}
+		m, md, cl := stats(ra, rb)
+		if finite(m) && finite(md) {
+			means, medians, closers = append(means, m), append(medians, md), append(closers, cl)
+		}
+	}
+	c.MeanRatio.Lo, c.MeanRatio.Hi = m, m
+	c.MedianRatio.Lo, c.MedianRatio.Hi = md, md
+	c.Closer.Lo, c.Closer.Hi = cl, cl
+	if len(means) > 0 {
+		c.MeanRatio.Lo, c.MeanRatio.Hi = report.Percentile(means, 2.5), report.Percentile(means, 97.5)
+		c.MedianRatio.Lo, c.MedianRatio.Hi = report.Percentile(medians, 2.5), report.Percentile(medians, 97.5)
+		c.Closer.Lo, c.Closer.Hi = report.Percentile(closers, 2.5), report.Percentile(closers, 97.5)
+	}
+	return c
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // SymcheckResult is the outcome of Symcheck.
 type SymcheckResult struct {
@@ -183,6 +263,8 @@ type SymcheckResult struct {
 	MatchRelErr map[string]float64 `json:"match_rel_err"`
 	Matched     bool               `json:"matched"`
 	Variants    []SymVariant       `json:"variants"`
+	// Comparisons pairs kfc++ with random-shared and random-independent.
+	Comparisons []SymComparison `json:"comparisons"`
 }
 
 // Variant returns the variant called name, or nil.
@@ -503,7 +585,12 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 		out.DeltaEPos = symStats(out.SampleEPos)
 		out.DeltaEVel = symStats(out.SampleEVel)
 		out.DeltaE = symStats(etot)
+		out.SampleE = etot
 		res.Variants = append(res.Variants, out)
+	}
+	brng := rand.New(rand.NewPCG(cfg.Seed, 0x5e))
+	for _, name := range []string{"random-shared", "random-independent"} {
+		res.Comparisons = append(res.Comparisons, compareShifts(name, res.Variant("kfc++").SampleE, res.Variant(name).SampleE, SymBootstrapReps, brng))
 	}
 	if progress != nil {
 		progress(len(vars), len(vars), "done")

@@ -47,6 +47,15 @@ func SymcheckTable(r *SymcheckResult) string {
 			fmt.Fprintf(&b, "%s: λ = %.4g, mean ΔS relative mismatch to kfc++ %.2g\n", name, v.LatentScale, r.MatchRelErr[name])
 		}
 	}
+	for _, c := range r.Comparisons {
+		if !c.Defined {
+			fmt.Fprintf(&b, "kfc++ vs %s: no comparison (%d pairs; a mean or median ΔE is 0)\n", c.Against, c.Pairs)
+			continue
+		}
+		fmt.Fprintf(&b, "kfc++ vs %s, %d paired transitions (ratio kfc++/%s, 95%% bootstrap CI): mean ΔE %.3f [%.3f, %.3f], median ΔE %.3f [%.3f, %.3f]; kfc++ closer on %.1f%% [%.1f, %.1f] of them\n",
+			c.Against, c.Pairs, c.Against, c.MeanRatio.Value, c.MeanRatio.Lo, c.MeanRatio.Hi, c.MedianRatio.Value, c.MedianRatio.Lo, c.MedianRatio.Hi,
+			100*c.Closer.Value, 100*c.Closer.Lo, 100*c.Closer.Hi)
+	}
 	if !r.Matched {
 		b.WriteString("WARNING: a random variant's mean ΔS could not be matched to kfc++ within 1e-6 (with direct decoding, the reconstruction error alone may exceed the kfc++ ΔS)\n")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/classic"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/report"
 )
 
 // pendulumTransitions rolls the real Pendulum with random torques, so the
@@ -146,6 +147,34 @@ func TestSymcheckPendulum(t *testing.T) {
 	}
 	t.Logf("\n%s", SymcheckTable(r))
 
+	// Paired comparisons: their point values are the variants' own statistics.
+	if len(r.Comparisons) != 2 {
+		t.Fatalf("%d comparisons", len(r.Comparisons))
+	}
+	for _, c := range r.Comparisons {
+		o := r.Variant(c.Against)
+		if !c.Defined || c.Pairs != r.Samples {
+			t.Errorf("%s: defined %v, %d pairs", c.Against, c.Defined, c.Pairs)
+		}
+		if want := sym.DeltaE.Mean / o.DeltaE.Mean; math.Abs(c.MeanRatio.Value-want) > 1e-12*want {
+			t.Errorf("%s: mean ratio %v, variants give %v", c.Against, c.MeanRatio.Value, want)
+		}
+		if want := sym.DeltaE.Median / o.DeltaE.Median; math.Abs(c.MedianRatio.Value-want) > 1e-12*want {
+			t.Errorf("%s: median ratio %v, variants give %v", c.Against, c.MedianRatio.Value, want)
+		}
+		for what, ci := range map[string]report.CI{"mean": c.MeanRatio, "median": c.MedianRatio, "closer": c.Closer} {
+			if !(ci.Lo <= ci.Value && ci.Value <= ci.Hi && ci.Lo < ci.Hi) {
+				t.Errorf("%s %s: interval %+v", c.Against, what, ci)
+			}
+		}
+	}
+	if tab := SymcheckTable(r); !strings.Contains(tab, "kfc++ vs random-shared, 400 paired transitions") {
+		t.Errorf("table lacks the comparison:\n%s", tab)
+	}
+	if back.Comparisons[0] != r.Comparisons[0] {
+		t.Errorf("JSON round trip changed a comparison: %+v vs %+v", back.Comparisons[0], r.Comparisons[0])
+	}
+
 	// Same seed, same numbers.
 	r2, err := Symcheck(context.Background(), m, d, cfg, nil)
 	if err != nil {
@@ -153,6 +182,9 @@ func TestSymcheckPendulum(t *testing.T) {
 	}
 	if r2.Variant("random-shared").DeltaE.Mean != r.Variant("random-shared").DeltaE.Mean {
 		t.Error("not deterministic for a fixed seed")
+	}
+	if r2.Comparisons[1] != r.Comparisons[1] {
+		t.Errorf("comparison not deterministic: %+v vs %+v", r2.Comparisons[1], r.Comparisons[1])
 	}
 }
 
@@ -264,4 +296,51 @@ func TestSymcheckHopper(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", SymcheckTable(r))
+}
+
+func TestCompareShifts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	o := make([]float64, 300)
+	k := make([]float64, 300)
+	for i := range o {
+		o[i] = 0.1 + rng.Float64()
+		k[i] = 0.5 * o[i]
+	}
+	k[7], o[9] = math.NaN(), math.Inf(1) // failed in the simulator: left out
+	c := compareShifts("x", k, o, 500, rng)
+	if !c.Defined || c.Pairs != 298 {
+		t.Fatalf("defined %v, pairs %d", c.Defined, c.Pairs)
+	}
+	// KFC++ exactly half of the other everywhere: every resample agrees.
+	for what, ci := range map[string]report.CI{"mean": c.MeanRatio, "median": c.MedianRatio} {
+		if math.Abs(ci.Value-0.5) > 1e-15 || math.Abs(ci.Lo-0.5) > 1e-15 || math.Abs(ci.Hi-0.5) > 1e-15 {
+			t.Errorf("%s ratio %+v, want 0.5 exactly", what, ci)
+		}
+	}
+	if c.Closer != (report.CI{Value: 1, Lo: 1, Hi: 1}) {
+		t.Errorf("closer %+v", c.Closer)
+	}
+	// Swapping the sides inverts the point values.
+	for i := range k {
+		k[i] = o[i] * (0.5 + rng.Float64())
+	}
+	a, b := compareShifts("x", k, o, 200, rand.New(rand.NewPCG(3, 4))), compareShifts("x", o, k, 200, rand.New(rand.NewPCG(3, 4)))
+	if math.Abs(a.MeanRatio.Value*b.MeanRatio.Value-1) > 1e-12 || math.Abs(a.Closer.Value+b.Closer.Value-1) > 1e-12 {
+		t.Errorf("swap: %+v / %+v", a, b)
+	}
+	if !(a.MeanRatio.Lo < a.MeanRatio.Value && a.MeanRatio.Value < a.MeanRatio.Hi) {
+		t.Errorf("interval %+v", a.MeanRatio)
+	}
+	// No usable pair, or a zero median on the other side: undefined, not NaN.
+	for _, c := range []SymComparison{
+		compareShifts("x", []float64{math.NaN()}, []float64{1}, 10, rng),
+		compareShifts("x", []float64{1, 2, 3}, []float64{0, 0, 1}, 10, rng),
+	} {
+		if c.Defined || c.MeanRatio != (report.CI{}) {
+			t.Errorf("undefined comparison %+v", c)
+		}
+		if _, err := json.Marshal(c); err != nil {
+			t.Error(err)
+		}
+	}
 }
