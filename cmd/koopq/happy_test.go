@@ -192,8 +192,20 @@ func TestKoopmanTrainAndInspect(t *testing.T) {
 			Latent int   `json:"latent"`
 			Hidden []int `json:"hidden"`
 		} `json:"model_config"`
+		Provenance struct {
+			Commit  string `json:"git_commit"`
+			BLAS    string `json:"blas"`
+			Threads int    `json:"gomaxprocs"`
+		} `json:"provenance"`
 	}
 	readJSON(t, filepath.Join(dir, "m.safetensors.json"), &sum)
+	// Provenance (commit, backend, machine) in the summary and the model's metadata.
+	if p := sum.Provenance; p.Commit == "" || p.BLAS == "" || p.Threads == 0 {
+		t.Errorf("m.safetensors.json provenance: %+v", p)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "m.safetensors")); err != nil || !strings.Contains(string(b[:min(len(b), 1<<16)]), `"provenance":"{\"version\"`) {
+		t.Errorf("model metadata lacks the provenance (%v)", err)
+	}
 	mc := sum.ModelConfig
 	if sum.Transitions != 396 || mc.ObsDim != 3 || mc.ActDim != 1 || mc.Latent != 4 || !slices.Equal(mc.Hidden, []int{16, 8}) {
 		t.Errorf("m.safetensors.json: %+v", sum)

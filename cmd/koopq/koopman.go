@@ -155,13 +155,15 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 			}
 			printDiagnostics(w, diag, dc)
 			best := res.Epochs[res.BestEpoch-1]
+			prov := run.CurrentProvenance()
 			meta := map[string]string{"env": envName, "data": data, "best_epoch": fmt.Sprint(res.BestEpoch),
-				"val_fwd": fmt.Sprint(best.ValFwd), "val_ae": fmt.Sprint(best.ValAE), "train_config": mustJSON(tc)}
+				"val_fwd": fmt.Sprint(best.ValFwd), "val_ae": fmt.Sprint(best.ValAE), "train_config": mustJSON(tc),
+				"provenance": mustJSON(prov)}
 			if err := m.Save(out, meta); err != nil {
 				return err
 			}
 			summary := map[string]any{"model": out, "env": envName, "data": data, "transitions": d.Len(),
-				"model_config": mc, "train": res, "diagnostics": diag}
+				"model_config": mc, "train": res, "diagnostics": diag, "provenance": prov}
 			if err := writeJSONFile(out+".json", summary); err != nil {
 				return err
 			}
