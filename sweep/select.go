@@ -103,3 +103,75 @@ func (sel Selection) Apply(s *Spec, runs []Run) ([]Run, error) {
 	}
 	return out, nil
 }
+
+// Orders of Order: how the runs of a sweep are started.
+const (
+	// OrderSpec starts runs in the spec's expansion order: dataset by
+	// dataset, within a dataset method by method, seeds innermost.
+	OrderSpec = "spec"
+	// OrderSeeds starts every run of the first seed before any run of the
+	// second, and so on; within a seed dataset by dataset and method by
+	// method. Each key follows the order of its selection list when one is
+	// given (--seeds 0,1 --methods KFC++,CQL), else the spec's. A sweep that
+	// stops early then leaves whole seeds of every cell rather than all
+	// seeds of a few cells.
+	OrderSeeds = "seeds"
+)
+
+// Order returns runs (a selection of s's runs) in the given order (OrderSpec
+// or OrderSeeds); spec indexes and names are unchanged.
+func (sel Selection) Order(s *Spec, runs []Run, order string) ([]Run, error) {
+	switch order {
+	case "", OrderSpec:
+		return runs, nil
+	case OrderSeeds:
+	default:
+		return nil, fmt.Errorf("--order %q: want %s or %s", order, OrderSpec, OrderSeeds)
+	}
+	rank := func(list []string) map[string]int {
+		m := map[string]int{}
+		for i, v := range list {
+			if _, seen := m[v]; !seen {
+				m[v] = i
+			}
+		}
+		return m
+	}
+	var ds, ms, ss []string
+	if ds = sel.Datasets; len(ds) == 0 {
+		for _, d := range s.Datasets {
+			ds = append(ds, d.Name)
+		}
+	}
+	if ms = sel.Methods; len(ms) == 0 {
+		for _, m := range s.Methods {
+			ms = append(ms, m.Name)
+		}
+		for _, a := range s.Ablations {
+			ms = append(ms, a.Name)
+		}
+	}
+	for _, sd := range sel.Seeds {
+		ss = append(ss, fmt.Sprint(sd))
+	}
+	if len(ss) == 0 {
+		for _, sd := range s.Seeds {
+			ss = append(ss, fmt.Sprint(sd))
+		}
+		for _, r := range runs { // seeds only ablations use come last
+			ss = append(ss, fmt.Sprint(r.Seed))
+		}
+	}
+	dr, mr, sr := rank(ds), rank(ms), rank(ss)
+	out := slices.Clone(runs)
+	slices.SortStableFunc(out, func(a, b Run) int {
+		if c := sr[fmt.Sprint(a.Seed)] - sr[fmt.Sprint(b.Seed)]; c != 0 {
+			return c
+		}
+		if c := dr[a.Dataset] - dr[b.Dataset]; c != 0 {
+			return c
+		}
+		return mr[a.Method] - mr[b.Method]
+	})
+	return out, nil
+}

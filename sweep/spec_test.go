@@ -359,3 +359,49 @@ func TestSelection(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectionOrder(t *testing.T) {
+	s, runs := mustParse(t, testSpec, Checker{})
+	key := func(rs []Run) string {
+		var p []string
+		for _, r := range rs {
+			p = append(p, fmt.Sprintf("%d/%s/%s", r.Seed, r.Dataset, r.Method))
+		}
+		return strings.Join(p, " ")
+	}
+	same, err := Selection{}.Order(s, runs, OrderSpec)
+	if err != nil || key(same) != key(runs) {
+		t.Errorf("spec order changed the runs: %v", err)
+	}
+	// Spec seeds [3, 1]: all of seed 3 first; datasets and methods in spec order.
+	got, err := Selection{}.Order(s, runs, OrderSeeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "3/hopper-medium/CQL 3/hopper-medium/KFC++ 3/hopper-medium/KFC++-p0 3/walker-medium/CQL 3/walker-medium/KFC++ " +
+		"1/hopper-medium/CQL 1/hopper-medium/KFC++ 1/walker-medium/CQL 1/walker-medium/KFC++"
+	if key(got) != want {
+		t.Errorf("seeds order:\n got %s\nwant %s", key(got), want)
+	}
+	// The lists' own order wins.
+	sel := Selection{Seeds: []uint64{1, 3}, Methods: []string{"KFC++", "CQL"}, Datasets: []string{"walker-medium"}}
+	picked, err := sel.Apply(s, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = sel.Order(s, picked, OrderSeeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "1/walker-medium/KFC++ 1/walker-medium/CQL 3/walker-medium/KFC++ 3/walker-medium/CQL"; key(got) != want {
+		t.Errorf("listed order:\n got %s\nwant %s", key(got), want)
+	}
+	for i, r := range got { // indexes travel with their runs
+		if runs[r.Index].Name != r.Name {
+			t.Errorf("run %d: index %d names %s", i, r.Index, runs[r.Index].Name)
+		}
+	}
+	if _, err := sel.Order(s, runs, "random"); err == nil || !strings.Contains(err.Error(), `--order "random": want spec or seeds`) {
+		t.Errorf("bad order: %v", err)
+	}
+}

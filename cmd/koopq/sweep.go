@@ -136,9 +136,9 @@ and retried with --retry-failed. See examples/smoke.yaml.`,
 
 func sweepPlanCmd() *cobra.Command {
 	var (
-		out  string
-		sps  float64
-		only sweep.Selection
+		out, order string
+		sps        float64
+		only       sweep.Selection
 	)
 	c := &cobra.Command{
 		Use:   "plan SPEC",
@@ -151,6 +151,9 @@ func sweepPlanCmd() *cobra.Command {
 			}
 			all := len(runs)
 			if runs, err = only.Apply(s, runs); err != nil {
+				return err
+			}
+			if runs, err = only.Order(s, runs, order); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("steps-per-sec") && !(sps > 0) {
@@ -192,7 +195,7 @@ func sweepPlanCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&out, "out", "", "sweep directory whose finished runs give a measured steps/s")
 	c.Flags().Float64Var(&sps, "steps-per-sec", 0, "training speed of one run (steps/s) for the estimate")
-	selectionFlags(c.Flags(), &only)
+	selectionFlags(c.Flags(), &only, &order)
 	return c
 }
 
@@ -203,6 +206,7 @@ func sweepRunCmd() *cobra.Command {
 		retry, noWait, apply               bool
 		poll, progressEvery                time.Duration
 		only                               sweep.Selection
+		order                              string
 	)
 	c := &cobra.Command{
 		Use:   "run SPEC",
@@ -226,6 +230,9 @@ only the datasets and Koopman models the selected runs use are made.
 				return err
 			}
 			if runs, err = only.Apply(s, runs); err != nil {
+				return err
+			}
+			if runs, err = only.Order(s, runs, order); err != nil {
 				return err
 			}
 			if out == "" {
@@ -255,8 +262,8 @@ only the datasets and Koopman models the selected runs use are made.
 						strings.Join(bad, "; "))
 				}
 			case "k8s", "kubernetes":
-				if !only.Empty() {
-					return fmt.Errorf("%s: --executor k8s runs the whole spec (its Indexed Job covers every run; finished ones exit at once)", only)
+				if !only.Empty() || (order != "" && order != sweep.OrderSpec) {
+					return fmt.Errorf("--executor k8s runs the whole spec in spec order (its Indexed Job covers every run; finished ones exit at once): drop --datasets, --methods, --seeds and --order")
 				}
 				if s.Kubernetes.Image == "" {
 					return fmt.Errorf("spec %s: kubernetes.image: missing (a container image with koopq on PATH)", specPath)
@@ -417,7 +424,7 @@ only the datasets and Koopman models the selected runs use are made.
 	f.DurationVar(&poll, "poll", 5*time.Second, "slurm: interval between squeue calls")
 	f.DurationVar(&progressEvery, "progress-every", 30*time.Second, "local and slurm: interval between progress lines of running runs")
 	f.BoolVar(&apply, "apply", false, "k8s: kubectl apply the manifests")
-	selectionFlags(f, &only)
+	selectionFlags(f, &only, &order)
 	return c
 }
 
@@ -529,8 +536,10 @@ func sweepExecCmd() *cobra.Command {
 }
 
 // selectionFlags adds --datasets, --methods and --seeds, which pick a subset
-// of a spec's runs (sweep.Selection).
-func selectionFlags(f *pflag.FlagSet, sel *sweep.Selection) {
+// of a spec's runs (sweep.Selection), and --order, the order they start in.
+func selectionFlags(f *pflag.FlagSet, sel *sweep.Selection, order *string) {
+	f.StringVar(order, "order", sweep.OrderSpec, "start order: spec (dataset, method, seed) or seeds (every run of a seed before the next seed; "+
+		"datasets and methods in the order --datasets/--methods list them)")
 	f.StringSliceVar(&sel.Datasets, "datasets", nil, "only the runs of these datasets (names from the spec, comma-separated)")
 	f.StringSliceVar(&sel.Methods, "methods", nil, "only the runs of these methods or ablations (names from the spec)")
 	f.Var(newSeedList(&sel.Seeds), "seeds", "only the runs with these seeds, e.g. 0 or 0,1")

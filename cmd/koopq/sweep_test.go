@@ -95,6 +95,11 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "completions: 4") || !strings.Contains(string(b), "image: example.org/koopq:dev") {
 		t.Errorf("manifest: %v\n%s", err, b)
 	}
+	// Seed-first order: every run of seed 1 before seed 0's, S4RL-N before CQL as listed.
+	r = runCLI(t, dir, time.Minute, "sweep", "plan", "spec.yaml", "--order", "seeds", "--seeds", "1,0", "--methods", "S4RL-N,CQL")
+	if i, j, k := strings.Index(r.Stdout, "s4rl-n__s1"), strings.Index(r.Stdout, "cql__s1"), strings.Index(r.Stdout, "s4rl-n__s0"); r.Code != 0 || i < 0 || !(i < j && j < k) {
+		t.Errorf("plan --order seeds: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 	// A selection of runs: planned alone; refused (before any file) where it cannot apply.
 	r = runCLI(t, dir, time.Minute, "sweep", "plan", "spec.yaml", "--seeds", "1", "--methods", "S4RL-N")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "1 of the spec's 4 runs (--methods S4RL-N --seeds 1), 5000 gradient steps") ||
@@ -105,6 +110,7 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 		{"--seeds", "5", "--out", "sel"},
 		{"--datasets", "pendulum-random", "--out", "sel"},
 		{"--seeds", "0", "--executor", "k8s", "--out", "sel"},
+		{"--order", "random", "--out", "sel"},
 	} {
 		r = runCLI(t, dir, time.Minute, append([]string{"sweep", "run", "spec.yaml"}, args...)...)
 		if r.Code == 0 || !strings.Contains(r.Stderr, args[0]) {
