@@ -34,20 +34,35 @@ func MissingData(s *Spec, runs []Run, root string) []string {
 	return out
 }
 
-// Prepare makes what runs (runs of s, all or a Selection of them) need before
-// they start, under root: every missing dataset file of theirs that has
-// collect settings (`koopq collect`, once per distinct command, log
-// <data dir>/collect.log), then every missing shared Koopman model
-// (datasets[].koopman: `koopq koopman train`, log <model>.log; with --resume
-// when <model>.ckpt shows an interrupted training) that one of them uses:
-// selecting only CQL runs trains no model.
-// A dataset that cannot be prepared does not stop the others: its error is
-// returned under its name, and the caller leaves that dataset's runs
-// pending (e.g. a dataset whose behaviour policy is not committed yet; the
-// same sweep command makes it once the policy exists). A cancelled ctx
-// stops preparing; the datasets not prepared are returned.
-func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progress io.Writer) map[string]error {
-	failed := map[string]error{}
+// PrepStep is one thing Prepare makes before the runs start: a dataset file
+// (`koopq collect`) or a shared Koopman model (`koopq koopman train`).
+type PrepStep struct {
+	// Kind is "collect" or "koopman".
+	Kind string
+	// Datasets are the spec datasets the step serves (a collect command
+	// shared by several datasets runs once); a failed step fails them all.
+	Datasets []string
+	// Path is the file the step must leave behind (absolute when root is).
+	Path string
+	// Args are the koopq arguments that make it.
+	Args []string
+	// Log is where the command's output goes.
+	Log string
+}
+
+// String describes the step for plans and progress lines.
+func (p PrepStep) String() string {
+	return p.Kind + " " + strings.Join(p.Datasets, ", ")
+}
+
+// Preparation lists, in the order Prepare runs them, the steps that make
+// what runs (runs of s, all or a Selection of them) need under root and do
+// not find there: every missing dataset file with collect settings (once per
+// distinct command), then every missing shared Koopman model
+// (datasets[].koopman) that one of the runs uses, with --resume when
+// <model>.ckpt shows an interrupted training. Selecting only CQL runs lists
+// no model; datasets without runs in runs are left out.
+func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 	used, needsModel := map[string]bool{}, map[string]bool{}
 	for _, r := range runs {
 		used[r.Dataset] = true
@@ -55,7 +70,8 @@ func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progr
 			needsModel[r.Dataset] = true
 		}
 	}
-	collected := map[string]error{}
+	var steps []PrepStep
+	collect := map[string]int{} // command → index in steps
 	for _, d := range s.Datasets {
 		p := resolve(root, d.Data)
 		if _, err := os.Stat(p); err == nil || d.Collect == nil || !used[d.Name] {
@@ -63,23 +79,17 @@ func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progr
 		}
 		args := d.CollectArgs(root)
 		key := strings.Join(args, "\x00")
-		err, done := collected[key]
-		if !done {
-			err = runTool(ctx, koopq, args, filepath.Join(filepath.Dir(p), "collect.log"), "collect "+d.Name, progress)
-			collected[key] = err
+		if i, ok := collect[key]; ok {
+			steps[i].Datasets = append(steps[i].Datasets, d.Name)
+			continue
 		}
-		if err == nil {
-			if _, serr := os.Stat(p); serr != nil {
-				err = fmt.Errorf("koopq collect did not write %s", p)
-			}
-		}
-		if err != nil {
-			failed[d.Name] = fmt.Errorf("dataset %s: %w", d.Name, err)
-		}
+		collect[key] = len(steps)
+		steps = append(steps, PrepStep{Kind: "collect", Datasets: []string{d.Name}, Path: p, Args: args,
+			Log: filepath.Join(filepath.Dir(p), "collect.log")})
 	}
 	for _, d := range s.Datasets {
 		model, ok := d.KoopmanModel()
-		if !ok || !needsModel[d.Name] || failed[d.Name] != nil {
+		if !ok || !needsModel[d.Name] {
 			continue
 		}
 		p := resolve(root, model)
@@ -91,14 +101,44 @@ func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progr
 			// An earlier sweep was stopped during this training: continue it.
 			args = append(args, "--resume")
 		}
-		err := runTool(ctx, koopq, args, p+".log", "koopman "+d.Name, progress)
+		steps = append(steps, PrepStep{Kind: "koopman", Datasets: []string{d.Name}, Path: p, Args: args, Log: p + ".log"})
+	}
+	return steps
+}
+
+// Prepare makes what runs need before they start, under root: the steps of
+// Preparation, in order (collect logs go to <data dir>/collect.log, Koopman
+// trainings to <model>.log).
+// A dataset that cannot be prepared does not stop the others: its error is
+// returned under its name, and the caller leaves that dataset's runs
+// pending (e.g. a dataset whose behaviour policy is not committed yet; the
+// same sweep command makes it once the policy exists); its Koopman model is
+// not trained. A cancelled ctx stops preparing; the datasets not prepared
+// are returned.
+func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progress io.Writer) map[string]error {
+	failed := map[string]error{}
+	for _, st := range Preparation(s, runs, root) {
+		if st.Kind == "koopman" && failed[st.Datasets[0]] != nil {
+			continue
+		}
+		err := runTool(ctx, koopq, st.Args, st.Log, st.String(), progress)
 		if err == nil {
-			if _, serr := os.Stat(p); serr != nil {
-				err = fmt.Errorf("koopq koopman train did not write %s", p)
+			if _, serr := os.Stat(st.Path); serr != nil {
+				tool := "koopq collect"
+				if st.Kind == "koopman" {
+					tool = "koopq koopman train"
+				}
+				err = fmt.Errorf("%s did not write %s", tool, st.Path)
 			}
 		}
-		if err != nil {
-			failed[d.Name] = fmt.Errorf("dataset %s: Koopman model: %w", d.Name, err)
+		for _, name := range st.Datasets {
+			switch {
+			case err == nil:
+			case st.Kind == "koopman":
+				failed[name] = fmt.Errorf("dataset %s: Koopman model: %w", name, err)
+			default:
+				failed[name] = fmt.Errorf("dataset %s: %w", name, err)
+			}
 		}
 	}
 	return failed

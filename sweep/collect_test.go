@@ -93,3 +93,59 @@ func TestPrepareOnlyWhatSelectedRunsUse(t *testing.T) {
 		}
 	}
 }
+
+// Preparation lists what Prepare would run, without running anything: one
+// collect per distinct command (shared by the datasets that use it), a
+// Koopman training only for datasets whose selected runs need a model and
+// whose model file is missing, --resume after an interrupted training.
+func TestPreparation(t *testing.T) {
+	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}",
+		"data: data/hopper-medium.hdf5, collect: {seed: 0}, koopman: {model: models/h.safetensors, seed: 0}}", 1)
+	// A second dataset on the same file and collect command: collected once.
+	text = strings.Replace(text, "  - {name: walker-medium, env: walker2d, data: /abs/walker.hdf5, flags: {min-q-weight: 5}}",
+		"  - {name: hopper-copy, env: hopper, data: data/hopper-medium.hdf5, collect: {seed: 0}}", 1)
+	s, runs := mustParse(t, text, Checker{})
+	root := t.TempDir()
+	kinds := func(steps []PrepStep) string {
+		var v []string
+		for _, st := range steps {
+			v = append(v, st.String())
+		}
+		return strings.Join(v, "; ")
+	}
+	steps := Preparation(s, runs, root)
+	if got, want := kinds(steps), "collect hopper-medium, hopper-copy; koopman hopper-medium"; got != want {
+		t.Fatalf("steps %q, want %q", got, want)
+	}
+	if steps[0].Path != filepath.Join(root, "data", "hopper-medium.hdf5") || steps[1].Path != filepath.Join(root, "models", "h.safetensors") ||
+		steps[1].Log != steps[1].Path+".log" || strings.Contains(strings.Join(steps[1].Args, " "), "--resume") {
+		t.Errorf("steps %+v", steps)
+	}
+	cql, err := Selection{Methods: []string{"CQL"}}.Apply(s, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(Preparation(s, cql, root)); got != "collect hopper-medium, hopper-copy" {
+		t.Errorf("CQL only: %q", got)
+	}
+	// Data present, training interrupted: only the training, resumed.
+	for _, f := range []string{"data/hopper-medium.hdf5", "models/h.safetensors.ckpt"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps = Preparation(s, runs, root)
+	if len(steps) != 1 || steps[0].Kind != "koopman" || steps[0].Args[len(steps[0].Args)-1] != "--resume" {
+		t.Errorf("after collect, interrupted training: %+v", steps)
+	}
+	// Everything present: nothing to make.
+	if err := os.WriteFile(filepath.Join(root, "models", "h.safetensors"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if steps := Preparation(s, runs, root); len(steps) != 0 {
+		t.Errorf("all present: %+v", steps)
+	}
+}

@@ -59,3 +59,17 @@ func FormatPlan(runs []Run) string {
 	}
 	return b.String()
 }
+
+// Left returns the runs of runs that are not done in the sweep directory out
+// (pending, partial, running or failed: what a `sweep run` there still has
+// to finish) in their order, and how many of runs are done.
+func Left(out string, runs []Run) (left []Run, done int) {
+	for _, r := range runs {
+		if RunStatus(out, r).State == Done {
+			done++
+			continue
+		}
+		left = append(left, r)
+	}
+	return left, done
+}

@@ -136,14 +136,20 @@ and retried with --retry-failed. See examples/smoke.yaml.`,
 
 func sweepPlanCmd() *cobra.Command {
 	var (
-		out, order string
-		sps        float64
-		only       sweep.Selection
+		out, order, dataRoot string
+		sps                  float64
+		jobs                 int
+		only                 sweep.Selection
 	)
 	c := &cobra.Command{
 		Use:   "plan SPEC",
-		Short: "Validate a spec and list its runs with an estimate of the CPU-hours",
-		Args:  cobra.ExactArgs(1),
+		Short: "Validate a spec and list its runs, what must be made before them, and the CPU-hours of what is left",
+		Long: `Plan validates a spec and lists its runs (or the runs --datasets, --methods and --seeds select, in
+--order), then what 'sweep run' with the same flags would make first under --data-root (datasets it
+collects, shared Koopman models it trains) or cannot find, and an estimate of the cost. With --out
+(the sweep directory) the runs already done there are counted and the estimate covers only the runs
+left, in CPU-hours and in hours of wall time at --jobs runs at once.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, runs, _, err := loadSpec(args[0])
 			if err != nil {
@@ -159,6 +165,13 @@ func sweepPlanCmd() *cobra.Command {
 			if cmd.Flags().Changed("steps-per-sec") && !(sps > 0) {
 				return fmt.Errorf("--steps-per-sec %g: must be positive", sps)
 			}
+			if jobs < 0 {
+				return fmt.Errorf("--jobs %d: must be positive (0: cores / threads)", jobs)
+			}
+			if dataRoot == "" {
+				dataRoot = filepath.Dir(sweepAbs(args[0]))
+			}
+			dataRoot = sweepAbs(dataRoot)
 			fmt.Print(sweep.FormatPlan(runs))
 			source := ""
 			switch {
@@ -184,17 +197,45 @@ func sweepPlanCmd() *cobra.Command {
 				fmt.Printf("%d of the spec's %d runs (%s), %d gradient steps in all, threads per run: %d\n",
 					len(runs), all, only, total, s.ThreadsPerRun())
 			}
+			left := runs
+			if out != "" {
+				var done int
+				left, done = sweep.Left(out, runs)
+				fmt.Printf("in %s: %d of these runs done, %d left (partial runs counted whole)\n", out, done, len(left))
+			}
+			// What `sweep run` makes (or misses) before the runs that are left.
+			steps := sweep.Preparation(s, left, dataRoot)
+			for _, st := range steps {
+				fmt.Printf("first: %s → %s (koopq %s)\n", st, st.Path, strings.Join(st.Args, " "))
+			}
+			for _, m := range sweep.MissingData(s, left, dataRoot) {
+				fmt.Printf("cannot run: %s\n", m)
+			}
+			if len(steps) == 0 && len(left) > 0 {
+				fmt.Printf("first: nothing to make (the datasets and Koopman models these runs use are under %s)\n", dataRoot)
+			}
 			if sps > 0 {
-				h := sweep.CPUHours(runs, sps, s.ThreadsPerRun())
-				fmt.Printf("estimate: %.1f CPU-hours at %.1f steps/s per run (%s), evaluation not included\n", h, sps, source)
+				h := sweep.CPUHours(left, sps, s.ThreadsPerRun())
+				what := "these runs"
+				if out != "" {
+					what = "the runs left"
+				}
+				j := jobs
+				if j == 0 {
+					j = sweep.DefaultJobs(s.ThreadsPerRun())
+				}
+				fmt.Printf("estimate for %s: %.1f CPU-hours, %.1f hours of wall time at %d runs at once, at %.1f steps/s per run (%s); evaluation and the steps above not included\n",
+					what, h, h/float64(j*s.ThreadsPerRun()), j, sps, source)
 			} else {
 				fmt.Println("estimate: no steps/s known (give --steps-per-sec, steps_per_second in the spec, or --out of a sweep with finished runs)")
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVar(&out, "out", "", "sweep directory whose finished runs give a measured steps/s")
+	c.Flags().StringVar(&out, "out", "", "sweep directory: its finished runs are counted as done and give a measured steps/s")
 	c.Flags().Float64Var(&sps, "steps-per-sec", 0, "training speed of one run (steps/s) for the estimate")
+	c.Flags().StringVar(&dataRoot, "data-root", "", "directory relative dataset and model paths are read from, as in 'sweep run' (default: the spec's directory)")
+	c.Flags().IntVar(&jobs, "jobs", 0, "runs at once, for the wall-time estimate (0: cores / threads, as 'sweep run')")
 	selectionFlags(c.Flags(), &only, &order)
 	return c
 }

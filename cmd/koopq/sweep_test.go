@@ -72,7 +72,8 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 	r := runCLI(t, dir, time.Minute, "sweep", "plan", "spec.yaml")
 	// 4 runs × 5000 steps at 100 steps/s, 1 thread = 200 s = 0.06 CPU-hours.
 	if r.Code != 0 || !strings.Contains(r.Stdout, "4 runs (1 datasets × 2 methods × 2 seeds + 0 ablation runs), 20000 gradient steps") ||
-		!strings.Contains(r.Stdout, "estimate: 0.1 CPU-hours at 100.0 steps/s per run (the spec's steps_per_second)") ||
+		!strings.Contains(r.Stdout, "estimate for these runs: 0.1 CPU-hours") ||
+		!strings.Contains(r.Stdout, "at 100.0 steps/s per run (the spec's steps_per_second)") ||
 		!strings.Contains(r.Stdout, "pendulum-medium__s4rl-n__s1") {
 		t.Errorf("plan: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -134,6 +135,20 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(work, "sw")
+	// The plan names what the sweep makes first, where, and the wall time of what is left.
+	r := runCLI(t, work, time.Minute, "sweep", "plan", "spec.yaml", "--out", out, "--jobs", "2", "--steps-per-sec", "10")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "in "+out+": 0 of these runs done, 2 left") ||
+		!strings.Contains(r.Stdout, "first: collect pendulum-medium → "+filepath.Join(work, "data", "pendulum-medium.hdf5")) ||
+		// 2 runs × 5000 steps at 10 steps/s = 1000 s = 0.28 CPU-hours, 2 at once: 0.14 h.
+		!strings.Contains(r.Stdout, "estimate for the runs left: 0.3 CPU-hours, 0.1 hours of wall time at 2 runs at once") {
+		t.Errorf("plan before the sweep: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	elsewhere := t.TempDir()
+	r = runCLI(t, work, time.Minute, "sweep", "plan", "spec.yaml", "--data-root", elsewhere)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "first: collect pendulum-medium → "+filepath.Join(elsewhere, "data", "pendulum-medium.hdf5")) {
+		t.Errorf("plan --data-root: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	expectCLIError(t, runCLI(t, work, time.Minute, "sweep", "plan", "spec.yaml", "--jobs", "-2"), "--jobs -2")
 	cmd := exec.Command(koopqBin, "sweep", "run", "spec.yaml", "--out", out, "--jobs", "1", "--progress-every", "1s")
 	cmd.Dir = work
 	var stdout, stderr strings.Builder
@@ -163,7 +178,7 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(work, "data", "pendulum-medium-replay.hdf5")); err != nil {
 		t.Errorf("collect's files: %v", err)
 	}
-	r := runCLI(t, work, time.Minute, "sweep", "status", out)
+	r = runCLI(t, work, time.Minute, "sweep", "status", out)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "2 runs: 0 done, 0 running, 0 failed, 2 pending") || !strings.Contains(r.Stdout, "partial") {
 		t.Errorf("status after Ctrl-C:\n%s%s", r.Stdout, r.Stderr)
 	}
@@ -181,7 +196,8 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 		t.Errorf("third sweep ran something: %s", r.Stdout)
 	}
 	r = runCLI(t, work, time.Minute, "sweep", "plan", "spec.yaml", "--out", out)
-	if r.Code != 0 || !strings.Contains(r.Stdout, "median of 2 finished runs") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "median of 2 finished runs") || !strings.Contains(r.Stdout, "2 of these runs done, 0 left") ||
+		strings.Contains(r.Stdout, "first: collect") {
 		t.Errorf("plan with measured speed: %s%s", r.Stdout, r.Stderr)
 	}
 
