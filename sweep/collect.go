@@ -34,10 +34,16 @@ func MissingData(s *Spec, runs []Run, root string) []string {
 	return out
 }
 
+// The kinds of PrepStep.
+const (
+	PrepCollect = "collect" // a dataset file, by `koopq collect`
+	PrepKoopman = "koopman" // a shared Koopman model, by `koopq koopman train`
+)
+
 // PrepStep is one thing Prepare makes before the runs start: a dataset file
 // (`koopq collect`) or a shared Koopman model (`koopq koopman train`).
 type PrepStep struct {
-	// Kind is "collect" or "koopman".
+	// Kind is PrepCollect or PrepKoopman.
 	Kind string
 	// Datasets are the spec datasets the step serves (a collect command
 	// shared by several datasets runs once); a failed step fails them all.
@@ -53,6 +59,14 @@ type PrepStep struct {
 // String describes the step for plans and progress lines.
 func (p PrepStep) String() string {
 	return p.Kind + " " + strings.Join(p.Datasets, ", ")
+}
+
+// verb is the koopq command of the step ("collect", "koopman train").
+func (p PrepStep) verb() string {
+	if p.Kind == PrepKoopman {
+		return "koopman train"
+	}
+	return "collect"
 }
 
 // Preparation lists, in the order Prepare runs them, the steps that make
@@ -84,7 +98,7 @@ func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 			continue
 		}
 		collect[key] = len(steps)
-		steps = append(steps, PrepStep{Kind: "collect", Datasets: []string{d.Name}, Path: p, Args: args,
+		steps = append(steps, PrepStep{Kind: PrepCollect, Datasets: []string{d.Name}, Path: p, Args: args,
 			Log: filepath.Join(filepath.Dir(p), "collect.log")})
 	}
 	for _, d := range s.Datasets {
@@ -101,7 +115,7 @@ func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 			// An earlier sweep was stopped during this training: continue it.
 			args = append(args, "--resume")
 		}
-		steps = append(steps, PrepStep{Kind: "koopman", Datasets: []string{d.Name}, Path: p, Args: args, Log: p + ".log"})
+		steps = append(steps, PrepStep{Kind: PrepKoopman, Datasets: []string{d.Name}, Path: p, Args: args, Log: p + ".log"})
 	}
 	return steps
 }
@@ -118,23 +132,19 @@ func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progress io.Writer) map[string]error {
 	failed := map[string]error{}
 	for _, st := range Preparation(s, runs, root) {
-		if st.Kind == "koopman" && failed[st.Datasets[0]] != nil {
+		if st.Kind == PrepKoopman && failed[st.Datasets[0]] != nil {
 			continue
 		}
 		err := runTool(ctx, koopq, st.Args, st.Log, st.String(), progress)
 		if err == nil {
 			if _, serr := os.Stat(st.Path); serr != nil {
-				tool := "koopq collect"
-				if st.Kind == "koopman" {
-					tool = "koopq koopman train"
-				}
-				err = fmt.Errorf("%s did not write %s", tool, st.Path)
+				err = fmt.Errorf("koopq %s did not write %s", st.verb(), st.Path)
 			}
 		}
 		for _, name := range st.Datasets {
 			switch {
 			case err == nil:
-			case st.Kind == "koopman":
+			case st.Kind == PrepKoopman:
 				failed[name] = fmt.Errorf("dataset %s: Koopman model: %w", name, err)
 			default:
 				failed[name] = fmt.Errorf("dataset %s: %w", name, err)

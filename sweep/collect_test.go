@@ -138,7 +138,7 @@ func TestPreparation(t *testing.T) {
 		}
 	}
 	steps = Preparation(s, runs, root)
-	if len(steps) != 1 || steps[0].Kind != "koopman" || steps[0].Args[len(steps[0].Args)-1] != "--resume" {
+	if len(steps) != 1 || steps[0].Kind != PrepKoopman || steps[0].Args[len(steps[0].Args)-1] != "--resume" {
 		t.Errorf("after collect, interrupted training: %+v", steps)
 	}
 	// Everything present: nothing to make.

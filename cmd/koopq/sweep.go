@@ -168,10 +168,7 @@ left, in CPU-hours and in hours of wall time at --jobs runs at once.`,
 			if jobs < 0 {
 				return fmt.Errorf("--jobs %d: must be positive (0: cores / threads)", jobs)
 			}
-			if dataRoot == "" {
-				dataRoot = filepath.Dir(sweepAbs(args[0]))
-			}
-			dataRoot = sweepAbs(dataRoot)
+			dataRoot = sweepDataRoot(args[0], dataRoot)
 			fmt.Print(sweep.FormatPlan(runs))
 			source := ""
 			switch {
@@ -288,10 +285,7 @@ only the datasets and Koopman models the selected runs use are made.
 			if threads > 0 {
 				s.Threads = threads
 			}
-			if dataRoot == "" {
-				dataRoot = filepath.Dir(sweepAbs(specPath))
-			}
-			dataRoot = sweepAbs(dataRoot)
+			dataRoot = sweepDataRoot(specPath, dataRoot)
 			bin, err := koopqBinary(koopqFlag)
 			if err != nil {
 				return err
@@ -532,9 +526,7 @@ func sweepExecCmd() *cobra.Command {
 			if index < 0 || index >= len(runs) {
 				return fmt.Errorf("--index %d: the spec has runs 0..%d (set --index, SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)", index, len(runs)-1)
 			}
-			if dataRoot == "" {
-				dataRoot = filepath.Dir(sweepAbs(specPath))
-			}
+			dataRoot = sweepDataRoot(specPath, dataRoot)
 			if threads <= 0 {
 				threads = s.ThreadsPerRun()
 			}
@@ -553,7 +545,7 @@ func sweepExecCmd() *cobra.Command {
 			defer cancel()
 			r := runs[index]
 			fmt.Printf("run %d: %s\n", index, r.Name)
-			state, err := sweep.Execute(ctx, sweepAbs(out), r, sweep.ExecOptions{Koopq: bin, DataRoot: sweepAbs(dataRoot), Threads: threads,
+			state, err := sweep.Execute(ctx, sweepAbs(out), r, sweep.ExecOptions{Koopq: bin, DataRoot: dataRoot, Threads: threads,
 				Executor: label, RetryFailed: true, TakeOver: true})
 			if errors.Is(err, sweep.ErrSkipped) && state == sweep.Done {
 				fmt.Printf("run %s: already done\n", r.Name)
@@ -578,6 +570,16 @@ func sweepExecCmd() *cobra.Command {
 
 // selectionFlags adds --datasets, --methods and --seeds, which pick a subset
 // of a spec's runs (sweep.Selection), and --order, the order they start in.
+// sweepDataRoot is the absolute directory a sweep's relative dataset and
+// model paths are read from: --data-root when given, else the spec's
+// directory (the same for plan, run and exec).
+func sweepDataRoot(specPath, dataRoot string) string {
+	if dataRoot == "" {
+		return filepath.Dir(sweepAbs(specPath))
+	}
+	return sweepAbs(dataRoot)
+}
+
 func selectionFlags(f *pflag.FlagSet, sel *sweep.Selection, order *string) {
 	f.StringVar(order, "order", sweep.OrderSpec, "start order: spec (dataset, method, seed) or seeds (every run of a seed before the next seed; "+
 		"datasets and methods in the order --datasets/--methods list them)")
