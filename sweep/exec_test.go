@@ -270,3 +270,35 @@ func TestRunLocalFailuresAndOrphans(t *testing.T) {
 		t.Errorf("after cleanOrphans: %v", got)
 	}
 }
+
+// With a time limit, runs whose steps left would end after it are held
+// (never started, left pending, an error); the rest run.
+func TestRunLocalTimeLimitHoldsRunsThatCannotFinish(t *testing.T) {
+	bin, logp := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	runs = runs[:3]
+	out := t.TempDir()
+	// 1000 steps at 0.1 steps/s need 2.8 h: none fits in one hour.
+	var progress strings.Builder
+	o := LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 2, Progress: &progress,
+		Deadline: time.Now().Add(time.Hour), StepsPerSecond: 0.1}
+	sum := RunLocal(context.Background(), out, runs, o)
+	if sum.Held != 3 || sum.Done != 0 || sum.Err() == nil || !strings.Contains(sum.Err().Error(), "3 runs not started") {
+		t.Fatalf("summary %+v (err %v)\n%s", sum, sum.Err(), progress.String())
+	}
+	if strings.Contains(calls(t, logp), "train") || strings.Contains(progress.String(), "start ") ||
+		!strings.Contains(progress.String(), "hold    "+runs[0].Name+": needs about 2h47m0s at 0.1 steps/s") {
+		t.Errorf("held runs were started or not reported:\n%s\ncalls:\n%s", progress.String(), calls(t, logp))
+	}
+	if c := Counts(Statuses(out, runs)); c[Pending] != 3 {
+		t.Errorf("held runs are not pending: %v", c)
+	}
+	// At 1 steps/s (17 min each) they fit; without a speed nothing is held.
+	for _, sps := range []float64{1, 0} {
+		o.StepsPerSecond = sps
+		os.RemoveAll(out)
+		if sum := RunLocal(context.Background(), out, runs, o); sum.Done != 3 || sum.Held != 0 || sum.Err() != nil {
+			t.Errorf("at %g steps/s: %+v", sps, sum)
+		}
+	}
+}

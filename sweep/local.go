@@ -23,14 +23,26 @@ type LocalOptions struct {
 	// line per start and end (nil: silent).
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// Deadline, when set, is the end of the time this sweep may use (a
+	// batch allocation, a working session): a run is started only if its
+	// steps left, at StepsPerSecond, end before it; runs that would not are
+	// held (counted in Summary.Held, left pending, never half-run). The
+	// caller also cancels ctx at the deadline, so that active trainers
+	// checkpoint and exit rather than being killed with the allocation.
+	Deadline time.Time
+	// StepsPerSecond is the expected training speed of one run (steps/s)
+	// for the Deadline check; 0 starts every run (no estimate).
+	StepsPerSecond float64
 }
 
 // Summary is what an executor did.
 type Summary struct {
 	Done, Skipped, Failed, Interrupted int
 	// NotRetried counts runs that had failed before and were left alone
-	// (no RetryFailed); Running counts runs another process is executing.
-	NotRetried, Running int
+	// (no RetryFailed); Running counts runs another process is executing;
+	// Held counts runs not started because they would not finish before
+	// LocalOptions.Deadline.
+	NotRetried, Running, Held int
 	// Errors has one entry per failed run.
 	Errors []string
 }
@@ -43,6 +55,8 @@ func (s Summary) Err() error {
 		return fmt.Errorf("stopped: %d runs interrupted (they resume from their checkpoints on the next 'koopq sweep run')", s.Interrupted)
 	case s.Failed > 0:
 		return fmt.Errorf("%d runs failed (see 'koopq sweep status'; rerun with --retry-failed):\n  %s", s.Failed, strings.Join(s.Errors, "\n  "))
+	case s.Held > 0:
+		return fmt.Errorf("%d runs not started: at the expected speed they would not finish before the time limit (they start on the next 'koopq sweep run')", s.Held)
 	case s.NotRetried > 0:
 		return fmt.Errorf("%d runs failed in an earlier attempt and were not retried (see 'koopq sweep status'; --retry-failed runs them again)", s.NotRetried)
 	}
@@ -86,6 +100,15 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 		go func() {
 			defer wg.Done()
 			for r := range todo {
+				if need, ok := o.fits(out, r); !ok {
+					mu.Lock()
+					sum.Held++
+					mu.Unlock()
+					say("hold    %s: needs about %s at %.1f steps/s, %s left before the time limit; not started",
+						r.Name, need.Round(time.Minute), o.StepsPerSecond, time.Until(o.Deadline).Round(time.Minute))
+					continue
+				}
+				say("start   %s", r.Name)
 				mu.Lock()
 				active[r.Index] = r
 				mu.Unlock()
@@ -171,7 +194,6 @@ feed:
 		}
 		select {
 		case todo <- r:
-			say("start   %s", r.Name)
 		case <-ctx.Done():
 			break feed
 		}
@@ -185,6 +207,17 @@ feed:
 		say("%d runs were already done", skippedDone)
 	}
 	return sum
+}
+
+// fits reports whether run r, from the step it has reached in out, is
+// expected to finish before o.Deadline, and how long it needs.
+func (o LocalOptions) fits(out string, r Run) (time.Duration, bool) {
+	if o.Deadline.IsZero() || !(o.StepsPerSecond > 0) {
+		return 0, true
+	}
+	left := max(r.Steps-RunStatus(out, r).Step, 0)
+	need := time.Duration(float64(left) / o.StepsPerSecond * float64(time.Second))
+	return need, !time.Now().Add(need).After(o.Deadline)
 }
 
 func fmtScore(v float64) string {

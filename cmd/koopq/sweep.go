@@ -242,7 +242,8 @@ func sweepRunCmd() *cobra.Command {
 		out, executor, dataRoot, koopqFlag string
 		jobs, threads                      int
 		retry, noWait, apply               bool
-		poll, progressEvery                time.Duration
+		poll, progressEvery, timeLimit     time.Duration
+		runSPS                             float64
 		only                               sweep.Selection
 		order                              string
 	)
@@ -255,6 +256,11 @@ only the datasets and Koopman models the selected runs use are made.
 
   --executor local   --jobs runs at a time, each with --threads threads (default: fill the cores);
                      Ctrl-C asks every trainer to checkpoint and stops; rerunning continues.
+                     --time-limit D (e.g. 2h50m, for a batch allocation or a working session): a run
+                     starts only if its steps left, at the expected steps/s (--steps-per-sec, else the
+                     median of the finished runs in --out, else the spec's steps_per_second), end
+                     within D of the start; the others stay pending. At D every active trainer
+                     checkpoints and exits, as on Ctrl-C.
   --executor slurm   writes <out>/.sweep/slurm/array-*.sbatch (one array task per unfinished run, --requeue,
                      logs %A_%a.out), submits it with sbatch and follows it with squeue (--no-wait: submit only).
   --executor k8s     writes <out>/.sweep/k8s/<name>.yaml: a ConfigMap with the spec, a PersistentVolumeClaim
@@ -284,6 +290,12 @@ only the datasets and Koopman models the selected runs use are made.
 			}
 			if threads > 0 {
 				s.Threads = threads
+			}
+			if cmd.Flags().Changed("time-limit") && (timeLimit <= 0 || executor != "local") {
+				return fmt.Errorf("--time-limit %v: want a positive duration, with --executor local (Slurm and Kubernetes have their own time limits: the spec's slurm.time)", timeLimit)
+			}
+			if cmd.Flags().Changed("steps-per-sec") && (!(runSPS > 0) || !cmd.Flags().Changed("time-limit")) {
+				return fmt.Errorf("--steps-per-sec %g: want a positive speed, with --time-limit (it is only used to decide which runs can finish in time)", runSPS)
 			}
 			dataRoot = sweepDataRoot(specPath, dataRoot)
 			bin, err := koopqBinary(koopqFlag)
@@ -340,6 +352,13 @@ only the datasets and Koopman models the selected runs use are made.
 			}
 			ctx, cancel := signalContext(cmd.Context(), "stopping; trainers checkpoint and exit (rerun the same command to continue)")
 			defer cancel()
+			var deadline time.Time
+			if timeLimit > 0 {
+				deadline = time.Now().Add(timeLimit)
+				var stop context.CancelFunc
+				ctx, stop = context.WithDeadline(ctx, deadline)
+				defer stop()
+			}
 			var unprepared []string
 			if executor != "k8s" && executor != "kubernetes" {
 				failed := sweep.Prepare(ctx, s, runs, dataRoot, bin, os.Stdout)
@@ -368,15 +387,36 @@ only the datasets and Koopman models the selected runs use are made.
 			switch executor {
 			case "local":
 				o := sweep.LocalOptions{ExecOptions: sweep.ExecOptions{Koopq: bin, DataRoot: dataRoot, Threads: s.ThreadsPerRun(),
-					RetryFailed: retry}, Jobs: jobs, Progress: os.Stdout, ProgressEvery: progressEvery}
+					RetryFailed: retry}, Jobs: jobs, Progress: os.Stdout, ProgressEvery: progressEvery, Deadline: deadline}
 				j := o.Jobs
 				if j == 0 {
 					j = sweep.DefaultJobs(s.ThreadsPerRun())
 				}
 				fmt.Printf("sweep %s: %d runs, %d at a time with %d threads each, in %s\n", s.Name, len(runs), j, s.ThreadsPerRun(), out)
+				if !deadline.IsZero() {
+					source := "--steps-per-sec"
+					o.StepsPerSecond = runSPS
+					if o.StepsPerSecond == 0 {
+						if m, n := sweep.MeasuredStepsPerSec(out, runs); n > 0 {
+							o.StepsPerSecond, source = m, fmt.Sprintf("median of %d finished runs", n)
+						} else if s.StepsPerSecond > 0 {
+							o.StepsPerSecond, source = s.StepsPerSecond, "the spec's steps_per_second"
+						}
+					}
+					if o.StepsPerSecond > 0 {
+						fmt.Printf("time limit %s (until %s): runs start only if they end by then at %.1f steps/s (%s)\n",
+							timeLimit, deadline.Format("15:04"), o.StepsPerSecond, source)
+					} else {
+						fmt.Printf("time limit %s (until %s): no steps/s known, every run starts; at the limit the active ones checkpoint and stop\n",
+							timeLimit, deadline.Format("15:04"))
+					}
+				}
 				sum := sweep.RunLocal(ctx, out, runs, o)
-				fmt.Printf("%d done, %d skipped, %d failed, %d interrupted, %d failed before (not retried), %d running elsewhere\n",
-					sum.Done, sum.Skipped, sum.Failed, sum.Interrupted, sum.NotRetried, sum.Running)
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					fmt.Printf("time limit %s reached: the active trainers checkpointed and stopped (rerun the same command to continue)\n", timeLimit)
+				}
+				fmt.Printf("%d done, %d skipped, %d failed, %d interrupted, %d failed before (not retried), %d running elsewhere, %d held by the time limit\n",
+					sum.Done, sum.Skipped, sum.Failed, sum.Interrupted, sum.NotRetried, sum.Running, sum.Held)
 				return notPrepared(sum.Err())
 			case "slurm":
 				var todo []sweep.Run
@@ -458,6 +498,8 @@ only the datasets and Koopman models the selected runs use are made.
 	f.BoolVar(&noWait, "no-wait", false, "slurm: submit and return without following the job")
 	f.DurationVar(&poll, "poll", 5*time.Second, "slurm: interval between squeue calls")
 	f.DurationVar(&progressEvery, "progress-every", 30*time.Second, "local and slurm: interval between progress lines of running runs")
+	f.DurationVar(&timeLimit, "time-limit", 0, "local: wall time this sweep may use; runs that would not finish in it are not started, and at the limit active trainers checkpoint and stop")
+	f.Float64Var(&runSPS, "steps-per-sec", 0, "local, with --time-limit: expected training speed of one run (default: measured on the finished runs in --out, else the spec's steps_per_second)")
 	f.BoolVar(&apply, "apply", false, "k8s: kubectl apply the manifests")
 	selectionFlags(f, &only, &order)
 	return c

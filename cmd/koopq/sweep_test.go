@@ -45,6 +45,10 @@ func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
 		{"bad executor", "", "", []string{"--executor", "pbs"}, []string{`--executor "pbs"`}},
 		{"negative jobs", "", "", []string{"--jobs", "-1"}, []string{"--jobs -1"}},
 		{"k8s without image", "", "", []string{"--executor", "k8s"}, []string{"kubernetes.image: missing"}},
+		{"zero time limit", "", "", []string{"--time-limit", "0s"}, []string{"--time-limit 0s: want a positive duration"}},
+		{"time limit on slurm", "", "", []string{"--time-limit", "1h", "--executor", "slurm"}, []string{"with --executor local"}},
+		{"speed without time limit", "", "", []string{"--steps-per-sec", "5"}, []string{"--steps-per-sec 5", "with --time-limit"}},
+		{"negative speed", "", "", []string{"--time-limit", "1h", "--steps-per-sec", "-2"}, []string{"--steps-per-sec -2: want a positive speed"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -308,4 +312,40 @@ threads: 1
 	expectCLIError(t, r, "--compare", "METHOD:OVER")
 	r = runCLI(t, work, time.Minute, "report", out, "--reference", filepath.Join(work, "none.yaml"))
 	expectCLIError(t, r, "--reference", "none.yaml")
+}
+
+// --time-limit holds runs that cannot finish in time (nothing of them is
+// made) and, at the limit, stops the active trainers with a checkpoint.
+func TestSweepRunTimeLimit(t *testing.T) {
+	work := t.TempDir()
+	makeTinyData(t, work)
+	spec := strings.Replace(tinySweepSpec, "seeds: [0, 1]", "seeds: [0]", 1)
+	spec = strings.Replace(spec, "steps: 5000", "steps: 200000", 1)
+	if err := os.WriteFile(filepath.Join(work, "spec.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "sw")
+	// 200k steps at 20 steps/s need 2.8 h each: neither fits in one hour.
+	r := runCLI(t, work, time.Minute, "sweep", "run", "spec.yaml", "--out", out, "--jobs", "2", "--time-limit", "1h", "--steps-per-sec", "20")
+	expectCLIError(t, r, "2 runs not started")
+	if !strings.Contains(r.Stdout, "hold    pendulum-medium__cql__s0: needs about 2h47m0s at 20.0 steps/s") ||
+		!strings.Contains(r.Stdout, "2 held by the time limit") || strings.Contains(r.Stdout, "\nstart ") {
+		t.Errorf("held sweep:\n%s", r.Stdout)
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "*", "*", "config.json")); len(m) != 0 {
+		t.Errorf("held runs made run directories: %v", m)
+	}
+	// No speed given or measured: both start, and the limit stops them with a checkpoint.
+	r = runCLI(t, work, 2*time.Minute, "sweep", "run", "spec.yaml", "--out", out, "--jobs", "2", "--time-limit", "3s")
+	expectCLIError(t, r, "2 runs interrupted")
+	if !strings.Contains(r.Stdout, "no steps/s known, every run starts") || !strings.Contains(r.Stdout, "time limit 3s reached") {
+		t.Errorf("stopped sweep:\n%s", r.Stdout)
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "*", "*", "checkpoints", "latest.safetensors")); len(m) != 2 {
+		t.Errorf("checkpoints after the limit: %v\n%s", m, r.Stdout)
+	}
+	r = runCLI(t, work, time.Minute, "sweep", "status", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "2 pending") {
+		t.Errorf("status after the limit: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 }
