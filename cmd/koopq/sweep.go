@@ -87,6 +87,26 @@ func loadSpec(path string) (*sweep.Spec, []sweep.Run, []byte, error) {
 	return s, runs, text, err
 }
 
+// expectedStepsPerSec is the training speed of one run (steps/s) that
+// 'sweep plan' and 'sweep run --time-limit' estimate with, and where it came
+// from: flag (--steps-per-sec) when positive, else the median of the runs
+// finished in out (when out is set), else the spec's steps_per_second; 0 and
+// "" when none is known.
+func expectedStepsPerSec(s *sweep.Spec, out string, runs []sweep.Run, flag float64) (float64, string) {
+	if flag > 0 {
+		return flag, "--steps-per-sec"
+	}
+	if out != "" {
+		if m, n := sweep.MeasuredStepsPerSec(out, runs); n > 0 {
+			return m, fmt.Sprintf("median of %d finished runs in %s", n, out)
+		}
+	}
+	if s.StepsPerSecond > 0 {
+		return s.StepsPerSecond, "the spec's steps_per_second"
+	}
+	return 0, ""
+}
+
 // signalContext is cancelled by SIGINT or SIGTERM; the first signal is
 // announced on stderr.
 func signalContext(parent context.Context, what string) (context.Context, context.CancelFunc) {
@@ -170,18 +190,8 @@ left, in CPU-hours and in hours of wall time at --jobs runs at once.`,
 			}
 			dataRoot = sweepDataRoot(args[0], dataRoot)
 			fmt.Print(sweep.FormatPlan(runs))
-			source := ""
-			switch {
-			case sps > 0:
-				source = "--steps-per-sec"
-			case out != "":
-				if m, n := sweep.MeasuredStepsPerSec(out, runs); n > 0 {
-					sps, source = m, fmt.Sprintf("median of %d finished runs in %s", n, out)
-				}
-			}
-			if sps == 0 && s.StepsPerSecond > 0 {
-				sps, source = s.StepsPerSecond, "the spec's steps_per_second"
-			}
+			var source string
+			sps, source = expectedStepsPerSec(s, out, runs, sps)
 			total := 0
 			for _, r := range runs {
 				total += r.Steps
@@ -394,15 +404,8 @@ only the datasets and Koopman models the selected runs use are made.
 				}
 				fmt.Printf("sweep %s: %d runs, %d at a time with %d threads each, in %s\n", s.Name, len(runs), j, s.ThreadsPerRun(), out)
 				if !deadline.IsZero() {
-					source := "--steps-per-sec"
-					o.StepsPerSecond = runSPS
-					if o.StepsPerSecond == 0 {
-						if m, n := sweep.MeasuredStepsPerSec(out, runs); n > 0 {
-							o.StepsPerSecond, source = m, fmt.Sprintf("median of %d finished runs", n)
-						} else if s.StepsPerSecond > 0 {
-							o.StepsPerSecond, source = s.StepsPerSecond, "the spec's steps_per_second"
-						}
-					}
+					var source string
+					o.StepsPerSecond, source = expectedStepsPerSec(s, out, runs, runSPS)
 					if o.StepsPerSecond > 0 {
 						fmt.Printf("time limit %s (until %s): runs start only if they end by then at %.1f steps/s (%s)\n",
 							timeLimit, deadline.Format("15:04"), o.StepsPerSecond, source)
