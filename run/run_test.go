@@ -110,6 +110,21 @@ func TestTrainResumeAfterKill(t *testing.T) {
 	if res.Provenance.GoVersion == "" || res.Config.CQL.Seed != 9 || res.Provenance.BLAS == "" {
 		t.Fatalf("results.json lacks provenance/config: %+v", res.Provenance)
 	}
+	// It also records both processes: 0..k (the killed one, to its
+	// checkpoint) and k..40 (the one that finished); the uninterrupted run
+	// has one segment.
+	if g := resA.Segments; len(g) != 1 || g[0].FromStep != 0 || g[0].ToStep != 40 || g[0].Provenance == nil {
+		t.Fatalf("uninterrupted run: segments %+v", g)
+	}
+	g := res.Segments
+	if len(g) != 2 || g[0].FromStep != 0 || g[0].ToStep < 27 || g[0].ToStep >= 40 || g[1].FromStep != g[0].ToStep || g[1].ToStep != 40 {
+		t.Fatalf("resumed run: segments %+v", g)
+	}
+	for i, s := range g {
+		if s.Provenance == nil || s.Provenance.BLAS == "" || s.WallSeconds <= 0 {
+			t.Fatalf("segment %d lacks provenance or wall time: %+v", i, s)
+		}
+	}
 	// The saved policy reloads and acts like the trained one.
 	p, envName, err := LoadPolicy(dirB.File("policy.safetensors"))
 	if err != nil || envName != "pendulum" {
@@ -144,5 +159,31 @@ func TestLoadPolicyRejectsOtherFiles(t *testing.T) {
 	}
 	if _, err := OpenDir(t.TempDir()); err == nil {
 		t.Fatal("directory without config.json accepted as a run")
+	}
+}
+
+// Checkpoints record the segments of the processes that trained a run;
+// a checkpoint from before segments stands for one of unknown provenance,
+// and segments that do not tile 0..step are rejected, not trusted.
+func TestResumedSegments(t *testing.T) {
+	g, err := resumedSegments(map[string]string{}, 300)
+	if err != nil || len(g) != 1 || g[0] != (Segment{FromStep: 0, ToStep: 300}) {
+		t.Fatalf("old checkpoint: %+v, %v", g, err)
+	}
+	ok := `[{"from_step":0,"to_step":100,"wall_seconds":5,"provenance":null},{"from_step":100,"to_step":300,"wall_seconds":9,"provenance":{"blas":"openblas"}}]`
+	g, err = resumedSegments(map[string]string{"segments": ok}, 300)
+	if err != nil || len(g) != 2 || g[1].Provenance == nil || g[1].Provenance.BLAS != "openblas" {
+		t.Fatalf("recorded segments: %+v, %v", g, err)
+	}
+	for name, bad := range map[string]string{
+		"gap":        `[{"from_step":0,"to_step":100},{"from_step":120,"to_step":300}]`,
+		"short":      `[{"from_step":0,"to_step":200}]`,
+		"backwards":  `[{"from_step":0,"to_step":300},{"from_step":300,"to_step":250}]`,
+		"not json":   `{`,
+		"late start": `[{"from_step":5,"to_step":300}]`,
+	} {
+		if _, err := resumedSegments(map[string]string{"segments": bad}, 300); err == nil || !strings.Contains(err.Error(), "bad segments") {
+			t.Errorf("%s: want a bad-segments error, got %v", name, err)
+		}
 	}
 }

@@ -75,9 +75,15 @@ type PhaseSteps struct {
 
 // TrainResult is results.json of a training run.
 type TrainResult struct {
-	Config      TrainConfig `json:"config"`
-	Seed        uint64      `json:"seed"`
-	Provenance  Provenance  `json:"provenance"` // of the process that finished the run
+	Config     TrainConfig `json:"config"`
+	Seed       uint64      `json:"seed"`
+	Provenance Provenance  `json:"provenance"` // of the process that finished the run
+	// Segments lists every process that trained the run, in order: one
+	// for a run trained in one go, one more per resume. The last is the
+	// process that finished it (Provenance). A run resumed on another
+	// machine, backend or instruction set is a mixture of numeric paths,
+	// and only this list shows it.
+	Segments    []Segment   `json:"segments"`
 	Dataset     string      `json:"dataset"`
 	Transitions int         `json:"transitions"`
 	Final       eval.Result `json:"final_eval"`
@@ -92,6 +98,48 @@ type TrainResult struct {
 	// AlreadyFinished is set (not stored) when Train found the run
 	// finished at the requested number of steps and did nothing.
 	AlreadyFinished bool `json:"-"`
+}
+
+// Segment is one process's share of a training run: the gradient steps it
+// trained that the run kept (from the checkpoint it resumed at, or 0, to
+// the step it finished or last checkpointed at) and what it ran on. Steps a
+// killed process made after its last checkpoint are redone by the next one
+// and belong to that one's segment.
+type Segment struct {
+	FromStep    int     `json:"from_step"`
+	ToStep      int     `json:"to_step"`
+	WallSeconds float64 `json:"wall_seconds"` // from the process's start to ToStep's checkpoint or the run's end
+	// Provenance is nil for a segment that a checkpoint written before
+	// koopq recorded segments stands for.
+	Provenance *Provenance `json:"provenance"`
+}
+
+// resumedSegments reads the segments recorded in a checkpoint's metadata
+// (meta["segments"]) written at step. A checkpoint without them (written
+// by an older koopq) stands for one segment 0..step of unknown provenance.
+func resumedSegments(meta map[string]string, step int) ([]Segment, error) {
+	s, ok := meta["segments"]
+	if !ok {
+		if step == 0 {
+			return nil, nil
+		}
+		return []Segment{{FromStep: 0, ToStep: step}}, nil
+	}
+	var segs []Segment
+	if err := json.Unmarshal([]byte(s), &segs); err != nil {
+		return nil, fmt.Errorf("bad segments: %w", err)
+	}
+	at := 0
+	for i, g := range segs {
+		if g.FromStep != at || g.ToStep < g.FromStep {
+			return nil, fmt.Errorf("bad segments: segment %d covers steps %d..%d after step %d", i, g.FromStep, g.ToStep, at)
+		}
+		at = g.ToStep
+	}
+	if at != step {
+		return nil, fmt.Errorf("bad segments: they end at step %d, the checkpoint is at step %d", at, step)
+	}
+	return segs, nil
 }
 
 // ProgressFunc reports progress of long work: done of total units, with a
@@ -277,8 +325,9 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	res := &TrainResult{Config: cfg, Seed: cfg.CQL.Seed, Provenance: CurrentProvenance(), Dataset: cfg.Data, Transitions: data.Len()}
 	ckpt := dir.File("checkpoints/latest.safetensors")
 	var last cql.Stats
-	lastCkpt := -1 // step of the last checkpoint on disk
-	keep := -1     // metric rows to keep (resume)
+	lastCkpt := -1      // step of the last checkpoint on disk
+	keep := -1          // metric rows to keep (resume)
+	var prior []Segment // segments of the processes before this one (resume)
 	if opts.Resume {
 		keep = 0
 		if _, err := os.Stat(ckpt); err == nil {
@@ -292,6 +341,9 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 				}
 			}
 			keep, lastCkpt = tr.Learner.Steps, tr.Learner.Steps
+			if prior, err = resumedSegments(meta, tr.Learner.Steps); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: %w", ckpt, err)
+			}
 		}
 		var hist []EvalPoint
 		if err := dir.ReadJSON("history.json", &hist); err == nil || os.IsNotExist(err) {
@@ -316,6 +368,14 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		res.History = append(res.History, EvalPoint{Step: step, Mean: r.Mean, Std: r.Std, Normalized: r.Normalized})
 		return r, dir.WriteJSON("history.json", res.History)
 	}
+	firstStep := tr.Learner.Steps
+	segments := func() []Segment {
+		if tr.Learner.Steps == firstStep && firstStep > 0 {
+			return prior // this process kept no step
+		}
+		return append(slices.Clip(prior), Segment{FromStep: firstStep, ToStep: tr.Learner.Steps,
+			WallSeconds: time.Since(start).Seconds(), Provenance: &res.Provenance})
+	}
 	save := func() error {
 		meta := map[string]string{"seed": strconv.FormatUint(cfg.CQL.Seed, 10)}
 		sj, err := json.Marshal(last)
@@ -323,6 +383,11 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 			return fmt.Errorf("checkpoint: last stats: %w", err)
 		}
 		meta["last_stats"] = string(sj)
+		gj, err := json.Marshal(segments())
+		if err != nil {
+			return fmt.Errorf("checkpoint: segments: %w", err)
+		}
+		meta["segments"] = string(gj)
 		crashPoint("checkpoint")
 		if err := tr.Save(ckpt, meta); err != nil {
 			return err
@@ -330,7 +395,6 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		lastCkpt = tr.Learner.Steps
 		return nil
 	}
-	firstStep := tr.Learner.Steps
 	bcSteps, total := cfg.CQL.BCSteps, cfg.CQL.Steps
 	lastEval := math.NaN()
 	err = tr.Run(ctx, func(step int, st cql.Stats) error {
@@ -411,6 +475,7 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		res.FinalPhase = PhaseBC
 	}
 	res.WallSeconds = time.Since(start).Seconds()
+	res.Segments = segments()
 	if n := tr.Learner.Steps - firstStep; n > 0 {
 		res.StepsPerSec = float64(n) / res.WallSeconds
 	}
