@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -280,18 +281,82 @@ func TestTrainResumeRules(t *testing.T) {
 // checkpoint, metrics and results, timing fields aside.
 func compareRuns(t *testing.T, want, got string) {
 	t.Helper()
-	for _, f := range []string{"policy.safetensors", "checkpoints/latest.safetensors", "history.json"} {
+	for _, f := range []string{"policy.safetensors", "history.json"} {
 		a, err1 := os.ReadFile(filepath.Join(want, f))
 		b, err2 := os.ReadFile(filepath.Join(got, f))
 		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s differs (%v, %v)", f, err1, err2)
 		}
 	}
+	sameCheckpoint(t, filepath.Join(want, "checkpoints", "latest.safetensors"), filepath.Join(got, "checkpoints", "latest.safetensors"))
+	checkSegments(t, got)
 	if a, b := csvNoTiming(t, filepath.Join(want, "metrics.csv")), csvNoTiming(t, filepath.Join(got, "metrics.csv")); a != b {
 		t.Errorf("metrics.csv differs:\n%s\nvs\n%s", a, b)
 	}
 	if a, b := resultsNoTiming(t, want), resultsNoTiming(t, got); a != b {
 		t.Errorf("results.json differs:\n%s\nvs\n%s", a, b)
+	}
+}
+
+// sameCheckpoint fails unless two checkpoints hold bit-identical tensors
+// and the same metadata apart from "segments", which records the
+// processes that trained the run (more of them after resumes).
+func sameCheckpoint(t *testing.T, want, got string) {
+	t.Helper()
+	ta, ma, err1 := nn.LoadSafetensors(want)
+	tb, mb, err2 := nn.LoadSafetensors(got)
+	if err1 != nil || err2 != nil {
+		t.Errorf("checkpoints: %v, %v", err1, err2)
+		return
+	}
+	if len(ta) != len(tb) {
+		t.Errorf("checkpoint %s: %d tensors, want %d", got, len(tb), len(ta))
+	}
+	for name, a := range ta {
+		b, ok := tb[name]
+		if !ok || !slices.Equal(a.Shape, b.Shape) || len(a.Data) != len(b.Data) {
+			t.Errorf("checkpoint %s: tensor %s missing or of another shape", got, name)
+			continue
+		}
+		for i := range a.Data {
+			if math.Float32bits(a.Data[i]) != math.Float32bits(b.Data[i]) {
+				t.Errorf("checkpoint %s: tensor %s differs at %d: %v vs %v", got, name, i, a.Data[i], b.Data[i])
+				break
+			}
+		}
+	}
+	if _, ok := mb["segments"]; !ok {
+		t.Errorf("checkpoint %s records no segments", got)
+	}
+	delete(ma, "segments")
+	delete(mb, "segments")
+	if !maps.Equal(ma, mb) {
+		t.Errorf("checkpoint %s: metadata differs:\n%v\nvs\n%v", got, ma, mb)
+	}
+}
+
+// checkSegments fails unless the segments in dir's results.json tile the
+// run's steps 0..steps, each with its process's provenance.
+func checkSegments(t *testing.T, dir string) {
+	t.Helper()
+	var res run.TrainResult
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &res)
+	}
+	if err != nil {
+		t.Errorf("results.json: %v", err)
+		return
+	}
+	at := 0
+	for i, g := range res.Segments {
+		if g.FromStep != at || g.ToStep < g.FromStep || g.Provenance == nil || g.Provenance.GoVersion == "" {
+			t.Errorf("%s: segment %d %+v after step %d", dir, i, g, at)
+		}
+		at = g.ToStep
+	}
+	if len(res.Segments) == 0 || at != res.Steps {
+		t.Errorf("%s: segments %+v do not end at step %d", dir, res.Segments, res.Steps)
 	}
 }
 
@@ -332,6 +397,7 @@ func resultsNoTiming(t *testing.T, dir string) string {
 	}
 	delete(m, "wall_seconds")
 	delete(m, "steps_per_second")
+	delete(m, "segments") // one per process; checkSegments checks them
 	prov := m["provenance"].(map[string]any)
 	delete(prov, "started")
 	delete(prov, "command_line")
