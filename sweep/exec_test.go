@@ -281,7 +281,7 @@ func TestRunLocalTimeLimitHoldsRunsThatCannotFinish(t *testing.T) {
 	// 1000 steps at 0.1 steps/s need 2.8 h: none fits in one hour.
 	var progress strings.Builder
 	o := LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 2, Progress: &progress,
-		Deadline: time.Now().Add(time.Hour), StepsPerSecond: 0.1}
+		Deadline: time.Now().Add(time.Hour), Speeds: NewSpeeds(nil, "", nil, map[string]float64{"": 0.1})}
 	sum := RunLocal(context.Background(), out, runs, o)
 	if sum.Held != 3 || sum.Done != 0 || sum.Err() == nil || !strings.Contains(sum.Err().Error(), "3 runs not started") {
 		t.Fatalf("summary %+v (err %v)\n%s", sum, sum.Err(), progress.String())
@@ -294,11 +294,23 @@ func TestRunLocalTimeLimitHoldsRunsThatCannotFinish(t *testing.T) {
 		t.Errorf("held runs are not pending: %v", c)
 	}
 	// At 1 steps/s (17 min each) they fit; without a speed nothing is held.
-	for _, sps := range []float64{1, 0} {
-		o.StepsPerSecond = sps
+	for _, given := range []map[string]float64{{"": 1}, nil} {
+		o.Speeds = NewSpeeds(nil, "", nil, given)
 		os.RemoveAll(out)
 		if sum := RunLocal(context.Background(), out, runs, o); sum.Done != 3 || sum.Held != 0 || sum.Err() != nil {
-			t.Errorf("at %g steps/s: %+v", sps, sum)
+			t.Errorf("at %v steps/s: %+v", given, sum)
 		}
+	}
+	// Speeds per method: the two CQL runs fit at 1 steps/s, the KFC++ run
+	// at 0.1 steps/s does not.
+	if runs[0].Method != "CQL" || runs[1].Method != "CQL" || runs[2].Method != "KFC++" {
+		t.Fatalf("test spec order changed: %s %s %s", runs[0].Name, runs[1].Name, runs[2].Name)
+	}
+	o.Speeds = NewSpeeds(nil, "", nil, map[string]float64{"CQL": 1, "KFC++": 0.1})
+	os.RemoveAll(out)
+	progress.Reset()
+	if sum := RunLocal(context.Background(), out, runs, o); sum.Done != 2 || sum.Held != 1 ||
+		!strings.Contains(progress.String(), "hold    "+runs[2].Name+": needs about 2h47m0s at 0.1 steps/s") {
+		t.Errorf("per-method speeds: %+v\n%s", sum, progress.String())
 	}
 }

@@ -25,14 +25,14 @@ type LocalOptions struct {
 	ProgressEvery time.Duration
 	// Deadline, when set, is the end of the time this sweep may use (a
 	// batch allocation, a working session): a run is started only if its
-	// steps left, at StepsPerSecond, end before it; runs that would not are
+	// steps left, at its speed from Speeds, end before it; runs that would not are
 	// held (counted in Summary.Held, left pending, never half-run). The
 	// caller also cancels ctx at the deadline, so that active trainers
 	// checkpoint and exit rather than being killed with the allocation.
 	Deadline time.Time
-	// StepsPerSecond is the expected training speed of one run (steps/s)
-	// for the Deadline check; 0 starts every run (no estimate).
-	StepsPerSecond float64
+	// Speeds gives each run's expected training speed for the Deadline
+	// check; a run whose speed is unknown (the zero Speeds) always starts.
+	Speeds Speeds
 }
 
 // Summary is what an executor did.
@@ -100,12 +100,12 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 		go func() {
 			defer wg.Done()
 			for r := range todo {
-				if need, ok := o.fits(out, r); !ok {
+				if need, sp, ok := o.fits(out, r); !ok {
 					mu.Lock()
 					sum.Held++
 					mu.Unlock()
 					say("hold    %s: needs about %s at %.1f steps/s, %s left before the time limit; not started",
-						r.Name, need.Round(time.Minute), o.StepsPerSecond, time.Until(o.Deadline).Round(time.Minute))
+						r.Name, need.Round(time.Minute), sp, time.Until(o.Deadline).Round(time.Minute))
 					continue
 				}
 				say("start   %s", r.Name)
@@ -210,14 +210,16 @@ feed:
 }
 
 // fits reports whether run r, from the step it has reached in out, is
-// expected to finish before o.Deadline, and how long it needs.
-func (o LocalOptions) fits(out string, r Run) (time.Duration, bool) {
-	if o.Deadline.IsZero() || !(o.StepsPerSecond > 0) {
-		return 0, true
+// expected to finish before o.Deadline, how long it needs and at what
+// speed (steps/s).
+func (o LocalOptions) fits(out string, r Run) (time.Duration, float64, bool) {
+	sp := o.Speeds.For(r).PerSec
+	if o.Deadline.IsZero() || !(sp > 0) {
+		return 0, sp, true
 	}
 	left := max(r.Steps-RunStatus(out, r).Step, 0)
-	need := time.Duration(float64(left) / o.StepsPerSecond * float64(time.Second))
-	return need, !time.Now().Add(need).After(o.Deadline)
+	need := time.Duration(float64(left) / sp * float64(time.Second))
+	return need, sp, !time.Now().Add(need).After(o.Deadline)
 }
 
 func fmtScore(v float64) string {

@@ -2,41 +2,182 @@ package sweep
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
-// MeasuredStepsPerSec is the median training speed (steps/s) of the runs
-// already done in out, and how many runs it is taken from (0: none).
-func MeasuredStepsPerSec(out string, runs []Run) (float64, int) {
-	var v []float64
-	for _, r := range runs {
-		if st := RunStatus(out, r); st.State == Done && st.StepsPerSec > 0 {
-			v = append(v, st.StepsPerSec)
+// Speeds is the expected training speed (steps/s) of each run of a sweep,
+// for 'sweep plan's estimate and 'sweep run --time-limit'. One number for
+// every run is wrong by half for a mixed sweep (a KFC++ step runs the Koopman
+// model's encoder and decoder on every batch and costs about 1.5 CQL steps),
+// so each run takes its speed from the closest evidence, in this order: a
+// speed given for its method; a speed given for every method; the median of
+// the finished runs in the sweep directory with its dataset and method, then
+// with its method, then (for an ablation) with its base method (an ablation
+// of KFC++ runs at about KFC++'s speed), then with its augmentation, then of
+// all finished runs; the spec's
+// steps_per_second. Finished runs count with the speed of their last
+// process (results.json's steps_per_second), whatever threads it had.
+type Speeds struct {
+	given    map[string]float64
+	finished []finishedSpeed
+	spec     float64
+}
+
+type finishedSpeed struct {
+	dataset, method, augment string
+	perSec                   float64
+}
+
+// Speed is one run's expected training speed and where it comes from.
+type Speed struct {
+	// PerSec is in steps/s; 0 when nothing is known.
+	PerSec float64
+	// Source says where PerSec comes from, for messages (e.g. "median of 2
+	// finished CQL runs on hopper-medium").
+	Source string
+}
+
+// NewSpeeds gathers the evidence for Speeds: given (from ParseSpeeds; may be
+// nil), the finished runs among runs (the spec's whole expansion, not only
+// the selected runs) in the sweep directory out ("": none), and s's
+// steps_per_second (s may be nil).
+func NewSpeeds(s *Spec, out string, runs []Run, given map[string]float64) Speeds {
+	sp := Speeds{given: given}
+	if s != nil {
+		sp.spec = s.StepsPerSecond
+	}
+	if out != "" {
+		for _, r := range runs {
+			if st := RunStatus(out, r); st.State == Done && st.StepsPerSec > 0 {
+				sp.finished = append(sp.finished, finishedSpeed{r.Dataset, r.Method, r.Augment, st.StepsPerSec})
+			}
 		}
 	}
-	if len(v) == 0 {
-		return 0, 0
+	return sp
+}
+
+// ParseSpeeds reads --steps-per-sec values: "N" (every method) or "NAME=N"
+// (the method or ablation NAME of s), N a positive number of steps/s.
+func ParseSpeeds(s *Spec, values []string) (map[string]float64, error) {
+	var names []string
+	for _, m := range s.Methods {
+		names = append(names, m.Name)
 	}
+	for _, a := range s.Ablations {
+		names = append(names, a.Name)
+	}
+	var p problems
+	given := map[string]float64{}
+	for _, v := range values {
+		name, num := "", v
+		if i := strings.LastIndex(v, "="); i >= 0 {
+			name, num = v[:i], v[i+1:]
+			if !slices.Contains(names, name) {
+				p.add("--steps-per-sec %s: the spec has no method or ablation %q (it has %s)", v, name, strings.Join(names, ", "))
+				continue
+			}
+		}
+		f, err := strconv.ParseFloat(num, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			p.add("--steps-per-sec %s: want a positive number of steps/s, or NAME=steps/s for one method", v)
+			continue
+		}
+		if _, dup := given[name]; dup {
+			what := "every method"
+			if name != "" {
+				what = name
+			}
+			p.add("--steps-per-sec %s: a speed for %s is given twice", v, what)
+			continue
+		}
+		given[name] = f
+	}
+	return given, p.err()
+}
+
+// For is run r's expected speed.
+func (sp Speeds) For(r Run) Speed {
+	if v, ok := sp.given[r.Method]; ok {
+		return Speed{v, "--steps-per-sec " + r.Method + "=…"}
+	}
+	if v, ok := sp.given[""]; ok {
+		return Speed{v, "--steps-per-sec"}
+	}
+	tiers := []struct {
+		keep func(finishedSpeed) bool
+		what string
+	}{
+		{func(f finishedSpeed) bool { return f.dataset == r.Dataset && f.method == r.Method }, r.Method + " runs on " + r.Dataset},
+		{func(f finishedSpeed) bool { return f.method == r.Method }, r.Method + " runs"},
+		{func(f finishedSpeed) bool { return r.Ablation && f.method == r.Base }, r.Base + " runs, the ablation's base method"},
+		{func(f finishedSpeed) bool { return f.augment == r.Augment }, "runs with augmentation " + r.Augment},
+		{func(finishedSpeed) bool { return true }, "runs of any method"},
+	}
+	for _, t := range tiers {
+		var v []float64
+		for _, f := range sp.finished {
+			if t.keep(f) {
+				v = append(v, f.perSec)
+			}
+		}
+		if len(v) > 0 {
+			return Speed{median(v), fmt.Sprintf("median of %d finished %s", len(v), t.what)}
+		}
+	}
+	if sp.spec > 0 {
+		return Speed{sp.spec, "the spec's steps_per_second"}
+	}
+	return Speed{}
+}
+
+// Describe lists the speed of each dataset and method among runs, in run
+// order, one line each ("hopper-medium CQL: 15.7 steps/s (…)").
+func (sp Speeds) Describe(runs []Run) []string {
+	var lines []string
+	seen := map[[2]string]bool{}
+	for _, r := range runs {
+		k := [2]string{r.Dataset, r.Method}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if v := sp.For(r); v.PerSec > 0 {
+			lines = append(lines, fmt.Sprintf("%s %s: %.1f steps/s (%s)", r.Dataset, r.Method, v.PerSec, v.Source))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s %s: steps/s unknown", r.Dataset, r.Method))
+		}
+	}
+	return lines
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
 	sort.Float64s(v)
 	n := len(v)
 	if n%2 == 1 {
-		return v[n/2], n
+		return v[n/2]
 	}
-	return (v[n/2-1] + v[n/2]) / 2, n
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
-// CPUHours estimates the cost of runs: Σ steps / stepsPerSec, times the
-// threads each run holds, in hours. Evaluation time is not included.
-func CPUHours(runs []Run, stepsPerSec float64, threads int) float64 {
-	if stepsPerSec <= 0 {
-		return 0
-	}
-	total := 0.0
+// CPUHours estimates the cost of runs: Σ steps / (each run's speed), times
+// the threads each run holds, in hours, and how many runs have no known
+// speed (left out of the sum). Evaluation time is not included.
+func CPUHours(runs []Run, sp Speeds, threads int) (float64, int) {
+	total, unknown := 0.0, 0
 	for _, r := range runs {
-		total += float64(r.Steps) / stepsPerSec
+		v := sp.For(r).PerSec
+		if !(v > 0) {
+			unknown++
+			continue
+		}
+		total += float64(r.Steps) / v
 	}
-	return total * float64(max(threads, 1)) / 3600
+	return total * float64(max(threads, 1)) / 3600, unknown
 }
 
 // FormatPlan renders the run list of a spec.

@@ -188,17 +188,6 @@ func TestCompressRanges(t *testing.T) {
 	}
 }
 
-func TestCPUHours(t *testing.T) {
-	runs := []Run{{Steps: 3600}, {Steps: 7200}}
-	// 10800 steps at 2 steps/s = 5400 s = 1.5 h per thread; 2 threads → 3 CPU-hours.
-	if got := CPUHours(runs, 2, 2); got != 3 {
-		t.Errorf("CPUHours = %v, want 3", got)
-	}
-	if CPUHours(runs, 0, 1) != 0 {
-		t.Error("unknown speed must give 0")
-	}
-}
-
 func TestCollectArgs(t *testing.T) {
 	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}", "data: d/hopper-medium.hdf5, collect: {sac-steps: 100, hidden: [8, 8]}}", 1)
 	s, runs := mustParse(t, text, Checker{})

@@ -87,24 +87,16 @@ func loadSpec(path string) (*sweep.Spec, []sweep.Run, []byte, error) {
 	return s, runs, text, err
 }
 
-// expectedStepsPerSec is the training speed of one run (steps/s) that
-// 'sweep plan' and 'sweep run --time-limit' estimate with, and where it came
-// from: flag (--steps-per-sec) when positive, else the median of the runs
-// finished in out (when out is set), else the spec's steps_per_second; 0 and
-// "" when none is known.
-func expectedStepsPerSec(s *sweep.Spec, out string, runs []sweep.Run, flag float64) (float64, string) {
-	if flag > 0 {
-		return flag, "--steps-per-sec"
+// sweepSpeeds is each run's expected training speed for 'sweep plan' and
+// 'sweep run --time-limit': the --steps-per-sec values (flag), else what the
+// finished runs of the spec's expansion all in out measured, else the spec's
+// steps_per_second (see sweep.Speeds).
+func sweepSpeeds(s *sweep.Spec, out string, all []sweep.Run, flag []string) (sweep.Speeds, error) {
+	given, err := sweep.ParseSpeeds(s, flag)
+	if err != nil {
+		return sweep.Speeds{}, err
 	}
-	if out != "" {
-		if m, n := sweep.MeasuredStepsPerSec(out, runs); n > 0 {
-			return m, fmt.Sprintf("median of %d finished runs in %s", n, out)
-		}
-	}
-	if s.StepsPerSecond > 0 {
-		return s.StepsPerSecond, "the spec's steps_per_second"
-	}
-	return 0, ""
+	return sweep.NewSpeeds(s, out, all, given), nil
 }
 
 // signalContext is cancelled by SIGINT or SIGTERM; the first signal is
@@ -157,7 +149,7 @@ and retried with --retry-failed. See examples/smoke.yaml.`,
 func sweepPlanCmd() *cobra.Command {
 	var (
 		out, order, dataRoot string
-		sps                  float64
+		sps                  []string
 		jobs                 int
 		only                 sweep.Selection
 	)
@@ -176,22 +168,21 @@ left, in CPU-hours and in hours of wall time at --jobs runs at once.`,
 				return err
 			}
 			all := len(runs)
+			speeds, err := sweepSpeeds(s, out, runs, sps)
+			if err != nil {
+				return err
+			}
 			if runs, err = only.Apply(s, runs); err != nil {
 				return err
 			}
 			if runs, err = only.Order(s, runs, order); err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("steps-per-sec") && !(sps > 0) {
-				return fmt.Errorf("--steps-per-sec %g: must be positive", sps)
-			}
 			if jobs < 0 {
 				return fmt.Errorf("--jobs %d: must be positive (0: cores / threads)", jobs)
 			}
 			dataRoot = sweepDataRoot(args[0], dataRoot)
 			fmt.Print(sweep.FormatPlan(runs))
-			var source string
-			sps, source = expectedStepsPerSec(s, out, runs, sps)
 			total := 0
 			for _, r := range runs {
 				total += r.Steps
@@ -221,26 +212,38 @@ left, in CPU-hours and in hours of wall time at --jobs runs at once.`,
 			if len(steps) == 0 && len(left) > 0 {
 				fmt.Printf("first: nothing to make (the datasets and Koopman models these runs use are under %s)\n", dataRoot)
 			}
-			if sps > 0 {
-				h := sweep.CPUHours(left, sps, s.ThreadsPerRun())
-				what := "these runs"
-				if out != "" {
-					what = "the runs left"
-				}
-				j := jobs
-				if j == 0 {
-					j = sweep.DefaultJobs(s.ThreadsPerRun())
-				}
-				fmt.Printf("estimate for %s: %.1f CPU-hours, %.1f hours of wall time at %d runs at once, at %.1f steps/s per run (%s); evaluation and the steps above not included\n",
-					what, h, h/float64(j*s.ThreadsPerRun()), j, sps, source)
-			} else {
-				fmt.Println("estimate: no steps/s known (give --steps-per-sec, steps_per_second in the spec, or --out of a sweep with finished runs)")
+			if len(left) == 0 {
+				fmt.Println("estimate: nothing left to run")
+				return nil
 			}
+			h, unknown := sweep.CPUHours(left, speeds, s.ThreadsPerRun())
+			if unknown == len(left) {
+				fmt.Println("estimate: no steps/s known (give --steps-per-sec, steps_per_second in the spec, or --out of a sweep with finished runs)")
+				return nil
+			}
+			what := "these runs"
+			if out != "" {
+				what = "the runs left"
+			}
+			j := jobs
+			if j == 0 {
+				j = sweep.DefaultJobs(s.ThreadsPerRun())
+			}
+			fmt.Println("steps/s per run:")
+			for _, l := range speeds.Describe(left) {
+				fmt.Println("  " + l)
+			}
+			fmt.Printf("estimate for %s: %.1f CPU-hours, %.1f hours of wall time at %d runs at once; evaluation and the steps above not included",
+				what, h, h/float64(j*s.ThreadsPerRun()), j)
+			if unknown > 0 {
+				fmt.Printf("; %d runs with no known steps/s not included", unknown)
+			}
+			fmt.Println()
 			return nil
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "sweep directory: its finished runs are counted as done and give a measured steps/s")
-	c.Flags().Float64Var(&sps, "steps-per-sec", 0, "training speed of one run (steps/s) for the estimate")
+	c.Flags().StringSliceVar(&sps, "steps-per-sec", nil, "training speed of one run (steps/s) for the estimate: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)")
 	c.Flags().StringVar(&dataRoot, "data-root", "", "directory relative dataset and model paths are read from, as in 'sweep run' (default: the spec's directory)")
 	c.Flags().IntVar(&jobs, "jobs", 0, "runs at once, for the wall-time estimate (0: cores / threads, as 'sweep run')")
 	selectionFlags(c.Flags(), &only, &order)
@@ -253,7 +256,7 @@ func sweepRunCmd() *cobra.Command {
 		jobs, threads                      int
 		retry, noWait, apply               bool
 		poll, progressEvery, timeLimit     time.Duration
-		runSPS                             float64
+		runSPS                             []string
 		only                               sweep.Selection
 		order                              string
 	)
@@ -267,10 +270,12 @@ only the datasets and Koopman models the selected runs use are made.
   --executor local   --jobs runs at a time, each with --threads threads (default: fill the cores);
                      Ctrl-C asks every trainer to checkpoint and stops; rerunning continues.
                      --time-limit D (e.g. 2h50m, for a batch allocation or a working session): a run
-                     starts only if its steps left, at the expected steps/s (--steps-per-sec, else the
-                     median of the finished runs in --out, else the spec's steps_per_second), end
-                     within D of the start; the others stay pending. At D every active trainer
-                     checkpoints and exits, as on Ctrl-C.
+                     starts only if its steps left, at its expected steps/s, end within D of the
+                     start; the others stay pending. At D every active trainer checkpoints and exits,
+                     as on Ctrl-C. A run's steps/s: --steps-per-sec for its method (NAME=N) or for
+                     every method (N), else the median of the finished runs in --out of its dataset
+                     and method, else of its method, else of its augmentation, else of all; else the
+                     spec's steps_per_second.
   --executor slurm   writes <out>/.sweep/slurm/array-*.sbatch (one array task per unfinished run, --requeue,
                      logs %A_%a.out), submits it with sbatch and follows it with squeue (--no-wait: submit only).
   --executor k8s     writes <out>/.sweep/k8s/<name>.yaml: a ConfigMap with the spec, a PersistentVolumeClaim
@@ -283,6 +288,7 @@ only the datasets and Koopman models the selected runs use are made.
 			if err != nil {
 				return err
 			}
+			allRuns := runs
 			if runs, err = only.Apply(s, runs); err != nil {
 				return err
 			}
@@ -304,8 +310,12 @@ only the datasets and Koopman models the selected runs use are made.
 			if cmd.Flags().Changed("time-limit") && (timeLimit <= 0 || executor != "local") {
 				return fmt.Errorf("--time-limit %v: want a positive duration, with --executor local (Slurm and Kubernetes have their own time limits: the spec's slurm.time)", timeLimit)
 			}
-			if cmd.Flags().Changed("steps-per-sec") && (!(runSPS > 0) || !cmd.Flags().Changed("time-limit")) {
-				return fmt.Errorf("--steps-per-sec %g: want a positive speed, with --time-limit (it is only used to decide which runs can finish in time)", runSPS)
+			if cmd.Flags().Changed("steps-per-sec") && !cmd.Flags().Changed("time-limit") {
+				return fmt.Errorf("--steps-per-sec %s: give it with --time-limit (it is only used to decide which runs can finish in time)", strings.Join(runSPS, ","))
+			}
+			speeds, err := sweepSpeeds(s, out, allRuns, runSPS)
+			if err != nil {
+				return err
 			}
 			dataRoot = sweepDataRoot(specPath, dataRoot)
 			bin, err := koopqBinary(koopqFlag)
@@ -404,14 +414,11 @@ only the datasets and Koopman models the selected runs use are made.
 				}
 				fmt.Printf("sweep %s: %d runs, %d at a time with %d threads each, in %s\n", s.Name, len(runs), j, s.ThreadsPerRun(), out)
 				if !deadline.IsZero() {
-					var source string
-					o.StepsPerSecond, source = expectedStepsPerSec(s, out, runs, runSPS)
-					if o.StepsPerSecond > 0 {
-						fmt.Printf("time limit %s (until %s): runs start only if they end by then at %.1f steps/s (%s)\n",
-							timeLimit, deadline.Format("15:04"), o.StepsPerSecond, source)
-					} else {
-						fmt.Printf("time limit %s (until %s): no steps/s known, every run starts; at the limit the active ones checkpoint and stop\n",
-							timeLimit, deadline.Format("15:04"))
+					o.Speeds = speeds
+					fmt.Printf("time limit %s (until %s): runs start only if they end by then at their expected steps/s (a run with none known starts; at the limit the active ones checkpoint and stop):\n",
+						timeLimit, deadline.Format("15:04"))
+					for _, l := range speeds.Describe(runs) {
+						fmt.Println("  " + l)
 					}
 				}
 				sum := sweep.RunLocal(ctx, out, runs, o)
@@ -502,7 +509,7 @@ only the datasets and Koopman models the selected runs use are made.
 	f.DurationVar(&poll, "poll", 5*time.Second, "slurm: interval between squeue calls")
 	f.DurationVar(&progressEvery, "progress-every", 30*time.Second, "local and slurm: interval between progress lines of running runs")
 	f.DurationVar(&timeLimit, "time-limit", 0, "local: wall time this sweep may use; runs that would not finish in it are not started, and at the limit active trainers checkpoint and stop")
-	f.Float64Var(&runSPS, "steps-per-sec", 0, "local, with --time-limit: expected training speed of one run (default: measured on the finished runs in --out, else the spec's steps_per_second)")
+	f.StringSliceVar(&runSPS, "steps-per-sec", nil, "local, with --time-limit: expected training speed of one run: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)")
 	f.BoolVar(&apply, "apply", false, "k8s: kubectl apply the manifests")
 	selectionFlags(f, &only, &order)
 	return c

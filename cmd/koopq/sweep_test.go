@@ -48,7 +48,9 @@ func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
 		{"zero time limit", "", "", []string{"--time-limit", "0s"}, []string{"--time-limit 0s: want a positive duration"}},
 		{"time limit on slurm", "", "", []string{"--time-limit", "1h", "--executor", "slurm"}, []string{"with --executor local"}},
 		{"speed without time limit", "", "", []string{"--steps-per-sec", "5"}, []string{"--steps-per-sec 5", "with --time-limit"}},
-		{"negative speed", "", "", []string{"--time-limit", "1h", "--steps-per-sec", "-2"}, []string{"--steps-per-sec -2: want a positive speed"}},
+		{"negative speed", "", "", []string{"--time-limit", "1h", "--steps-per-sec", "-2"}, []string{"--steps-per-sec -2: want a positive number of steps/s"}},
+		{"speed of an unknown method", "", "", []string{"--time-limit", "1h", "--steps-per-sec", "SAC=3"},
+			[]string{`--steps-per-sec SAC=3: the spec has no method or ablation "SAC" (it has CQL, S4RL-N)`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -77,7 +79,7 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 	// 4 runs × 5000 steps at 100 steps/s, 1 thread = 200 s = 0.06 CPU-hours.
 	if r.Code != 0 || !strings.Contains(r.Stdout, "4 runs (1 datasets × 2 methods × 2 seeds + 0 ablation runs), 20000 gradient steps") ||
 		!strings.Contains(r.Stdout, "estimate for these runs: 0.1 CPU-hours") ||
-		!strings.Contains(r.Stdout, "at 100.0 steps/s per run (the spec's steps_per_second)") ||
+		!strings.Contains(r.Stdout, "  pendulum-medium CQL: 100.0 steps/s (the spec's steps_per_second)") ||
 		!strings.Contains(r.Stdout, "pendulum-medium__s4rl-n__s1") {
 		t.Errorf("plan: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -144,7 +146,8 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "in "+out+": 0 of these runs done, 2 left") ||
 		!strings.Contains(r.Stdout, "first: collect pendulum-medium → "+filepath.Join(work, "data", "pendulum-medium.hdf5")) ||
 		// 2 runs × 5000 steps at 10 steps/s = 1000 s = 0.28 CPU-hours, 2 at once: 0.14 h.
-		!strings.Contains(r.Stdout, "estimate for the runs left: 0.3 CPU-hours, 0.1 hours of wall time at 2 runs at once") {
+		!strings.Contains(r.Stdout, "estimate for the runs left: 0.3 CPU-hours, 0.1 hours of wall time at 2 runs at once") ||
+		!strings.Contains(r.Stdout, "  pendulum-medium S4RL-N: 10.0 steps/s (--steps-per-sec)") {
 		t.Errorf("plan before the sweep: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	elsewhere := t.TempDir()
@@ -200,9 +203,19 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 		t.Errorf("third sweep ran something: %s", r.Stdout)
 	}
 	r = runCLI(t, work, time.Minute, "sweep", "plan", "spec.yaml", "--out", out)
-	if r.Code != 0 || !strings.Contains(r.Stdout, "median of 2 finished runs") || !strings.Contains(r.Stdout, "2 of these runs done, 0 left") ||
+	if r.Code != 0 || !strings.Contains(r.Stdout, "2 of these runs done, 0 left") || !strings.Contains(r.Stdout, "estimate: nothing left to run") ||
 		strings.Contains(r.Stdout, "first: collect") {
-		t.Errorf("plan with measured speed: %s%s", r.Stdout, r.Stderr)
+		t.Errorf("plan of a finished sweep: %s%s", r.Stdout, r.Stderr)
+	}
+	// A second seed is estimated at the speed each method's finished run measured.
+	if err := os.WriteFile(filepath.Join(work, "spec2.yaml"), []byte(strings.Replace(spec, "seeds: [0]", "seeds: [0, 1]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, work, time.Minute, "sweep", "plan", "spec2.yaml", "--out", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "2 of these runs done, 2 left") ||
+		!strings.Contains(r.Stdout, "steps/s (median of 1 finished CQL runs on pendulum-medium)") ||
+		!strings.Contains(r.Stdout, "steps/s (median of 1 finished S4RL-N runs on pendulum-medium)") {
+		t.Errorf("plan with measured speeds: %s%s", r.Stdout, r.Stderr)
 	}
 
 	// What a Kubernetes pod runs: the completion index picks the run.
@@ -325,10 +338,13 @@ func TestSweepRunTimeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(work, "sw")
-	// 200k steps at 20 steps/s need 2.8 h each: neither fits in one hour.
-	r := runCLI(t, work, time.Minute, "sweep", "run", "spec.yaml", "--out", out, "--jobs", "2", "--time-limit", "1h", "--steps-per-sec", "20")
+	// 200k steps at 20 (CQL) and 30 (S4RL-N) steps/s need 2.8 h and 1.9 h: neither fits in one hour.
+	r := runCLI(t, work, time.Minute, "sweep", "run", "spec.yaml", "--out", out, "--jobs", "2", "--time-limit", "1h",
+		"--steps-per-sec", "CQL=20", "--steps-per-sec", "S4RL-N=30")
 	expectCLIError(t, r, "2 runs not started")
 	if !strings.Contains(r.Stdout, "hold    pendulum-medium__cql__s0: needs about 2h47m0s at 20.0 steps/s") ||
+		!strings.Contains(r.Stdout, "hold    pendulum-medium__s4rl-n__s0: needs about 1h51m0s at 30.0 steps/s") ||
+		!strings.Contains(r.Stdout, "  pendulum-medium S4RL-N: 30.0 steps/s (--steps-per-sec S4RL-N=…)") ||
 		!strings.Contains(r.Stdout, "2 held by the time limit") || strings.Contains(r.Stdout, "\nstart ") {
 		t.Errorf("held sweep:\n%s", r.Stdout)
 	}
@@ -338,7 +354,7 @@ func TestSweepRunTimeLimit(t *testing.T) {
 	// No speed given or measured: both start, and the limit stops them with a checkpoint.
 	r = runCLI(t, work, 2*time.Minute, "sweep", "run", "spec.yaml", "--out", out, "--jobs", "2", "--time-limit", "3s")
 	expectCLIError(t, r, "2 runs interrupted")
-	if !strings.Contains(r.Stdout, "no steps/s known, every run starts") || !strings.Contains(r.Stdout, "time limit 3s reached") {
+	if !strings.Contains(r.Stdout, "  pendulum-medium CQL: steps/s unknown") || !strings.Contains(r.Stdout, "time limit 3s reached") {
 		t.Errorf("stopped sweep:\n%s", r.Stdout)
 	}
 	if m, _ := filepath.Glob(filepath.Join(out, "*", "*", "checkpoints", "latest.safetensors")); len(m) != 2 {

@@ -1,0 +1,154 @@
+package sweep
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// finish writes the files of a run that trained steps steps at sps steps/s
+// into its slot in out, as 'koopq train' leaves them.
+func finish(t *testing.T, out string, r Run, steps int, sps float64) {
+	t.Helper()
+	dir := filepath.Join(SlotDir(out, r), "run")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"config.json":  "{}",
+		"results.json": fmt.Sprintf(`{"steps": %d, "steps_per_second": %g}`, steps, sps),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func runNamed(t *testing.T, runs []Run, dataset, method string, seed uint64) Run {
+	t.Helper()
+	for _, r := range runs {
+		if r.Dataset == dataset && r.Method == method && r.Seed == seed {
+			return r
+		}
+	}
+	t.Fatalf("no run %s %s %d", dataset, method, seed)
+	return Run{}
+}
+
+func TestSpeedsTakeTheClosestEvidence(t *testing.T) {
+	s, runs := mustParse(t, testSpec, Checker{})
+	out := t.TempDir()
+	hopCQL3 := runNamed(t, runs, "hopper-medium", "CQL", 3)
+	hopCQL1 := runNamed(t, runs, "hopper-medium", "CQL", 1)
+	walkCQL3 := runNamed(t, runs, "walker-medium", "CQL", 3)
+	hopKFC3 := runNamed(t, runs, "hopper-medium", "KFC++", 3)
+	walkKFC3 := runNamed(t, runs, "walker-medium", "KFC++", 3)
+	walkKFC1 := runNamed(t, runs, "walker-medium", "KFC++", 1)
+	abl := runNamed(t, runs, "hopper-medium", "KFC++-p0", 3)
+
+	// Nothing finished: the spec's steps_per_second, or nothing.
+	if v := NewSpeeds(s, out, runs, nil).For(hopCQL3); v.PerSec != 0 {
+		t.Errorf("no evidence: %+v", v)
+	}
+	s.StepsPerSecond = 5
+	if v := NewSpeeds(s, out, runs, nil).For(hopCQL3); v.PerSec != 5 || v.Source != "the spec's steps_per_second" {
+		t.Errorf("spec speed: %+v", v)
+	}
+
+	finish(t, out, hopCQL3, 1000, 20)
+	finish(t, out, hopCQL1, 1000, 10)
+	finish(t, out, walkKFC3, 1000, 8)
+	finish(t, out, walkKFC1, 500, 99) // partial: not evidence
+	sp := NewSpeeds(s, out, runs, nil)
+	for _, c := range []struct {
+		r      Run
+		want   float64
+		source string
+	}{
+		{hopCQL3, 15, "median of 2 finished CQL runs on hopper-medium"},
+		{walkCQL3, 15, "median of 2 finished CQL runs"},
+		{hopKFC3, 8, "median of 1 finished KFC++ runs"},
+		{walkKFC1, 8, "median of 1 finished KFC++ runs on walker-medium"},
+		{abl, 8, "median of 1 finished KFC++ runs, the ablation's base method"},
+	} {
+		if v := sp.For(c.r); v.PerSec != c.want || v.Source != c.source {
+			t.Errorf("%s: %+v, want %g (%s)", c.r.Name, v, c.want, c.source)
+		}
+	}
+	// A run whose base method has no finished run takes its augmentation's
+	// speed, else the median of all finished runs.
+	other := abl
+	other.Ablation, other.Base = false, ""
+	if v := sp.For(other); v.PerSec != 8 || v.Source != "median of 1 finished runs with augmentation kfc++" {
+		t.Errorf("fallback to the augmentation: %+v", v)
+	}
+	other.Augment = "s4rl-n"
+	if v := sp.For(other); v.PerSec != 10 || v.Source != "median of 3 finished runs of any method" {
+		t.Errorf("fallback to all runs: %+v", v)
+	}
+
+	// Given speeds come first: one method's, then every method's.
+	sp = NewSpeeds(s, out, runs, map[string]float64{"KFC++": 9})
+	if v := sp.For(hopKFC3); v.PerSec != 9 {
+		t.Errorf("given KFC++: %+v", v)
+	}
+	if v := sp.For(hopCQL3); v.PerSec != 15 {
+		t.Errorf("CQL must stay measured: %+v", v)
+	}
+	sp = NewSpeeds(s, out, runs, map[string]float64{"KFC++": 9, "": 30})
+	if sp.For(hopKFC3).PerSec != 9 || sp.For(hopCQL3).PerSec != 30 || sp.For(abl).PerSec != 30 {
+		t.Errorf("given speeds: %+v %+v %+v", sp.For(hopKFC3), sp.For(hopCQL3), sp.For(abl))
+	}
+
+	d := strings.Join(NewSpeeds(s, out, runs, nil).Describe([]Run{hopCQL3, hopCQL1, abl}), "\n")
+	want := "hopper-medium CQL: 15.0 steps/s (median of 2 finished CQL runs on hopper-medium)\n" +
+		"hopper-medium KFC++-p0: 8.0 steps/s (median of 1 finished KFC++ runs, the ablation's base method)"
+	if d != want {
+		t.Errorf("Describe:\n%s\nwant\n%s", d, want)
+	}
+}
+
+func TestParseSpeeds(t *testing.T) {
+	s, _ := mustParse(t, testSpec, Checker{})
+	got, err := ParseSpeeds(s, []string{"12", "CQL=15.5", "KFC++-p0=3"})
+	if err != nil || len(got) != 3 || got[""] != 12 || got["CQL"] != 15.5 || got["KFC++-p0"] != 3 {
+		t.Errorf("ParseSpeeds = %v, %v", got, err)
+	}
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"SAC=3"}, `no method or ablation "SAC" (it has CQL, KFC++, KFC++-p0)`},
+		{[]string{"0"}, "--steps-per-sec 0: want a positive number"},
+		{[]string{"-1"}, "--steps-per-sec -1: want a positive number"},
+		{[]string{"CQL=fast"}, "--steps-per-sec CQL=fast: want a positive number"},
+		{[]string{"NaN"}, "--steps-per-sec NaN: want a positive number"},
+		{[]string{"+Inf"}, "--steps-per-sec +Inf: want a positive number"},
+		{[]string{"CQL=1", "CQL=2"}, "a speed for CQL is given twice"},
+		{[]string{"4", "5"}, "a speed for every method is given twice"},
+	} {
+		if _, err := ParseSpeeds(s, c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseSpeeds(%q) = %v, want an error with %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestCPUHours(t *testing.T) {
+	runs := []Run{{Method: "CQL", Steps: 3600}, {Method: "KFC++", Steps: 7200}}
+	// 10800 steps at 2 steps/s = 5400 s = 1.5 h per thread; 2 threads → 3 CPU-hours.
+	if got, unknown := CPUHours(runs, NewSpeeds(nil, "", nil, map[string]float64{"": 2}), 2); got != 3 || unknown != 0 {
+		t.Errorf("CPUHours = %v, %d; want 3, 0", got, unknown)
+	}
+	// Per method: 3600/1 + 7200/4 = 5400 s at one thread.
+	if got, _ := CPUHours(runs, NewSpeeds(nil, "", nil, map[string]float64{"CQL": 1, "KFC++": 4}), 1); got != 1.5 {
+		t.Errorf("CPUHours per method = %v, want 1.5", got)
+	}
+	if got, unknown := CPUHours(runs, NewSpeeds(nil, "", nil, map[string]float64{"CQL": 1}), 1); got != 1 || unknown != 1 {
+		t.Errorf("one unknown speed: %v, %d; want 1, 1", got, unknown)
+	}
+	if got, unknown := CPUHours(runs, Speeds{}, 1); got != 0 || unknown != 2 {
+		t.Errorf("unknown speeds must give 0, 2: %v, %d", got, unknown)
+	}
+}
