@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,13 +33,57 @@ var rootCmd = &cobra.Command{
 // present with f32. They apply to every GEMM: CQL, SAC and Koopman training.
 var gemmBackend, gemmPrecision string
 
+// cpuProfile is --cpuprofile: a file that receives a pprof CPU profile of
+// the whole command (read it with 'go tool pprof koopq FILE').
+var cpuProfile string
+
 func init() {
 	pf := rootCmd.PersistentFlags()
 	pf.StringVar(&gemmBackend, "backend", "", "GEMM backend: "+strings.Join(blas.Available(), ", ")+" (default: $"+blas.EnvBackend+", else the fastest present)")
 	pf.StringVar(&gemmPrecision, "precision", "", "GEMM input precision: f32, or bf16 mixed precision (onednn only; default: $"+blas.EnvPrecision+", else f32)")
 	// Run this hook even when a verb has its own PersistentPreRun.
 	cobra.EnableTraverseRunHooks = true
-	rootCmd.PersistentPreRunE = func(*cobra.Command, []string) error { return configureGEMM() }
+	pf.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this file (pprof format: go tool pprof koopq FILE)")
+	rootCmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if err := configureGEMM(); err != nil {
+			return err
+		}
+		return startCPUProfile(cpuProfile)
+	}
+}
+
+// profileFile is the open --cpuprofile file while the profile runs.
+var profileFile *os.File
+
+// startCPUProfile starts the --cpuprofile profile (path "" : none); main
+// stops it when the verb returns, whatever it returned.
+func startCPUProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	profileFile = f
+	return nil
+}
+
+// stopCPUProfile ends the --cpuprofile profile, if one runs, and reports a
+// failure to write it.
+func stopCPUProfile() {
+	if profileFile == nil {
+		return
+	}
+	pprof.StopCPUProfile()
+	if err := profileFile.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "koopq: --cpuprofile:", err)
+	}
+	profileFile = nil
 }
 
 // configureGEMM applies --backend/--precision before any verb runs, so a bad
@@ -46,7 +91,9 @@ func init() {
 func configureGEMM() error { return blas.Configure(gemmBackend, gemmPrecision) }
 
 func main() {
-	if err := rootCmd.Execute(); err != nil {
+	err := rootCmd.Execute()
+	stopCPUProfile()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "koopq:", err)
 		var ir *run.Interrupted
 		var re *resumableError
