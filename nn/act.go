@@ -52,8 +52,12 @@ func (a Activation) apply(x []float32) {
 			}
 		}
 	case Tanh:
-		for i, v := range x {
-			x[i] = tanh32(v)
+		n := 0
+		if useAVX2 {
+			n = tanhAVX2(x)
+		}
+		for i := n; i < len(x); i++ {
+			x[i] = tanh32(x[i])
 		}
 	}
 }
@@ -75,8 +79,14 @@ func (a Activation) backward(y, d []float32) {
 		}
 	case Tanh:
 		d = d[:len(y)]
-		for i, v := range y {
-			d[i] *= 1 - v*v
+		n := 0
+		if useAVX2 {
+			n = tanhBackAVX2(y, d)
+		}
+		for i := n; i < len(y); i++ {
+			v := y[i]
+			// float32(v*v): no fused multiply-subtract, as in the AVX2 kernel.
+			d[i] *= 1 - float32(v*v)
 		}
 	}
 }
@@ -116,18 +126,21 @@ func tanh32(x float32) float32 {
 	if x < 4e-4 && x > -4e-4 {
 		return x
 	}
+	// Each float32(·) rounds the product before the add, so no compiler
+	// fuses a step into an FMA (GOAMD64=v3 would): the AVX2 kernel
+	// (tanhAVX2) repeats these exact operations.
 	x2 := x * x
 	p := float32(-2.76076847742355e-16)
-	p = p*x2 + 2.00018790482477e-13
-	p = p*x2 - 8.60467152213735e-11
-	p = p*x2 + 5.12229709037114e-08
-	p = p*x2 + 1.48572235717979e-05
-	p = p*x2 + 6.37261928875436e-04
-	p = p*x2 + 4.89352455891786e-03
+	p = float32(p*x2) + 2.00018790482477e-13
+	p = float32(p*x2) - 8.60467152213735e-11
+	p = float32(p*x2) + 5.12229709037114e-08
+	p = float32(p*x2) + 1.48572235717979e-05
+	p = float32(p*x2) + 6.37261928875436e-04
+	p = float32(p*x2) + 4.89352455891786e-03
 	p *= x
 	q := float32(1.19825839466702e-06)
-	q = q*x2 + 1.18534705686654e-04
-	q = q*x2 + 2.26843463243900e-03
-	q = q*x2 + 4.89352518554385e-03
+	q = float32(q*x2) + 1.18534705686654e-04
+	q = float32(q*x2) + 2.26843463243900e-03
+	q = float32(q*x2) + 4.89352518554385e-03
 	return p / q
 }

@@ -21,3 +21,9 @@ func adamAVX2(d, g, m, v []float32, k *[7]float32) int
 
 //go:noescape
 func polyakAVX2(d, s []float32, tau float32) int
+
+//go:noescape
+func tanhAVX2(x []float32) int
+
+//go:noescape
+func tanhBackAVX2(y, d []float32) int

@@ -145,3 +145,73 @@ func TestAdamPolyakKernelsMatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// The AVX2 tanh kernels must give tanh32's and the scalar derivative's
+// results bit for bit: on a sweep over every 61st float32 bit pattern (all
+// signs and exponents: ±0, subnormals, the tiny-|x| and clamp boundaries,
+// ±Inf, NaN), on the boundaries themselves, and for lengths with tails.
+func TestTanhKernelsMatchScalar(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 kernels on this CPU")
+	}
+	const clamp, tiny = float32(7.90531110763549805), float32(4e-4)
+	var xs []float32
+	for _, b := range []float32{clamp, tiny, 1, 0} {
+		for _, v := range []float32{b, math.Nextafter32(b, 0), math.Nextafter32(b, 10)} {
+			xs = append(xs, v, -v)
+		}
+	}
+	for u := uint64(0); u < 1<<32; u += 61 {
+		xs = append(xs, math.Float32frombits(uint32(u)))
+	}
+	same := func(a, b float32) bool {
+		if a != a || b != b {
+			return a != a && b != b
+		}
+		return math.Float32bits(a) == math.Float32bits(b)
+	}
+	scalar := func(x []float32) []float32 {
+		y := make([]float32, len(x))
+		for i, v := range x {
+			y[i] = tanh32(v)
+		}
+		return y
+	}
+	check := func(x []float32) {
+		want := scalar(x)
+		got := append([]float32(nil), x...)
+		Tanh.apply(got) // AVX2 for the multiple of 8, tanh32 for the tail
+		n := tanhAVX2(append([]float32(nil), x...))
+		if n != len(x)/8*8 {
+			t.Fatalf("tanhAVX2 processed %d of %d", n, len(x))
+		}
+		for i := range x {
+			if !same(got[i], want[i]) {
+				t.Fatalf("tanh(%g) (bits %#08x, index %d of %d): AVX2 %g (%#08x), tanh32 %g (%#08x)", x[i], math.Float32bits(x[i]),
+					i, len(x), got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			}
+		}
+		// Backward from the outputs, with incoming gradients of all sizes.
+		d := make([]float32, len(x))
+		for i := range d {
+			d[i] = math.Float32frombits(uint32(i)*2654435761) // spread over all bit patterns
+		}
+		wantD := append([]float32(nil), d...)
+		for i, v := range want {
+			wantD[i] *= 1 - float32(v*v)
+		}
+		Tanh.backward(want, d)
+		for i := range d {
+			if !same(d[i], wantD[i]) {
+				t.Fatalf("tanh backward at y=%g, index %d: AVX2 %g, scalar %g", want[i], i, d[i], wantD[i])
+			}
+		}
+	}
+	check(xs)
+	for _, n := range []int{1, 7, 8, 9, 15, 17} {
+		check(xs[:n])
+	}
+	if tanh32(float32(math.NaN())) == tanh32(float32(math.NaN())) {
+		t.Fatal("tanh32(NaN) is not NaN")
+	}
+}
