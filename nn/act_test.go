@@ -194,7 +194,7 @@ func TestTanhKernelsMatchScalar(t *testing.T) {
 		// Backward from the outputs, with incoming gradients of all sizes.
 		d := make([]float32, len(x))
 		for i := range d {
-			d[i] = math.Float32frombits(uint32(i)*2654435761) // spread over all bit patterns
+			d[i] = math.Float32frombits(uint32(i) * 2654435761) // spread over all bit patterns
 		}
 		wantD := append([]float32(nil), d...)
 		for i, v := range want {
