@@ -8,6 +8,7 @@
 package report
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -44,10 +46,13 @@ type Result struct {
 	// rows and columns as the spec lists them.
 	Order   int     `json:"-"`
 	History []Point `json:"-"`
-	// QData is the run's logged mean Q(s̃, a) on the dataset's actions
-	// (metrics.jsonl's q_data, one point per logged step; Score holds the
-	// Q value), empty when the run logged none.
-	QData []Point `json:"-"`
+	// Train holds the run's logged training statistics by column name
+	// (metrics.jsonl's keys, e.g. q_data = mean Q(s̃, a) on the dataset's
+	// actions, alpha_prime = CQL's Lagrange multiplier α′, cql_gap), one
+	// point per logged step with Score holding the value; nil when the
+	// run logged none. step and wall_seconds are not statistics and are
+	// left out.
+	Train map[string][]Point `json:"-"`
 	// Precision is the GEMM input precision the run finished with ("f32",
 	// "bf16"; empty for runs whose results.json predates it).
 	Precision string `json:"precision,omitempty"`
@@ -248,36 +253,104 @@ func label(r *Result, dir, data, augment string) error {
 		}
 	}
 	var err error
-	r.QData, err = readQData(filepath.Join(dir, "metrics.jsonl"))
+	r.Train, err = readTrain(dir)
 	return err
 }
 
-// readQData reads the q_data column of a run's metrics.jsonl (none when the
-// file is missing: runs with --log-every 0 write no rows).
-func readQData(path string) ([]Point, error) {
-	b, err := os.ReadFile(path)
+// readTrain reads a run's logged training statistics from metrics.jsonl
+// (the record), else from metrics.csv (what a results directory keeps when
+// only the small files were copied; it has the same rows with 8 significant
+// digits). Neither file (a run with --log-every 0) gives nil. A line that
+// does not parse is an error naming the file and line: a truncated or
+// edited log must not silently shorten a curve.
+func readTrain(dir string) (map[string][]Point, error) {
+	jp := filepath.Join(dir, "metrics.jsonl")
+	b, err := os.ReadFile(jp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return readTrainCSV(filepath.Join(dir, "metrics.csv"))
+	} else if err != nil {
+		return nil, err
+	}
+	out := map[string][]Point{}
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var row map[string]any
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", jp, i+1, err)
+		}
+		step, ok := row["step"].(float64)
+		if !ok || step != math.Trunc(step) {
+			return nil, fmt.Errorf("%s:%d: no integer \"step\"", jp, i+1)
+		}
+		for k, v := range row {
+			if f, ok := v.(float64); ok && !notStatistic(k) {
+				out[k] = append(out[k], Point{Step: int(step), Score: f})
+			}
+		}
+	}
+	return nilIfEmpty(out), nil
+}
+
+// readTrainCSV is readTrain's fallback for metrics.csv; an empty field is a
+// column that row did not log.
+func readTrainCSV(path string) (map[string][]Point, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	var out []Point
-	for i, line := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var row struct {
-			Step  *float64 `json:"step"`
-			QData *float64 `json:"q_data"`
-		}
-		if err := json.Unmarshal([]byte(line), &row); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
-		}
-		if row.Step != nil && row.QData != nil {
-			out = append(out, Point{Step: int(*row.Step), Score: *row.QData})
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	head, stepCol := rows[0], -1
+	for j, h := range head {
+		if h == "step" {
+			stepCol = j
 		}
 	}
-	return out, nil
+	if stepCol < 0 {
+		return nil, fmt.Errorf("%s: no \"step\" column in %q", path, strings.Join(head, ","))
+	}
+	out := map[string][]Point{}
+	for i, row := range rows[1:] {
+		step, err := strconv.Atoi(row[stepCol])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: step: %w", path, i+2, err)
+		}
+		for j, v := range row {
+			if j == stepCol || v == "" || notStatistic(head[j]) {
+				continue
+			}
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %s: %w", path, i+2, head[j], err)
+			}
+			out[head[j]] = append(out[head[j]], Point{Step: step, Score: x})
+		}
+	}
+	return nilIfEmpty(out), nil
+}
+
+// notStatistic names the logged columns that are bookkeeping, not training
+// statistics.
+func notStatistic(col string) bool { return col == "step" || col == "wall_seconds" }
+
+func nilIfEmpty(m map[string][]Point) map[string][]Point {
+	if len(m) == 0 {
+		return nil
+	}
+	for _, pts := range m {
+		sort.SliceStable(pts, func(i, j int) bool { return pts[i].Step < pts[j].Step })
+	}
+	return m
 }
 
 // order returns the distinct values of key over rs, in the order of their

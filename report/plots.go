@@ -162,8 +162,8 @@ func (r *Report) plots(dir string) ([]string, error) {
 		return written, err
 	}
 
-	// Learning curves, one figure per dataset; with a second panel of the
-	// mean Q on data actions where the runs logged it.
+	// Learning curves, one figure per dataset; with panels of the mean Q on
+	// data actions and of CQL's α′ beside it where the runs logged them.
 	for _, dc := range r.Curves {
 		if len(dc.Curves) == 0 {
 			continue
@@ -172,15 +172,28 @@ func (r *Report) plots(dir string) ([]string, error) {
 		if err != nil {
 			return written, err
 		}
-		var files []string
-		if len(dc.QCurves) == 0 {
-			files, err = save(p, dir, "curves-"+fileName(dc.Dataset), w, h)
-		} else {
-			var q *plot.Plot
-			if q, err = r.curvePlot(dc.Dataset, "mean Q(s̃, a) on data actions", dc.QCurves); err != nil {
+		panels := []*plot.Plot{p}
+		for _, extra := range []struct {
+			label  string
+			curves []Curve
+		}{
+			{"mean Q(s̃, a) on data actions", dc.QCurves},
+			{"CQL Lagrange multiplier α′", dc.AlphaPrimeCurves},
+		} {
+			if len(extra.curves) == 0 {
+				continue
+			}
+			q, err := r.curvePlot(dc.Dataset, extra.label, extra.curves)
+			if err != nil {
 				return written, err
 			}
-			files, err = saveRow([]*plot.Plot{p, q}, dir, "curves-"+fileName(dc.Dataset), 2*w, h)
+			panels = append(panels, q)
+		}
+		var files []string
+		if len(panels) == 1 {
+			files, err = save(p, dir, "curves-"+fileName(dc.Dataset), w, h)
+		} else {
+			files, err = saveRow(panels, dir, "curves-"+fileName(dc.Dataset), vg.Length(len(panels))*w, h)
 		}
 		written = append(written, files...)
 		if err != nil {

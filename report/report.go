@@ -139,8 +139,115 @@ type DatasetCurves struct {
 	Dataset string  `json:"dataset"`
 	Curves  []Curve `json:"curves"`
 	// QCurves are the methods' mean Q(s̃, a) on data actions over training
-	// (Result.QData; Mean etc. hold Q values), where the runs logged it.
+	// (Result.Train["q_data"]; Mean etc. hold Q values), where the runs
+	// logged it.
 	QCurves []Curve `json:"q_data_curves,omitempty"`
+	// AlphaPrimeCurves are the methods' CQL Lagrange multiplier α′ over
+	// training (Result.Train["alpha_prime"]), where the runs logged it: the
+	// weight the conservative penalty ended up with.
+	AlphaPrimeCurves []Curve `json:"alpha_prime_curves,omitempty"`
+}
+
+// DiagnosticColumns are the logged training statistics (metrics.jsonl keys)
+// the diagnostics table shows, in order, with their column titles. They
+// say how a method trained, not how well: e.g. a smaller α′ means CQL's
+// Lagrange loop weakened the conservative penalty.
+var DiagnosticColumns = []struct{ Key, Title string }{
+	{"q_data", "Q(s̃, a) data"},
+	{"q_policy", "Q(s, π)"},
+	{"q_random", "Q(s, random)"},
+	{"cql_gap", "CQL gap"},
+	{"alpha_prime", "α′"},
+	{"q_loss", "critic loss"},
+	{"log_pi", "log π"},
+}
+
+// DiagnosticWindow is the part of training the diagnostics average over:
+// each run's logged values at steps above (1 − DiagnosticWindow) × its
+// last logged step, i.e. the last fifth of training.
+const DiagnosticWindow = 0.2
+
+// Diagnostics is the training-diagnostics table: one row per dataset ×
+// method, one column per DiagnosticColumns entry any run logged; each cell
+// is the mean ± std over seeds of every run's mean over its
+// DiagnosticWindow (Cell.Scores hold those per-run means, Best is unused).
+type Diagnostics struct {
+	Columns []string  `json:"columns"`
+	Titles  []string  `json:"titles"`
+	Rows    []DiagRow `json:"rows"`
+}
+
+// DiagRow is one dataset × method of the diagnostics table.
+type DiagRow struct {
+	Dataset string `json:"dataset"`
+	Method  string `json:"method"`
+	Cells   []Cell `json:"cells"`
+}
+
+// endMean is the mean of pts over the last DiagnosticWindow of training
+// (NaN when pts is empty).
+func endMean(pts []Point) float64 {
+	if len(pts) == 0 {
+		return math.NaN()
+	}
+	last := pts[len(pts)-1].Step
+	from := float64(last) * (1 - DiagnosticWindow)
+	var sum float64
+	n := 0
+	for _, p := range pts {
+		if float64(p.Step) > from || p.Step == last {
+			sum += p.Score
+			n++
+		}
+	}
+	return sum / float64(n)
+}
+
+// diagnostics builds the table over the finished runs rs, rows in the
+// order of datasets then methods (ablations after the main methods).
+func diagnostics(rs []Result, datasets, methods []string) *Diagnostics {
+	d := &Diagnostics{}
+	for _, c := range DiagnosticColumns {
+		for _, r := range rs {
+			if len(r.Train[c.Key]) > 0 {
+				d.Columns, d.Titles = append(d.Columns, c.Key), append(d.Titles, c.Title)
+				break
+			}
+		}
+	}
+	if len(d.Columns) == 0 {
+		return nil
+	}
+	for _, ds := range datasets {
+		for _, m := range methods {
+			var sel []Result
+			for _, r := range rs {
+				if r.Dataset == ds && r.Method == m && r.Train != nil {
+					sel = append(sel, r)
+				}
+			}
+			if len(sel) == 0 {
+				continue
+			}
+			sort.Slice(sel, func(i, j int) bool { return sel[i].Seed < sel[j].Seed })
+			row := DiagRow{Dataset: ds, Method: m}
+			for _, col := range d.Columns {
+				var c Cell
+				for _, r := range sel {
+					if v := endMean(r.Train[col]); !math.IsNaN(v) {
+						c.Scores, c.Seeds = append(c.Scores, v), append(c.Seeds, r.Seed)
+					}
+				}
+				c.Mean, c.Std = Mean(c.Scores), Std(c.Scores)
+				row.Cells = append(row.Cells, c)
+			}
+			d.Rows = append(d.Rows, row)
+		}
+	}
+	if len(d.Rows) == 0 {
+		return nil
+	}
+	return d
 }
 
 // Report holds every number the report writes.
@@ -172,6 +279,10 @@ type Report struct {
 	// Ablations is nil when no run is an ablation: rows are each ablated
 	// method followed by its ablations, columns the datasets.
 	Ablations *Table `json:"ablations,omitempty"`
+	// Diagnostics are the training statistics at the end of training per
+	// dataset × method (main methods, then ablations); nil when no run
+	// logged any.
+	Diagnostics *Diagnostics `json:"diagnostics,omitempty"`
 	// Reference is Options.Reference, for the side-by-side table.
 	Reference *Reference `json:"reference,omitempty"`
 	Runs      []Result   `json:"runs"`
@@ -359,9 +470,13 @@ func Build(runs []Result, o Options) (*Report, error) {
 			if len(c.Steps) > 0 {
 				dc.Curves = append(dc.Curves, c)
 			}
-			q := curveOf(curveRuns, d, m, o, stream(uint64(500000+1000*di+mi)), func(r Result) []Point { return r.QData })
+			q := curveOf(curveRuns, d, m, o, stream(uint64(500000+1000*di+mi)), func(r Result) []Point { return r.Train["q_data"] })
 			if len(q.Steps) > 0 {
 				dc.QCurves = append(dc.QCurves, q)
+			}
+			a := curveOf(curveRuns, d, m, o, stream(uint64(700000+1000*di+mi)), func(r Result) []Point { return r.Train["alpha_prime"] })
+			if len(a.Steps) > 0 {
+				dc.AlphaPrimeCurves = append(dc.AlphaPrimeCurves, a)
 			}
 		}
 		rep.Curves = append(rep.Curves, dc)
@@ -369,6 +484,19 @@ func Build(runs []Result, o Options) (*Report, error) {
 	if len(abl) > 0 {
 		rep.Ablations = ablationTable(main, abl)
 	}
+	methods := slices.Clone(rep.Methods)
+	for _, m := range order(abl, func(r Result) string { return r.Method }) {
+		if !slices.Contains(methods, m) {
+			methods = append(methods, m)
+		}
+	}
+	datasets := slices.Clone(rep.Datasets)
+	for _, d := range order(abl, func(r Result) string { return r.Dataset }) {
+		if !slices.Contains(datasets, d) {
+			datasets = append(datasets, d)
+		}
+	}
+	rep.Diagnostics = diagnostics(append(append([]Result{}, main...), abl...), datasets, methods)
 	return rep, nil
 }
 

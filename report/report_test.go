@@ -278,3 +278,167 @@ func TestPrecisionLabelsAndQCurves(t *testing.T) {
 		t.Errorf("curves figure is %d×%d, want two panels side by side", cfg.Width, cfg.Height)
 	}
 }
+
+// writeMetrics puts a run's training log beside its results.json, as
+// metrics.jsonl and/or metrics.csv (koopq train writes both; a results
+// directory may keep only the CSV).
+func writeMetrics(t *testing.T, root, dataset, method string, seed uint64, name, text string) {
+	t.Helper()
+	p := filepath.Join(root, fmt.Sprintf("%s__%s__s%d", dataset, method, seed), "run-20260101-000000", name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A run's logged statistics come from metrics.jsonl when it is there and
+// from metrics.csv otherwise; bookkeeping columns are not statistics.
+func TestTrainStatisticsFromJSONLOrCSV(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, 0, "hopper-medium", "CQL", "", 0, 50, []float64{50}, true)
+	writeRun(t, root, 1, "hopper-medium", "KFC++", "", 0, 40, []float64{40}, true)
+	csvText := "step,alpha_prime,q_data,wall_seconds\n1000,1.5,12.25,3.5\n2000,,13.5,7\n"
+	writeMetrics(t, root, "hopper-medium", "CQL", 0, "metrics.csv", csvText)
+	writeMetrics(t, root, "hopper-medium", "KFC++", 0, "metrics.csv", csvText)
+	writeMetrics(t, root, "hopper-medium", "KFC++", 0, "metrics.jsonl",
+		`{"step":1000,"alpha_prime":0.75,"q_data":11,"wall_seconds":3}`+"\n"+`{"step":2000,"alpha_prime":0.5,"q_data":14,"wall_seconds":6}`+"\n")
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string][]Point{
+		"CQL":   {"alpha_prime": {{1000, 1.5}}, "q_data": {{1000, 12.25}, {2000, 13.5}}},
+		"KFC++": {"alpha_prime": {{1000, 0.75}, {2000, 0.5}}, "q_data": {{1000, 11}, {2000, 14}}},
+	}
+	for _, r := range runs {
+		w := want[r.Method]
+		if len(r.Train) != len(w) {
+			t.Errorf("%s: columns %v, want %d (step and wall_seconds are not statistics)", r.Method, r.Train, len(w))
+		}
+		for k, pts := range w {
+			if !slices.Equal(r.Train[k], pts) {
+				t.Errorf("%s: %s = %v, want %v", r.Method, k, r.Train[k], pts)
+			}
+		}
+	}
+}
+
+// A training log that does not parse is an error that names the file and
+// line, not a silently shorter curve.
+func TestBadTrainingLogIsAnError(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"metrics.csv", "step,q_data\n1000,1\n2000,x\n", "metrics.csv:3: q_data"},
+		{"metrics.csv", "step,q_data\n1000,1\nabc,2\n", "metrics.csv:3: step"},
+		{"metrics.csv", "q_data,alpha\n1,2\n", `no "step" column`},
+		{"metrics.csv", "step,q_data\n1000,1,5\n", "metrics.csv"},
+		{"metrics.jsonl", "{\"step\":1000,\"q_data\":1}\n{\"step\":20\n", "metrics.jsonl:2"},
+		{"metrics.jsonl", "{\"q_data\":1}\n", `metrics.jsonl:1: no integer "step"`},
+		{"metrics.jsonl", "{\"step\":1.5,\"q_data\":1}\n", `metrics.jsonl:1: no integer "step"`},
+	} {
+		root := t.TempDir()
+		writeRun(t, root, 0, "hopper-medium", "CQL", "", 0, 50, []float64{50}, true)
+		writeMetrics(t, root, "hopper-medium", "CQL", 0, c.name, c.text)
+		_, err := Collect(root)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %q: error %v, want one containing %q", c.name, c.text, err, c.want)
+		}
+	}
+}
+
+// The diagnostics table averages each run's statistics over its last fifth
+// of training and then over seeds; ablations follow the main methods, and
+// α′ curves become a third panel of the curves figure.
+func TestDiagnosticsTable(t *testing.T) {
+	root := t.TempDir()
+	// log steps 1000..10000: the window is steps 9000 and 10000 (> 8000).
+	logOf := func(alpha func(step int) float64) string {
+		var b strings.Builder
+		b.WriteString("step,alpha_prime,q_data\n")
+		for s := 1000; s <= 10000; s += 1000 {
+			fmt.Fprintf(&b, "%d,%g,%d\n", s, alpha(s), s/100)
+		}
+		return b.String()
+	}
+	i := 0
+	for _, m := range []string{"CQL", "KFC++"} {
+		for seed := uint64(0); seed < 2; seed++ {
+			writeRun(t, root, i, "hopper-medium", m, "", seed, 50, []float64{40, 50}, true)
+			scale := 1.0
+			if m == "KFC++" {
+				scale = 0.25
+			}
+			off := float64(seed)
+			writeMetrics(t, root, "hopper-medium", m, seed, "metrics.csv", logOf(func(s int) float64 { return scale * (float64(s)/1000 + off) }))
+			i++
+		}
+	}
+	writeRun(t, root, i, "hopper-medium", "KFC++-residual", "KFC++", 0, 45, []float64{30, 45}, true)
+	writeMetrics(t, root, "hopper-medium", "KFC++-residual", 0, "metrics.csv", logOf(func(int) float64 { return 0.5 }))
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(runs, Options{Reps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rep.Diagnostics
+	if d == nil {
+		t.Fatal("no diagnostics")
+	}
+	if !slices.Equal(d.Columns, []string{"q_data", "alpha_prime"}) {
+		t.Fatalf("columns %v, want q_data and alpha_prime in DiagnosticColumns' order", d.Columns)
+	}
+	// CQL seed 0: α′ mean of 9 and 10 = 9.5; seed 1: 10.5 → 10 ± 0.707.
+	// KFC++: a quarter of that. q_data: mean of 90 and 100 = 95 for all.
+	wantRows := []struct {
+		method     string
+		alpha, std float64
+		n          int
+		qdata      float64
+	}{{"CQL", 10, math.Sqrt(0.5), 2, 95}, {"KFC++", 2.5, math.Sqrt(0.5) / 4, 2, 95}, {"KFC++-residual", 0.5, 0, 1, 95}}
+	if len(d.Rows) != len(wantRows) {
+		t.Fatalf("%d rows, want %d: %+v", len(d.Rows), len(wantRows), d.Rows)
+	}
+	for k, w := range wantRows {
+		r := d.Rows[k]
+		q, a := r.Cells[0], r.Cells[1]
+		if r.Method != w.method || r.Dataset != "hopper-medium" || a.N() != w.n ||
+			math.Abs(a.Mean-w.alpha) > 1e-12 || math.Abs(q.Mean-w.qdata) > 1e-12 || (w.n > 1 && math.Abs(a.Std-w.std) > 1e-12) {
+			t.Errorf("row %d: %s %s α′ %v ± %v (n %d), Q %v; want %s α′ %v ± %v (n %d), Q %v",
+				k, r.Dataset, r.Method, a.Mean, a.Std, a.N(), q.Mean, w.method, w.alpha, w.std, w.n, w.qdata)
+		}
+	}
+	md := d.Markdown()
+	if !strings.Contains(md, "| hopper-medium | KFC++ | 2 | 95 ± 0 | 2.5 ± 0.18 |") {
+		t.Errorf("diagnostics markdown lacks the KFC++ row:\n%s", md)
+	}
+	if !strings.Contains(rep.Summary(), "## Training diagnostics") {
+		t.Error("summary has no diagnostics section")
+	}
+	if len(rep.Curves[0].AlphaPrimeCurves) != 2 {
+		t.Errorf("%d α′ curves, want 2 (main methods only)", len(rep.Curves[0].AlphaPrimeCurves))
+	}
+	out := t.TempDir()
+	if _, err := rep.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "diagnostics.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "hopper-medium,CQL,alpha_prime,10,0.7071067812,2\n") {
+		t.Errorf("diagnostics.csv:\n%s", b)
+	}
+	f, err := os.Open(filepath.Join(out, "curves-hopper-medium.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Width < 3*cfg.Height { // three 5.5×3.8 in panels side by side
+		t.Errorf("curves figure is %d×%d, want three panels side by side", cfg.Width, cfg.Height)
+	}
+}

@@ -94,6 +94,58 @@ func (t *Table) LaTeX(corner string) string {
 	return b.String()
 }
 
+func diagCell(c Cell) string {
+	switch c.N() {
+	case 0:
+		return "–"
+	case 1:
+		return fmt.Sprintf("%.4g", c.Mean)
+	}
+	return fmt.Sprintf("%.4g ± %.2g", c.Mean, c.Std)
+}
+
+// Markdown renders the diagnostics table: one line per dataset × method,
+// with the number of runs.
+func (d *Diagnostics) Markdown() string {
+	var b strings.Builder
+	b.WriteString("| dataset | method | runs |")
+	for _, t := range d.Titles {
+		b.WriteString(" " + t + " |")
+	}
+	b.WriteString("\n|---|---|---:|" + strings.Repeat("---:|", len(d.Titles)) + "\n")
+	for _, r := range d.Rows {
+		n := 0
+		for _, c := range r.Cells {
+			n = max(n, c.N())
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d |", r.Dataset, r.Method, n)
+		for _, c := range r.Cells {
+			b.WriteString(" " + diagCell(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// CSV renders the diagnostics in long form: one line per cell (dataset,
+// method, statistic key, mean, std, n).
+func (d *Diagnostics) CSV() string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	_ = w.Write([]string{"dataset", "method", "statistic", "mean", "std", "n"})
+	for _, r := range d.Rows {
+		for j, c := range r.Cells {
+			mean, std := "", ""
+			if c.N() > 0 {
+				mean, std = strconv.FormatFloat(c.Mean, 'g', 10, 64), strconv.FormatFloat(c.Std, 'g', 10, 64)
+			}
+			_ = w.Write([]string{r.Dataset, r.Method, d.Columns[j], mean, std, strconv.Itoa(c.N())})
+		}
+	}
+	w.Flush()
+	return b.String()
+}
+
 func ci(c CI) string {
 	if math.IsNaN(c.Value) {
 		return "–"
@@ -130,6 +182,10 @@ func (r *Report) Summary() string {
 	if r.Ablations != nil {
 		fmt.Fprintf(&b, "\n## Ablations (mean ± std over seeds)\n\n%s", r.Ablations.Markdown("variant"))
 	}
+	if r.Diagnostics != nil {
+		fmt.Fprintf(&b, "\n## Training diagnostics (mean ± std over seeds of each run's mean over its last %.0f%% of logged steps)\n\n%s",
+			100*DiagnosticWindow, r.Diagnostics.Markdown())
+	}
 	if t := r.ReferenceTable(); t != "" {
 		fmt.Fprintf(&b, "\n## Ours beside published scores (different data: not comparable number for number)\n\n%s", t)
 	}
@@ -143,7 +199,8 @@ func (r *Report) Summary() string {
 }
 
 // Write writes the report into dir: table.md/.csv/.tex, ablations.md/.csv/
-// .tex (when there are ablations), summary.md, report.json, and the figures
+// .tex (when there are ablations), diagnostics.md/.csv (when runs logged
+// training statistics), summary.md, report.json, and the figures
 // (performance profiles, IQM intervals, one learning-curve plot per dataset,
 // each as PNG and SVG). It returns the paths written.
 func (r *Report) Write(dir string) ([]string, error) {
@@ -173,6 +230,12 @@ func (r *Report) Write(dir string) ([]string, error) {
 			{"ablations.md", r.Ablations.Markdown("variant")},
 			{"ablations.csv", r.Ablations.CSV("variant", "dataset")},
 			{"ablations.tex", r.Ablations.LaTeX("variant")},
+		}...)
+	}
+	if r.Diagnostics != nil {
+		files = append(files, []struct{ name, text string }{
+			{"diagnostics.md", r.Diagnostics.Markdown()},
+			{"diagnostics.csv", r.Diagnostics.CSV()},
 		}...)
 	}
 	for _, f := range files {

@@ -26,8 +26,11 @@ run directories or their parents) and writes into --out:
   summary.md                         the table plus IQM and mean per method with 95% stratified bootstrap CIs and
                                      the probability of improvement of each method over the baseline (CQL)
   ablations.md / .csv / .tex         when a sweep ran ablations
+  diagnostics.md / .csv              training statistics per dataset × method (Q on data/policy/random actions,
+                                     CQL gap, α′, critic loss, log π): each run's mean over its last 20% of logged
+                                     steps, then mean ± std over seeds (from metrics.jsonl, else metrics.csv)
   performance-profiles.png/.svg, iqm.png/.svg, curves-<dataset>.png/.svg (mean over seeds, shaded CI band;
-                                     beside it the mean Q on data actions from metrics.jsonl when logged)
+                                     beside it the mean Q on data actions and CQL's α′ when logged)
   table-vs-reference.md              with --reference: our table beside published scores (other data, never in a statistic)
   report.json                        every number above
 --compare A:B adds P(A > B) with its interval (e.g. --compare KFC++:S4RL-N); --in-progress also draws the learning

@@ -25,7 +25,7 @@ func TestCommittedReportsReproduce(t *testing.T) {
 	if len(reports) == 0 {
 		t.Fatal("no committed report.json under results/")
 	}
-	keys := []string{"datasets", "methods", "table", "iqm", "mean", "probability_of_improvement"}
+	keys := []string{"datasets", "methods", "table", "iqm", "mean", "probability_of_improvement", "diagnostics"}
 	for _, rep := range reports {
 		base := filepath.Dir(filepath.Dir(rep))
 		runs, err := filepath.Abs(filepath.Join(base, "runs"))
