@@ -129,6 +129,9 @@ func (r *Report) plots(dir string) ([]string, error) {
 	// IQM with intervals: one horizontal bar per method.
 	p = plot.New()
 	p.Title.Text = fmt.Sprintf("IQM of the final normalized score (%.0f%% CI)", 100*r.Settings.Level)
+	if r.Settings.Last > 1 {
+		p.Title.Text = fmt.Sprintf("IQM of the normalized score, last %d evaluations (%.0f%% CI)", r.Settings.Last, 100*r.Settings.Level)
+	}
 	p.X.Label.Text = "normalized score"
 	p.Add(plotter.NewGrid())
 	names := make([]string, len(r.IQM))

@@ -31,6 +31,12 @@ type Options struct {
 	// Reference, when set, is printed beside our table (never used in a
 	// statistic): published scores on other data.
 	Reference *Reference
+	// Last, when above 1, scores each finished run by the mean normalized
+	// score of its last Last evaluations (its history, the final
+	// evaluation included) instead of the final evaluation alone: a
+	// steadier estimate of where a run ended when scores swing from one
+	// evaluation to the next. A run with fewer evaluations is an error.
+	Last int
 }
 
 func (o *Options) defaults() {
@@ -257,6 +263,10 @@ type Report struct {
 		Level         float64 `json:"confidence_level"`
 		Seed          uint64  `json:"seed"`
 		Interval      string  `json:"interval"`
+		// Score says what a run's score is: "final evaluation" or "mean
+		// of the last K evaluations".
+		Score string `json:"score"`
+		Last  int    `json:"last,omitempty"`
 	} `json:"settings"`
 	Datasets []string `json:"datasets"`
 	Methods  []string `json:"methods"`
@@ -340,6 +350,24 @@ func Build(runs []Result, o Options) (*Report, error) {
 	rep := &Report{Reference: o.Reference}
 	rep.Settings.BootstrapReps, rep.Settings.Level, rep.Settings.Seed = o.Reps, o.Level, o.Seed
 	rep.Settings.Interval = "percentile, stratified bootstrap over seeds within each dataset"
+	rep.Settings.Score = "final evaluation"
+	if o.Last > 1 {
+		rep.Settings.Score, rep.Settings.Last = fmt.Sprintf("mean of the last %d evaluations", o.Last), o.Last
+		runs = slices.Clone(runs)
+		for i, r := range runs {
+			if r.InProgress {
+				continue
+			}
+			if len(r.History) < o.Last {
+				return nil, fmt.Errorf("report: --last %d: %s has %d evaluations", o.Last, r.Dir, len(r.History))
+			}
+			var sum float64
+			for _, p := range r.History[len(r.History)-o.Last:] {
+				sum += p.Score
+			}
+			runs[i].Score = sum / float64(o.Last)
+		}
+	}
 	var main, abl, partial []Result
 	for _, r := range runs {
 		switch {

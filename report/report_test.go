@@ -442,3 +442,56 @@ func TestDiagnosticsTable(t *testing.T) {
 		t.Errorf("curves figure is %d×%d, want three panels side by side", cfg.Width, cfg.Height)
 	}
 }
+
+// --last K scores each run by the mean of its last K evaluations, in the
+// table and in every statistic; too few evaluations is an error.
+func TestLastKEvaluations(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, 0, "hopper-medium", "CQL", "", 0, 90, []float64{10, 20, 60, 90}, true)
+	writeRun(t, root, 1, "hopper-medium", "CQL", "", 1, 70, []float64{10, 30, 80, 70}, true)
+	writeRun(t, root, 2, "hopper-medium", "KFC++", "", 0, 50, []float64{10, 20, 100, 50}, true)
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := Build(runs, Options{Reps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last2, err := Build(runs, Options{Reps: 50, Last: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := func(r *Report) []float64 {
+		var out []float64
+		for _, c := range r.Table.Rows[0].Cells {
+			out = append(out, c.Scores...)
+		}
+		return out
+	}
+	if got, want := cells(final), []float64{90, 70, 50}; !slices.Equal(got, want) {
+		t.Errorf("final scores %v, want %v", got, want)
+	}
+	if got, want := cells(last2), []float64{75, 75, 75}; !slices.Equal(got, want) {
+		t.Errorf("last-2 scores %v, want %v", got, want)
+	}
+	// Last 2: KFC++ 75 ties both CQL runs → P(KFC++ > CQL) = 0.5; final: 0.
+	if p := last2.PoI[0].Value; p != 0.5 {
+		t.Errorf("last-2 P(KFC++ > CQL) = %v, want 0.5", p)
+	}
+	if p := final.PoI[0].Value; p != 0 {
+		t.Errorf("final P(KFC++ > CQL) = %v, want 0", p)
+	}
+	if last2.Settings.Score != "mean of the last 2 evaluations" || final.Settings.Score != "final evaluation" {
+		t.Errorf("settings say %q and %q", last2.Settings.Score, final.Settings.Score)
+	}
+	if !strings.Contains(last2.Summary(), "mean of its last 2 evaluations") {
+		t.Error("summary does not say which score it tabulates")
+	}
+	if runs[0].Score != 90 {
+		t.Errorf("Build changed the collected runs: score %v, want 90", runs[0].Score)
+	}
+	if _, err := Build(runs, Options{Reps: 50, Last: 5}); err == nil || !strings.Contains(err.Error(), "has 4 evaluations") {
+		t.Errorf("--last 5 over 4 evaluations: error %v", err)
+	}
+}

@@ -160,7 +160,11 @@ func ci(c CI) string {
 func (r *Report) Summary() string {
 	var b strings.Builder
 	level := fmt.Sprintf("%.0f%%", 100*r.Settings.Level)
-	fmt.Fprintf(&b, "## Final normalized score (mean ± std over seeds)\n\n%s\n", r.Table.Markdown("dataset"))
+	score := "Final normalized score"
+	if r.Settings.Last > 1 {
+		score = fmt.Sprintf("Normalized score, each run's mean of its last %d evaluations", r.Settings.Last)
+	}
+	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s\n", score, r.Table.Markdown("dataset"))
 	fmt.Fprintf(&b, "## Aggregates over all datasets × seeds (%s CIs, %d stratified bootstrap resamples, seed %d)\n\n",
 		level, r.Settings.BootstrapReps, r.Settings.Seed)
 	fmt.Fprintf(&b, "| method | runs | IQM | mean | P(method > %s) |\n|---|---:|---:|---:|---:|\n", r.Baseline)

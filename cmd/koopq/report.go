@@ -37,9 +37,14 @@ run directories or their parents) and writes into --out:
 curves of runs still training (from their history.json; they enter no table or statistic).
 A sweep's runs are labelled with the spec's dataset and method names; other runs by data file and augmentation
 (plus " bf16" for runs trained with --precision bf16).
+A run's score is its final evaluation; --last N makes it the mean of its last N evaluations (the final one included),
+for every table and statistic (a run with fewer evaluations is an error).
 The bootstrap is seeded (--seed): the same runs and seed give the same intervals.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Last < 1 {
+				return fmt.Errorf("--last %d: must be at least 1", o.Last)
+			}
 			if o.Reps <= 0 {
 				return fmt.Errorf("--reps %d: must be positive", o.Reps)
 			}
@@ -94,5 +99,6 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 	f.StringArrayVar(&compare, "compare", nil, "extra probability of improvement METHOD:OVER, e.g. KFC++:S4RL-N (repeatable)")
 	f.StringVar(&refPath, "reference", "", "YAML/JSON file of published scores (label, source, note, scores: {dataset: {method: score}}) shown beside ours")
 	f.BoolVar(&inProgress, "in-progress", false, "also draw learning curves of unfinished runs (history.json)")
+	f.IntVar(&o.Last, "last", 1, "score each run by the mean of its last N evaluations (1: the final evaluation)")
 	rootCmd.AddCommand(cmd)
 }

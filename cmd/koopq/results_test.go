@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -16,11 +17,11 @@ import (
 // and it fails when the run files are missing from the repository (a
 // .gitignore pattern once kept results/…/runs out of every commit).
 func TestCommittedReportsReproduce(t *testing.T) {
-	reports, err := filepath.Glob(filepath.Join("..", "..", "results", "*", "*", "report", "report.json"))
+	reports, err := filepath.Glob(filepath.Join("..", "..", "results", "*", "*", "report*", "report.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	more, _ := filepath.Glob(filepath.Join("..", "..", "results", "*", "report", "report.json"))
+	more, _ := filepath.Glob(filepath.Join("..", "..", "results", "*", "report*", "report.json"))
 	reports = append(reports, more...)
 	if len(reports) == 0 {
 		t.Fatal("no committed report.json under results/")
@@ -36,8 +37,18 @@ func TestCommittedReportsReproduce(t *testing.T) {
 			t.Errorf("%s: its runs are not in the repository: %v", rep, err)
 			continue
 		}
+		// A report made with --last K says so in its settings.
+		var settings struct {
+			Settings struct {
+				Last int `json:"last"`
+			} `json:"settings"`
+		}
+		if b, err := os.ReadFile(rep); err != nil || json.Unmarshal(b, &settings) != nil {
+			t.Fatalf("%s: unreadable", rep)
+		}
+		last := strconv.Itoa(max(1, settings.Settings.Last))
 		out := t.TempDir()
-		r := runCLI(t, "", 2*time.Minute, "report", runs, "--out", out)
+		r := runCLI(t, "", 2*time.Minute, "report", runs, "--out", out, "--last", last)
 		if r.Code != 0 {
 			t.Errorf("koopq report %s: exit %d\n%s", runs, r.Code, r.Stderr)
 			continue

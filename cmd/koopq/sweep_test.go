@@ -325,6 +325,15 @@ threads: 1
 	expectCLIError(t, r, "--compare", "METHOD:OVER")
 	r = runCLI(t, work, time.Minute, "report", out, "--reference", filepath.Join(work, "none.yaml"))
 	expectCLIError(t, r, "--reference", "none.yaml")
+	r = runCLI(t, work, time.Minute, "report", out, "--last", "0", "--out", "rep0")
+	expectCLIError(t, r, "--last 0", "at least 1")
+	r = runCLI(t, work, time.Minute, "report", out, "--last", "1000", "--out", "rep1000")
+	expectCLIError(t, r, "--last 1000", "evaluations")
+	for _, d := range []string{"rep0", "rep1000"} {
+		if _, err := os.Stat(filepath.Join(work, d)); err == nil {
+			t.Errorf("a rejected report made %s", d)
+		}
+	}
 }
 
 // --time-limit holds runs that cannot finish in time (nothing of them is
