@@ -313,4 +313,8 @@ func TestRunLocalTimeLimitHoldsRunsThatCannotFinish(t *testing.T) {
 		!strings.Contains(progress.String(), "hold    "+runs[2].Name+": needs about 2h47m0s at 0.1 steps/s") {
 		t.Errorf("per-method speeds: %+v\n%s", sum, progress.String())
 	}
+	// 'sweep plan --time-limit' predicts the same.
+	if p := Schedule("", runs, o.Speeds, 2, time.Hour, false); p[0].Held || p[1].Held || !p[2].Held {
+		t.Errorf("Schedule disagrees with RunLocal: %+v", p)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Speeds is the expected training speed (steps/s) of each run of a sweep,
@@ -213,4 +214,122 @@ func Left(out string, runs []Run) (left []Run, done int) {
 		left = append(left, r)
 	}
 	return left, done
+}
+
+// Planned is one run's place in a predicted local schedule (Schedule).
+type Planned struct {
+	Run Run
+	// Start and End are offsets from the start of the sweep. Need is the
+	// time its steps left take at Speed.
+	Start, End, Need time.Duration
+	// Speed is the run's expected steps/s (Speeds.For); 0 when unknown.
+	Speed float64
+	// Held: it would not finish before the time limit, so 'sweep run'
+	// does not start it (Start is when a slot would have been free).
+	Held bool
+	// Unpredictable: its start or end cannot be predicted, because its
+	// own speed, or that of a run before it on every slot, is unknown
+	// ('sweep run' starts a run of unknown speed whatever the limit).
+	Unpredictable bool
+	// Skipped is set for runs 'sweep run' leaves alone and that take no
+	// slot: State says why (Running: another process trains it; Failed:
+	// it failed before, and only --retry-failed starts it again).
+	Skipped bool
+	State   State
+}
+
+// Schedule predicts what 'sweep run' (RunLocal) does with runs, in their
+// order, jobs at a time under a time limit (0: none): each run goes to the
+// slot that frees first, and starts there if its steps left (the total
+// minus what its run directory in out has logged) at its expected speed end
+// before the limit; otherwise it is held, and that slot takes the next run.
+// Runs that another process is training, and failed runs unless
+// retryFailed, are skipped as 'sweep run' skips them.
+// Like RunLocal's own check it counts training steps only (no evaluation,
+// Koopman precompute or preparation), so real runs end somewhat later.
+func Schedule(out string, runs []Run, sp Speeds, jobs int, limit time.Duration, retryFailed bool) []Planned {
+	const never = time.Duration(math.MaxInt64)
+	free := make([]time.Duration, max(jobs, 1))
+	var plan []Planned
+	for _, r := range runs {
+		p := Planned{Run: r, Speed: sp.For(r).PerSec, State: Pending}
+		left := r.Steps
+		if out != "" {
+			st := RunStatus(out, r)
+			left, p.State = max(r.Steps-st.Step, 0), st.State
+			if st.State == Running || (st.State == Failed && !retryFailed) {
+				p.Skipped = true
+				plan = append(plan, p)
+				continue
+			}
+		}
+		slot := 0
+		for i, t := range free {
+			if t < free[slot] {
+				slot = i
+			}
+		}
+		p.Start = free[slot]
+		switch {
+		case p.Start == never:
+			p.Unpredictable = true
+		case !(p.Speed > 0):
+			p.Unpredictable, free[slot] = true, never
+		default:
+			p.Need = time.Duration(float64(left) / p.Speed * float64(time.Second))
+			p.End = p.Start + p.Need
+			if limit > 0 && p.End > limit {
+				p.Held, p.End = true, p.Start
+			} else {
+				free[slot] = p.End
+			}
+		}
+		plan = append(plan, p)
+	}
+	return plan
+}
+
+// FormatSchedule renders a Schedule: one line per run (start and end as
+// offsets, or why it is held) and a count.
+func FormatSchedule(plan []Planned, limit time.Duration) string {
+	var b strings.Builder
+	hm := func(d time.Duration) string {
+		d = d.Round(time.Minute)
+		return fmt.Sprintf("%d:%02d", int(d.Hours()), int(d.Minutes())%60)
+	}
+	var started, held, unknown, skipped int
+	for _, p := range plan {
+		if p.Skipped {
+			skipped++
+		}
+		switch {
+		case p.Skipped && p.State == Running:
+			fmt.Fprintf(&b, "  running      %s: another process trains it; skipped\n", p.Run.Name)
+		case p.Skipped:
+			fmt.Fprintf(&b, "  failed       %s: failed before; skipped (--retry-failed starts it again)\n", p.Run.Name)
+		case p.Unpredictable:
+			unknown++
+			fmt.Fprintf(&b, "  ?            %s: no steps/s known for it or for a run before it on every slot\n", p.Run.Name)
+		case p.Held:
+			held++
+			fmt.Fprintf(&b, "  hold         %s: needs about %s at %.1f steps/s from %s, past the limit\n",
+				p.Run.Name, p.Need.Round(time.Minute), p.Speed, hm(p.Start))
+		default:
+			started++
+			fmt.Fprintf(&b, "  %6s–%-6s%s (%.1f steps/s)\n", hm(p.Start), hm(p.End), p.Run.Name, p.Speed)
+		}
+	}
+	fmt.Fprintf(&b, "%d runs start and finish", started)
+	if limit > 0 {
+		fmt.Fprintf(&b, " within %s", limit)
+	}
+	fmt.Fprintf(&b, ", %d held by the time limit", held)
+	if unknown > 0 {
+		fmt.Fprintf(&b, ", %d unpredictable (give --steps-per-sec)", unknown)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(&b, ", %d skipped", skipped)
+	}
+	b.WriteString(" (training steps only: evaluation and Koopman precompute make real runs end later)\n")
+	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // finish writes the files of a run that trained steps steps at sps steps/s
@@ -150,5 +151,92 @@ func TestCPUHours(t *testing.T) {
 	}
 	if got, unknown := CPUHours(runs, Speeds{}, 1); got != 0 || unknown != 2 {
 		t.Errorf("unknown speeds must give 0, 2: %v, %d", got, unknown)
+	}
+}
+
+// Schedule predicts RunLocal: the first free slot takes the next run, which
+// starts if it ends by the limit (an end exactly at the limit fits) and is
+// held otherwise; partial runs need only their steps left; runs of unknown
+// speed make everything after them on their slot unpredictable; runs
+// another process trains, and failed runs, take no slot.
+func TestSchedule(t *testing.T) {
+	runs := []Run{
+		{Name: "a", Method: "A", Steps: 3600}, // 1 h
+		{Name: "b", Method: "B", Steps: 3600}, // 30 min
+		{Name: "c", Method: "A", Steps: 3600}, // 1 h
+		{Name: "d", Method: "D", Steps: 3600}, // 15 min
+	}
+	sp := NewSpeeds(nil, "", nil, map[string]float64{"A": 1, "B": 2, "D": 4})
+	type want struct {
+		start, end time.Duration
+		held       bool
+	}
+	check := func(name string, got []Planned, w []want) {
+		t.Helper()
+		if len(got) != len(w) {
+			t.Fatalf("%s: %d planned, want %d", name, len(got), len(w))
+		}
+		for i := range w {
+			if got[i].Start != w[i].start || got[i].End != w[i].end || got[i].Held != w[i].held || got[i].Unpredictable {
+				t.Errorf("%s: run %s: %v–%v held %v unpredictable %v; want %v–%v held %v", name, got[i].Run.Name,
+					got[i].Start, got[i].End, got[i].Held, got[i].Unpredictable, w[i].start, w[i].end, w[i].held)
+			}
+		}
+	}
+	m := time.Minute
+	check("limit 1h30m", Schedule("", runs, sp, 2, 90*m, false),
+		[]want{{0, 60 * m, false}, {0, 30 * m, false}, {30 * m, 90 * m, false}, {60 * m, 75 * m, false}})
+	check("limit 1h20m", Schedule("", runs, sp, 2, 80*m, false),
+		[]want{{0, 60 * m, false}, {0, 30 * m, false}, {30 * m, 30 * m, true}, {30 * m, 45 * m, false}})
+	check("no limit, one slot", Schedule("", runs, sp, 1, 0, false),
+		[]want{{0, 60 * m, false}, {60 * m, 90 * m, false}, {90 * m, 150 * m, false}, {150 * m, 165 * m, false}})
+
+	// Unknown speed: the run starts, and its slot's later runs cannot be predicted.
+	unk := append([]Run{{Name: "u", Method: "U", Steps: 100}}, runs[:2]...)
+	got := Schedule("", unk, sp, 1, time.Hour, false)
+	for _, p := range got {
+		if !p.Unpredictable || p.Held {
+			t.Errorf("after a run of unknown speed on the only slot: %s %+v", p.Run.Name, p)
+		}
+	}
+	if got := Schedule("", unk, sp, 2, time.Hour, false); got[0].Unpredictable != true || got[1].Unpredictable || got[1].End != 60*m {
+		t.Errorf("two slots, one taken by a run of unknown speed: %+v", got)
+	}
+
+	// A partial run (1800 steps logged) needs half its time; a run another
+	// process trains and a failed run take no slot.
+	out := t.TempDir()
+	dir := filepath.Join(SlotDir(out, runs[0]), "run")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte(`{"step":900,"wall_seconds":1}`+"\n"+`{"step":1800,"wall_seconds":2}`+"\n"), 0o644)
+	host, _ := os.Hostname()
+	os.MkdirAll(SlotDir(out, runs[1]), 0o755)
+	os.MkdirAll(SlotDir(out, runs[2]), 0o755)
+	if err := writeMarker(SlotDir(out, runs[1]), Marker{State: "running", Host: host, PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarker(SlotDir(out, runs[2]), Marker{State: "failed", Host: host, Error: "boom"}); err != nil {
+		t.Fatal(err)
+	}
+	got = Schedule(out, runs, sp, 1, time.Hour, false)
+	if got[0].Start != 0 || got[0].End != 30*m || got[0].Held {
+		t.Errorf("partial run: %+v, want 0–30m", got[0])
+	}
+	if !got[1].Skipped || got[1].State != Running || !got[2].Skipped || got[2].State != Failed {
+		t.Errorf("running and failed runs must be skipped: %+v %+v", got[1], got[2])
+	}
+	if got[3].Start != 30*m || got[3].End != 45*m {
+		t.Errorf("the run after the skipped ones: %+v, want 30m–45m", got[3])
+	}
+	if got := Schedule(out, runs, sp, 1, 2*time.Hour, true); got[2].Skipped || got[2].Held || got[2].Start != 30*m || got[3].Start != 90*m {
+		t.Errorf("--retry-failed schedules the failed run: %+v %+v", got[2], got[3])
+	}
+	text := FormatSchedule(Schedule(out, runs, sp, 1, time.Hour, false), time.Hour)
+	for _, s := range []string{"0:00–0:30  a (1.0 steps/s)", "running      b: another process trains it", "failed       c:",
+		"0:30–0:45  d (4.0 steps/s)", "2 runs start and finish within 1h0m0s, 0 held by the time limit, 2 skipped"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("schedule text lacks %q:\n%s", s, text)
+		}
 	}
 }

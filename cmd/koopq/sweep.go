@@ -150,7 +150,9 @@ func sweepPlanCmd() *cobra.Command {
 	var (
 		out, order, dataRoot string
 		sps                  []string
-		jobs                 int
+		jobs, threads        int
+		timeLimit            time.Duration
+		retry                bool
 		only                 sweep.Selection
 	)
 	c := &cobra.Command{
@@ -160,7 +162,10 @@ func sweepPlanCmd() *cobra.Command {
 --order), then what 'sweep run' with the same flags would make first under --data-root (datasets it
 collects, shared Koopman models it trains) or cannot find, and an estimate of the cost. With --out
 (the sweep directory) the runs already done there are counted and the estimate covers only the runs
-left, in CPU-hours and in hours of wall time at --jobs runs at once.`,
+left, in CPU-hours and in hours of wall time at --jobs runs at once of --threads threads each.
+With --time-limit it also shows what 'sweep run' with the same --time-limit, --jobs and --steps-per-sec
+would do: when each run left would start and end, and which runs it would hold because they could not
+finish in time.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, runs, _, err := loadSpec(args[0])
@@ -180,6 +185,15 @@ left, in CPU-hours and in hours of wall time at --jobs runs at once.`,
 			}
 			if jobs < 0 {
 				return fmt.Errorf("--jobs %d: must be positive (0: cores / threads)", jobs)
+			}
+			if threads < 0 {
+				return fmt.Errorf("--threads %d: must be >= 0", threads)
+			}
+			if threads > 0 {
+				s.Threads = threads
+			}
+			if timeLimit < 0 {
+				return fmt.Errorf("--time-limit %s: must be positive", timeLimit)
 			}
 			dataRoot = sweepDataRoot(args[0], dataRoot)
 			fmt.Print(sweep.FormatPlan(runs))
@@ -239,6 +253,10 @@ left, in CPU-hours and in hours of wall time at --jobs runs at once.`,
 				fmt.Printf("; %d runs with no known steps/s not included", unknown)
 			}
 			fmt.Println()
+			if timeLimit > 0 {
+				fmt.Printf("'sweep run --time-limit %s' with %d runs at once (start–end, hours:minutes from its start):\n", timeLimit, j)
+				fmt.Print(sweep.FormatSchedule(sweep.Schedule(out, left, speeds, j, timeLimit, retry), timeLimit))
+			}
 			return nil
 		},
 	}
@@ -246,6 +264,9 @@ left, in CPU-hours and in hours of wall time at --jobs runs at once.`,
 	c.Flags().StringSliceVar(&sps, "steps-per-sec", nil, "training speed of one run (steps/s) for the estimate: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)")
 	c.Flags().StringVar(&dataRoot, "data-root", "", "directory relative dataset and model paths are read from, as in 'sweep run' (default: the spec's directory)")
 	c.Flags().IntVar(&jobs, "jobs", 0, "runs at once, for the wall-time estimate (0: cores / threads, as 'sweep run')")
+	c.Flags().IntVar(&threads, "threads", 0, "threads per run, as in 'sweep run' (overrides the spec's threads)")
+	c.Flags().DurationVar(&timeLimit, "time-limit", 0, "also show which runs 'sweep run --time-limit' would start, when, and which it would hold")
+	c.Flags().BoolVar(&retry, "retry-failed", false, "with --time-limit: schedule failed runs too, as 'sweep run --retry-failed' would")
 	selectionFlags(c.Flags(), &only, &order)
 	return c
 }

@@ -360,6 +360,17 @@ func TestSweepRunTimeLimit(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(out, "*", "*", "config.json")); len(m) != 0 {
 		t.Errorf("held runs made run directories: %v", m)
 	}
+	// plan --time-limit predicts it, with the same flags.
+	r = runCLI(t, work, time.Minute, "sweep", "plan", "spec.yaml", "--out", out, "--jobs", "2", "--threads", "1", "--time-limit", "1h",
+		"--steps-per-sec", "CQL=20", "--steps-per-sec", "S4RL-N=30")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "hold         pendulum-medium__cql__s0: needs about 2h47m0s at 20.0 steps/s from 0:00") ||
+		!strings.Contains(r.Stdout, "0 runs start and finish within 1h0m0s, 2 held by the time limit") {
+		t.Errorf("plan --time-limit: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, work, time.Minute, "sweep", "plan", "spec.yaml", "--time-limit", "-1h")
+	expectCLIError(t, r, "--time-limit -1h0m0s")
+	r = runCLI(t, work, time.Minute, "sweep", "plan", "spec.yaml", "--threads", "-2")
+	expectCLIError(t, r, "--threads -2")
 	// No speed given or measured: both start, and the limit stops them with a checkpoint.
 	r = runCLI(t, work, 2*time.Minute, "sweep", "run", "spec.yaml", "--out", out, "--jobs", "2", "--time-limit", "3s")
 	expectCLIError(t, r, "2 runs interrupted")
