@@ -240,3 +240,22 @@ func TestSchedule(t *testing.T) {
 		}
 	}
 }
+
+// sweep status tells how long a running run still trains, at the speed of
+// its last two log rows.
+func TestStatusTimeLeftOfRunningRun(t *testing.T) {
+	r := Run{Name: "a", Steps: 10000}
+	out := t.TempDir()
+	dir := filepath.Join(SlotDir(out, r), "run")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644)
+	// 1000 steps in 100 s: 10 steps/s; 6400 steps left → 640 s ≈ 11 min.
+	os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte(`{"step":2600,"wall_seconds":260}`+"\n"+`{"step":3600,"wall_seconds":360}`+"\n"), 0o644)
+	host, _ := os.Hostname()
+	if err := writeMarker(SlotDir(out, r), Marker{State: "running", Host: host, PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	if s := FormatStatus(Statuses(out, []Run{r})); !strings.Contains(s, "running  3600/10000") || !strings.Contains(s, "about 11m0s of training left") {
+		t.Errorf("status:\n%s", s)
+	}
+}
