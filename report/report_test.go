@@ -177,14 +177,7 @@ func TestCollectWithoutSweepLabels(t *testing.T) {
 	root := t.TempDir()
 	writeRun(t, root, 0, "pendulum-medium", "none", "", 0, 10, []float64{5, 10}, false)
 	writeRun(t, root, 0, "pendulum-medium", "gaussian", "", 0, 12, []float64{6, 12}, false)
-	runs, err := Collect(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(runs, Options{Reps: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs, rep := collectAndBuild(t, root, Options{Reps: 100})
 	// Labels from the data file and the augmentation; baseline = augment none.
 	if rep.Datasets[0] != "pendulum-medium" || rep.Baseline != "none" || len(rep.PoI) != 1 || rep.PoI[0].Value != 1 {
 		t.Errorf("datasets %v baseline %q PoI %+v", rep.Datasets, rep.Baseline, rep.PoI)
@@ -241,14 +234,7 @@ func TestPrecisionLabelsAndQCurves(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	runs, err := Collect(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(runs, Options{Reps: 50})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rep := collectAndBuild(t, root, Options{Reps: 50})
 	if !slices.Equal(rep.Methods, []string{"kfc++", "kfc++ bf16"}) {
 		t.Fatalf("methods %v, want kfc++ and kfc++ bf16", rep.Methods)
 	}
@@ -265,7 +251,15 @@ func TestPrecisionLabelsAndQCurves(t *testing.T) {
 	if _, err := rep.Write(out); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(out, "curves-hopper-medium-v2.png"))
+	if w, h := pngSize(t, filepath.Join(out, "curves-hopper-medium-v2.png")); w < 2*h { // two 5.5×3.8 in panels side by side
+		t.Errorf("curves figure is %d×%d, want two panels side by side", w, h)
+	}
+}
+
+// pngSize returns the width and height of a PNG file.
+func pngSize(t *testing.T, path string) (int, int) {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,9 +268,7 @@ func TestPrecisionLabelsAndQCurves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Width < 2*cfg.Height { // two 5.5×3.8 in panels side by side
-		t.Errorf("curves figure is %d×%d, want two panels side by side", cfg.Width, cfg.Height)
-	}
+	return cfg.Width, cfg.Height
 }
 
 // writeMetrics puts a run's training log beside its results.json, as
@@ -373,14 +365,7 @@ func TestDiagnosticsTable(t *testing.T) {
 	}
 	writeRun(t, root, i, "hopper-medium", "KFC++-residual", "KFC++", 0, 45, []float64{30, 45}, true)
 	writeMetrics(t, root, "hopper-medium", "KFC++-residual", 0, "metrics.csv", logOf(func(int) float64 { return 0.5 }))
-	runs, err := Collect(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(runs, Options{Reps: 50})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rep := collectAndBuild(t, root, Options{Reps: 50})
 	d := rep.Diagnostics
 	if d == nil {
 		t.Fatal("no diagnostics")
@@ -429,17 +414,8 @@ func TestDiagnosticsTable(t *testing.T) {
 	if !strings.Contains(string(b), "hopper-medium,CQL,alpha_prime,10,0.7071067812,2\n") {
 		t.Errorf("diagnostics.csv:\n%s", b)
 	}
-	f, err := os.Open(filepath.Join(out, "curves-hopper-medium.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfg, err := png.DecodeConfig(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Width < 3*cfg.Height { // three 5.5×3.8 in panels side by side
-		t.Errorf("curves figure is %d×%d, want three panels side by side", cfg.Width, cfg.Height)
+	if w, h := pngSize(t, filepath.Join(out, "curves-hopper-medium.png")); w < 3*h { // three 5.5×3.8 in panels side by side
+		t.Errorf("curves figure is %d×%d, want three panels side by side", w, h)
 	}
 }
 
@@ -494,4 +470,18 @@ func TestLastKEvaluations(t *testing.T) {
 	if _, err := Build(runs, Options{Reps: 50, Last: 5}); err == nil || !strings.Contains(err.Error(), "has 4 evaluations") {
 		t.Errorf("--last 5 over 4 evaluations: error %v", err)
 	}
+}
+
+// collectAndBuild collects the runs under root and builds their report.
+func collectAndBuild(t *testing.T, root string, o Options) ([]Result, *Report) {
+	t.Helper()
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(runs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs, rep
 }
