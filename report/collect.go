@@ -290,7 +290,7 @@ func readTrain(dir string) (map[string][]Point, error) {
 			}
 		}
 	}
-	return nilIfEmpty(out), nil
+	return sortedByStep(out), nil
 }
 
 // readTrainCSV is readTrain's fallback for metrics.csv; an empty field is a
@@ -336,14 +336,15 @@ func readTrainCSV(path string) (map[string][]Point, error) {
 			out[head[j]] = append(out[head[j]], Point{Step: step, Score: x})
 		}
 	}
-	return nilIfEmpty(out), nil
+	return sortedByStep(out), nil
 }
 
 // notStatistic names the logged columns that are bookkeeping, not training
 // statistics.
 func notStatistic(col string) bool { return col == "step" || col == "wall_seconds" }
 
-func nilIfEmpty(m map[string][]Point) map[string][]Point {
+// sortedByStep orders every series of m by step; an empty m is nil.
+func sortedByStep(m map[string][]Point) map[string][]Point {
 	if len(m) == 0 {
 		return nil
 	}

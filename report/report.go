@@ -226,16 +226,10 @@ func diagnostics(rs []Result, datasets, methods []string) *Diagnostics {
 	}
 	for _, ds := range datasets {
 		for _, m := range methods {
-			var sel []Result
-			for _, r := range rs {
-				if r.Dataset == ds && r.Method == m && r.Train != nil {
-					sel = append(sel, r)
-				}
-			}
+			sel := slices.DeleteFunc(runsOf(rs, ds, m), func(r Result) bool { return r.Train == nil })
 			if len(sel) == 0 {
 				continue
 			}
-			sort.Slice(sel, func(i, j int) bool { return sel[i].Seed < sel[j].Seed })
 			row := DiagRow{Dataset: ds, Method: m}
 			for _, col := range d.Columns {
 				var c Cell
@@ -315,8 +309,8 @@ func tasks(rs []Result, datasets []string, method string) Tasks {
 	return t
 }
 
-func cellOf(rs []Result, dataset, method string) Cell {
-	var c Cell
+// runsOf returns the runs of method on dataset, by seed.
+func runsOf(rs []Result, dataset, method string) []Result {
 	var sel []Result
 	for _, r := range rs {
 		if r.Dataset == dataset && r.Method == method {
@@ -324,7 +318,12 @@ func cellOf(rs []Result, dataset, method string) Cell {
 		}
 	}
 	sort.Slice(sel, func(i, j int) bool { return sel[i].Seed < sel[j].Seed })
-	for _, r := range sel {
+	return sel
+}
+
+func cellOf(rs []Result, dataset, method string) Cell {
+	var c Cell
+	for _, r := range runsOf(rs, dataset, method) {
 		c.Scores = append(c.Scores, r.Score)
 		c.Seeds = append(c.Seeds, r.Seed)
 	}
@@ -512,19 +511,9 @@ func Build(runs []Result, o Options) (*Report, error) {
 	if len(abl) > 0 {
 		rep.Ablations = ablationTable(main, abl)
 	}
-	methods := slices.Clone(rep.Methods)
-	for _, m := range order(abl, func(r Result) string { return r.Method }) {
-		if !slices.Contains(methods, m) {
-			methods = append(methods, m)
-		}
-	}
-	datasets := slices.Clone(rep.Datasets)
-	for _, d := range order(abl, func(r Result) string { return r.Dataset }) {
-		if !slices.Contains(datasets, d) {
-			datasets = append(datasets, d)
-		}
-	}
-	rep.Diagnostics = diagnostics(append(append([]Result{}, main...), abl...), datasets, methods)
+	finished := append(append([]Result{}, main...), abl...)
+	rep.Diagnostics = diagnostics(finished,
+		order(finished, func(r Result) string { return r.Dataset }), order(finished, func(r Result) string { return r.Method }))
 	return rep, nil
 }
 
