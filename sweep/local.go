@@ -217,8 +217,7 @@ func (o LocalOptions) fits(out string, r Run) (time.Duration, float64, bool) {
 	if o.Deadline.IsZero() || !(sp > 0) {
 		return 0, sp, true
 	}
-	left := max(r.Steps-RunStatus(out, r).Step, 0)
-	need := time.Duration(float64(left) / sp * float64(time.Second))
+	need := timeLeft(r, RunStatus(out, r), sp)
 	return need, sp, !time.Now().Add(need).After(o.Deadline)
 }
 

@@ -216,6 +216,13 @@ func Left(out string, runs []Run) (left []Run, done int) {
 	return left, done
 }
 
+// timeLeft is the time run r still trains at perSec steps/s (> 0): its
+// steps beyond what its status st has logged (the zero Status: all of
+// them). 'sweep run --time-limit', Schedule and 'sweep status' use it.
+func timeLeft(r Run, st Status, perSec float64) time.Duration {
+	return time.Duration(float64(max(r.Steps-st.Step, 0)) / perSec * float64(time.Second))
+}
+
 // Planned is one run's place in a predicted local schedule (Schedule).
 type Planned struct {
 	Run Run
@@ -253,11 +260,10 @@ func Schedule(out string, runs []Run, sp Speeds, jobs int, limit time.Duration, 
 	var plan []Planned
 	for _, r := range runs {
 		p := Planned{Run: r, Speed: sp.For(r).PerSec, State: Pending}
-		left := r.Steps
+		var st Status
 		if out != "" {
-			st := RunStatus(out, r)
-			left, p.State = max(r.Steps-st.Step, 0), st.State
-			if st.State == Running || (st.State == Failed && !retryFailed) {
+			st = RunStatus(out, r)
+			if p.State = st.State; st.State == Running || (st.State == Failed && !retryFailed) {
 				p.Skipped = true
 				plan = append(plan, p)
 				continue
@@ -276,7 +282,7 @@ func Schedule(out string, runs []Run, sp Speeds, jobs int, limit time.Duration, 
 		case !(p.Speed > 0):
 			p.Unpredictable, free[slot] = true, never
 		default:
-			p.Need = time.Duration(float64(left) / p.Speed * float64(time.Second))
+			p.Need = timeLeft(r, st, p.Speed)
 			p.End = p.Start + p.Need
 			if limit > 0 && p.End > limit {
 				p.Held, p.End = true, p.Start

@@ -251,7 +251,7 @@ func FormatStatus(st []Status) string {
 		}
 		if s.State == Running && s.StepsPerSec > 0 && s.Step < s.Run.Steps {
 			// Training steps only, at the speed between its last two log rows.
-			eta := time.Duration(float64(s.Run.Steps-s.Step) / s.StepsPerSec * float64(time.Second))
+			eta := timeLeft(s.Run, s, s.StepsPerSec)
 			msg = strings.TrimSpace(fmt.Sprintf("about %s of training left %s", eta.Round(time.Minute), msg))
 		}
 		fmt.Fprintf(&b, "%-4d %-44s %-8s %9s %9s %9s  %s\n", s.Run.Index, s.Run.Name, state, step, score, sps, msg)
