@@ -53,10 +53,7 @@ func (t *Table) CSV(corner, column string) string {
 	_ = w.Write([]string{corner, column, "mean", "std", "n", "best"})
 	for _, r := range t.Rows {
 		for j, c := range r.Cells {
-			mean, std := "", ""
-			if c.N() > 0 {
-				mean, std = strconv.FormatFloat(c.Mean, 'g', 10, 64), strconv.FormatFloat(c.Std, 'g', 10, 64)
-			}
+			mean, std := csvMeanStd(c)
 			_ = w.Write([]string{r.Name, t.Columns[j], mean, std, strconv.Itoa(c.N()), strconv.FormatBool(c.Best)})
 		}
 	}
@@ -66,6 +63,14 @@ func (t *Table) CSV(corner, column string) string {
 
 var texEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`,
 	"{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`)
+
+// csvMeanStd formats a cell's mean and std for CSV (empty for no runs).
+func csvMeanStd(c Cell) (mean, std string) {
+	if c.N() == 0 {
+		return "", ""
+	}
+	return strconv.FormatFloat(c.Mean, 'g', 10, 64), strconv.FormatFloat(c.Std, 'g', 10, 64)
+}
 
 // LaTeX renders a table as a booktabs tabular with the best entries bold.
 func (t *Table) LaTeX(corner string) string {
@@ -135,10 +140,7 @@ func (d *Diagnostics) CSV() string {
 	_ = w.Write([]string{"dataset", "method", "statistic", "mean", "std", "n"})
 	for _, r := range d.Rows {
 		for j, c := range r.Cells {
-			mean, std := "", ""
-			if c.N() > 0 {
-				mean, std = strconv.FormatFloat(c.Mean, 'g', 10, 64), strconv.FormatFloat(c.Std, 'g', 10, 64)
-			}
+			mean, std := csvMeanStd(c)
 			_ = w.Write([]string{r.Dataset, r.Method, d.Columns[j], mean, std, strconv.Itoa(c.N())})
 		}
 	}
