@@ -36,12 +36,14 @@ type PairCI struct {
 	// Runs of Method and of Over that entered the comparison.
 	Runs, OverRuns int
 	CI
+	// Test is the permutation test of P(Method > Over).
+	Test RankTest
 }
 
 // MarshalJSON flattens the interval next to the pair.
 func (p PairCI) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{"method": p.Method, "over": p.Over, "runs": p.Runs, "over_runs": p.OverRuns,
-		"value": jnum(p.Value), "lo": jnum(p.Lo), "hi": jnum(p.Hi)})
+		"value": jnum(p.Value), "lo": jnum(p.Lo), "hi": jnum(p.Hi), "rank_test": p.Test})
 }
 
 // Reference holds published scores to print beside ours, e.g. the paper's

@@ -71,9 +71,28 @@ scores:
 		!strings.Contains(tab, "CQL paper (D4RL data)") || !strings.Contains(tab, "Table 1. other data") || strings.Contains(tab, "walker2d") {
 		t.Errorf("reference table:\n%s", tab)
 	}
+	// Rank tests, by hand: the 6 ways to pick 2 of the 4 pooled runs as
+	// KFC++'s give U = 4, 3, 2, 2, 1, 0 against CQL (observed U = 3) and
+	// against S4RL-N (observed U = 1).
+	for i, want := range [][2]float64{{2.0 / 6, 5.0 / 6}, {5.0 / 6, 2.0 / 6}} {
+		if tt := rep.Pairs[i].Test; !tt.Exact || tt.Relabellings != 6 || !near(tt.PGreater, want[0], 1e-15) || !near(tt.PLess, want[1], 1e-15) {
+			t.Errorf("pair %d rank test %+v, want p(>) %.4f p(<) %.4f over 6", i, tt, want[0], want[1])
+		}
+	}
+	for _, p := range rep.PoI {
+		// S4RL-N's two runs beat both of CQL's: p(>) = 1/6, the bootstrap
+		// interval collapses onto [1, 1].
+		want := map[string]float64{"KFC++": 2.0 / 6, "S4RL-N": 1.0 / 6}[p.Method]
+		if p.Test == nil || !near(p.Test.PGreater, want, 1e-15) {
+			t.Errorf("PoI %s rank test %+v, want p(>) %v", p.Method, p.Test, want)
+		}
+	}
 	sum := rep.Summary()
-	if !strings.Contains(sum, "| P(KFC++ > S4RL-N) | 2 vs 2 | 0.25 [") || !strings.Contains(sum, "different data") {
-		t.Errorf("summary:\n%s", sum)
+	for _, want := range []string{"| P(KFC++ > S4RL-N) | 2 vs 2 | 0.25 [", "| 0.833 | 0.333 |", "different data",
+		"| S4RL-N | 2 | 57.5 [55, 60] | 57.5 [55, 60] | 1 [1, 1] | 0.167 | 1 |", "exact Mann–Whitney U test", "overstates the certainty"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
 	}
 	out := filepath.Join(root, "out")
 	if _, err := rep.Write(out); err != nil {
@@ -89,6 +108,8 @@ scores:
 	b, _ = os.ReadFile(filepath.Join(out, "report.json"))
 	if err := json.Unmarshal(b, &back); err != nil || len(back.Pairs) != 2 || back.Pairs[1]["over"] != "S4RL-N" || back.Pairs[1]["value"] != 0.25 {
 		t.Errorf("report.json pairs %v (%v)", back.Pairs, err)
+	} else if rt, _ := back.Pairs[1]["rank_test"].(map[string]any); rt == nil || !near(rt["p_less"].(float64), 2.0/6, 1e-15) || rt["exact"] != true {
+		t.Errorf("report.json rank test %v", back.Pairs[1]["rank_test"])
 	}
 
 	if _, err := Build(runs, Options{Pairs: []Pair{{"KFC++", "KFC"}}}); err == nil || !strings.Contains(err.Error(), "comparison KFC++:KFC: no method KFC") {

@@ -114,11 +114,18 @@ type MethodCI struct {
 	Method string `json:"method"`
 	Runs   int    `json:"runs"`
 	CI
+	// Test is the permutation test of a probability of improvement (nil
+	// for other statistics).
+	Test *RankTest
 }
 
 // MarshalJSON flattens the interval next to the method.
 func (m MethodCI) MarshalJSON() ([]byte, error) {
-	return json.Marshal(map[string]any{"method": m.Method, "runs": m.Runs, "value": jnum(m.Value), "lo": jnum(m.Lo), "hi": jnum(m.Hi)})
+	o := map[string]any{"method": m.Method, "runs": m.Runs, "value": jnum(m.Value), "lo": jnum(m.Lo), "hi": jnum(m.Hi)}
+	if m.Test != nil {
+		o["rank_test"] = m.Test
+	}
+	return json.Marshal(o)
 }
 
 // ProfileCurve is one method's performance profile.
@@ -449,7 +456,8 @@ func Build(runs []Result, o Options) (*Report, error) {
 			continue
 		}
 		t := tasks(main, rep.Datasets, m)
-		rep.PoI = append(rep.PoI, MethodCI{Method: m, Runs: len(t.flat()), CI: BootstrapPoI(t, base, o.Reps, o.Level, stream(3000+uint64(i)))})
+		test := PermutationPoI(t, base, stream(7000+uint64(i)))
+		rep.PoI = append(rep.PoI, MethodCI{Method: m, Runs: len(t.flat()), CI: BootstrapPoI(t, base, o.Reps, o.Level, stream(3000+uint64(i))), Test: &test})
 	}
 	for i, p := range o.Pairs {
 		var missing []string
@@ -463,7 +471,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 				strings.Join(missing, ", "), strings.Join(rep.Methods, ", "))
 		}
 		x, y := tasks(main, rep.Datasets, p.Method), tasks(main, rep.Datasets, p.Over)
-		pc := PairCI{Pair: p, CI: BootstrapPoI(x, y, o.Reps, o.Level, stream(6000+uint64(i)))}
+		pc := PairCI{Pair: p, CI: BootstrapPoI(x, y, o.Reps, o.Level, stream(6000+uint64(i))), Test: PermutationPoI(x, y, stream(8000+uint64(i)))}
 		// Only datasets where both have runs enter P(X > Y).
 		for k := range x {
 			if len(x[k]) > 0 && len(y[k]) > 0 {

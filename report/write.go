@@ -158,6 +158,23 @@ func ci(c CI) string {
 	return fmt.Sprintf("%.3g [%.3g, %.3g]", c.Value, c.Lo, c.Hi)
 }
 
+// ordered reports a bootstrap interval of a probability of improvement
+// collapsed onto 0 or 1 (fully ordered runs).
+func ordered(c CI) bool {
+	return c.Lo == c.Hi && (c.Value == 0 || c.Value == 1)
+}
+
+// pvalue formats a p-value, marked ≈ when it is a Monte Carlo estimate.
+func pvalue(p float64, exact bool) string {
+	switch {
+	case math.IsNaN(p):
+		return "–"
+	case exact:
+		return fmt.Sprintf("%.3g", p)
+	}
+	return fmt.Sprintf("≈%.3g", p)
+}
+
 // Summary renders the aggregate statistics as Markdown.
 func (r *Report) Summary() string {
 	var b strings.Builder
@@ -169,21 +186,39 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s\n", score, r.Table.Markdown("dataset"))
 	fmt.Fprintf(&b, "## Aggregates over all datasets × seeds (%s CIs, %d stratified bootstrap resamples, seed %d)\n\n",
 		level, r.Settings.BootstrapReps, r.Settings.Seed)
-	fmt.Fprintf(&b, "| method | runs | IQM | mean | P(method > %s) |\n|---|---:|---:|---:|---:|\n", r.Baseline)
+	fmt.Fprintf(&b, "| method | runs | IQM | mean | P(method > %s) | p, method > %[1]s | p, method < %[1]s |\n|---|---:|---:|---:|---:|---:|---:|\n", r.Baseline)
+	var degenerate bool
 	for i, m := range r.IQM {
-		poi := "(baseline)"
+		poi, pg, pl := "(baseline)", "", ""
 		for _, p := range r.PoI {
 			if p.Method == m.Method {
 				poi = ci(p.CI)
+				degenerate = degenerate || ordered(p.CI)
+				if p.Test != nil {
+					pg, pl = pvalue(p.Test.PGreater, p.Test.Exact), pvalue(p.Test.PLess, p.Test.Exact)
+				}
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", m.Method, m.Runs, ci(m.CI), ci(r.Mean[i].CI), poi)
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m.Method, m.Runs, ci(m.CI), ci(r.Mean[i].CI), poi, pg, pl)
 	}
 	if len(r.Pairs) > 0 {
-		fmt.Fprintf(&b, "\n## Probability of improvement (%s CIs; datasets where both have runs)\n\n| comparison | runs | P(method > other) |\n|---|---:|---:|\n", level)
+		fmt.Fprintf(&b, "\n## Probability of improvement (%s CIs; datasets where both have runs)\n\n| comparison | runs | P(method > other) | p, method > other | p, method < other |\n|---|---:|---:|---:|---:|\n", level)
 		for _, p := range r.Pairs {
-			fmt.Fprintf(&b, "| P(%s > %s) | %d vs %d | %s |\n", p.Method, p.Over, p.Runs, p.OverRuns, ci(p.CI))
+			degenerate = degenerate || ordered(p.CI)
+			fmt.Fprintf(&b, "| P(%s > %s) | %d vs %d | %s | %s | %s |\n", p.Method, p.Over, p.Runs, p.OverRuns, ci(p.CI),
+				pvalue(p.Test.PGreater, p.Test.Exact), pvalue(p.Test.PLess, p.Test.Exact))
 		}
+	}
+	if len(r.PoI) > 0 || len(r.Pairs) > 0 {
+		b.WriteString("\np: one-sided p-values of a stratified permutation test of P(method > other) (the method labels " +
+			"exchanged among each dataset's runs; on one dataset the exact Mann–Whitney U test), counted over all " +
+			"relabellings, or estimated from " + fmt.Sprint(RankTestDraws) + " random ones where marked ≈.")
+		if degenerate {
+			b.WriteString(" A bootstrap interval of [0, 0] or [1, 1] means every run of one method beat every run of " +
+				"the other: each resample stays ordered, so with few seeds the interval overstates the certainty, " +
+				"and the p-value is the number to read.")
+		}
+		b.WriteString("\n")
 	}
 	if r.Ablations != nil {
 		fmt.Fprintf(&b, "\n## Ablations (mean ± std over seeds)\n\n%s", r.Ablations.Markdown("variant"))
