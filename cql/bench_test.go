@@ -42,6 +42,9 @@ func StepFLOPs(cfg Config, obsDim, actDim int) float64 {
 	qF, qFirst := layerFLOPs(append(append([]int{obsDim + actDim}, h...), 1))
 	aF, aFirst := layerFLOPs(append(append([]int{obsDim}, h...), 2*actDim))
 	R := B * (1 + 3*N)
+	if cfg.PushUpClean {
+		R += B // the push-up rows at the clean s
+	}
 	critic := R*qF + R*qF + R*(qF-qFirst) // forward, dW, dX
 	critic += B * qF                      // target
 	critic += B*qF + B*qF                 // actor-loss forward + input gradient
@@ -147,6 +150,9 @@ func ExampleStepFLOPs() {
 func gemmReplay(cfg Config, S, A int) func() {
 	B, N := cfg.Batch, cfg.NumActions
 	R := B * (1 + 3*N)
+	if cfg.PushUpClean {
+		R += B
+	}
 	qs := append(append([]int{S + A}, cfg.Net.Hidden...), 1)
 	as := append(append([]int{S}, cfg.Net.Hidden...), 2*A)
 	widest := max(2*A, S+A)

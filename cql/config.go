@@ -83,6 +83,15 @@ type Config struct {
 	ClipDiff    bool    `json:"clip_diff,omitempty"`
 	ClipDiffMin float64 `json:"clip_diff_min,omitempty"`
 	ClipDiffMax float64 `json:"clip_diff_max,omitempty"`
+	// PushUpClean evaluates CQL's push-up data term at the clean state,
+	// Q(s, a), instead of the shifted Q(s̃, a) that the Bellman error uses.
+	// Off (the authors' code), the regularizer compares a logsumexp at the
+	// clean s with the data term at s̃, so a shift that lowers Q(s̃, a)
+	// widens the measured gap and lets the Lagrange loop lower α' (their
+	// code's undocumented mix of state sets); on, both terms are at s, at
+	// the cost of B more critic rows per step. Without augmentation the two
+	// are the same loss.
+	PushUpClean bool `json:"push_up_clean,omitempty"`
 	// LogAlphaPrimeInit is the Lagrange multiplier's starting log α'
 	// (authors 0; CORL 1.0: its Scalar(1.0)).
 	LogAlphaPrimeInit float64 `json:"log_alpha_prime_init,omitempty"`

@@ -64,7 +64,7 @@ type workspace struct {
 	B                          int       // batch size of the current Step
 	obsAug, nextAug, obs, next []float32 // [B, S]
 	act                        []float32 // [B, A] data actions (in [−1,1])
-	xBig                       []float32 // [B(1+3N), S+A]
+	xBig                       []float32 // [bigBatch.rows(), S+A]
 	saNext, saPi               []float32 // [B, S+A]
 	noise                      stepNoise
 	actPi, logpPi              []float32 // actor-loss sample
@@ -145,7 +145,7 @@ func torchActorInit(m *nn.MLP, rng *rand.Rand) {
 // Stats summarizes one update (means over the batch).
 type Stats struct {
 	QLoss      float64 `json:"q_loss"`      // Bellman MSE, mean of the twins
-	CQLGap     float64 `json:"cql_gap"`     // logsumexp Q(s,·) − Q(s̃,a), mean of twins
+	CQLGap     float64 `json:"cql_gap"`     // logsumexp Q(s,·) − Q(s̃,a) (Q(s,a) with PushUpClean), mean of twins
 	AlphaPrime float64 `json:"alpha_prime"` // Lagrange multiplier α'
 	Alpha      float64 `json:"alpha"`       // entropy weight
 	ActorLoss  float64 `json:"actor_loss"`
@@ -170,7 +170,7 @@ func (l *Learner) prepare(B int) {
 	w.obsAug, w.nextAug = grow(w.obsAug, B*S), grow(w.nextAug, B*S)
 	w.obs, w.next = grow(w.obs, B*S), grow(w.next, B*S)
 	w.act = grow(w.act, B*A)
-	R := B * (1 + 3*N)
+	R := l.big(B).rows()
 	w.xBig = grow(w.xBig, R*(S+A))
 	w.saNext, w.saPi = grow(w.saNext, l.targetRows(B)*(S+A)), grow(w.saPi, B*(S+A))
 	n := &w.noise
@@ -208,20 +208,43 @@ func sampleRows(out []float32, B, A, n int, noise, act, logp []float32) {
 	}
 }
 
-// bigBatch names the row blocks of the critics' input xBig [B(1+3N), S+A],
+// bigBatch names the row blocks of the critics' input xBig [rows(), S+A],
 // which every critic evaluates in one forward pass:
 //
 //	rows [0, B)          data     [s̃_i, a_i]                  Bellman error and CQL push-up
 //	rows uniform(i, k)   uniform  [s_i, u_ik],  u ~ U[−1,1]^A   logsumexp samples,
 //	rows piS(i, k)       π(s)     [s_i, a_ik ~ π(·|s_i)]        N per state, all at
 //	rows piNext(i, k)    π(s')    [s_i, a_ik ~ π(·|s'_i)]       the clean s_i
+//	rows pushUp(i)       clean    [s_i, a_i]                    CQL push-up, with Config.PushUpClean
+//	                                                            only (otherwise pushUp(i) = i)
 //
 // The logsumexp reads them back per state in the authors' column order
 // [uniform | π(s') | π(s)] (torch.cat([q_rand, q_next_actions,
 // q_curr_actions]) in their CQL.py); the lse* methods name those columns.
-type bigBatch struct{ B, N int }
+type bigBatch struct {
+	B, N  int
+	Clean bool // Config.PushUpClean: B more rows for the push-up at s
+}
 
-func (g bigBatch) rows() int              { return g.B * (1 + 3*g.N) }
+// big returns the layout for batch size B.
+func (l *Learner) big(B int) bigBatch {
+	return bigBatch{B: B, N: l.Cfg.NumActions, Clean: l.Cfg.PushUpClean}
+}
+
+func (g bigBatch) rows() int {
+	if g.Clean {
+		return g.B * (2 + 3*g.N)
+	}
+	return g.B * (1 + 3*g.N)
+}
+
+func (g bigBatch) pushUp(i int) int {
+	if g.Clean {
+		return g.B*(1+3*g.N) + i
+	}
+	return i
+}
+
 func (g bigBatch) uniform(i, k int) int   { return g.B + i*g.N + k }
 func (g bigBatch) piS(i, k int) int       { return g.B + g.B*g.N + i*g.N + k }
 func (g bigBatch) piNext(i, k int) int    { return g.B + 2*g.B*g.N + i*g.N + k }
@@ -371,10 +394,13 @@ func (l *Learner) fillCriticInputs() {
 	w := &l.ws
 	S, A := l.ObsDim, l.ActDim
 	B, N := w.B, l.Cfg.NumActions
-	g := bigBatch{B, N}
+	g := l.big(B)
 	W := S + A
 	x := w.xBig
 	sac.ConcatSA(w.obsAug, S, w.act, A, B, x)
+	if g.Clean {
+		sac.ConcatSA(w.obs, S, w.act, A, B, x[g.pushUp(0)*W:])
+	}
 	for i := 0; i < B; i++ {
 		s := w.obs[i*S : (i+1)*S]
 		for k := 0; k < N; k++ {
@@ -483,12 +509,13 @@ func (l *Learner) policyQGradient(i int) {
 //	L = mean_s (Q(s̃,a) − y)² + α'·w·(mean_s T·LSE_j(c_sj / T) − mean_s Q(s̃,a)),
 //	c_s· = [Q(s,u) − log 2^−A | Q(s,a~π(s')) − log π | Q(s,a~π(s)) − log π]
 //
-// (the Lagrange threshold shifts it by a constant), back-propagates it, takes
+// with Q(s,a) in the last term under PushUpClean (the Lagrange threshold
+// shifts L by a constant), back-propagates it, takes
 // the Adam step and Polyak-updates the target Q̄_i ← (1 − τ)Q̄_i + τQ_i.
 func (l *Learner) criticUpdate(i int, alphaPrime float64) {
 	w, cfg := &l.ws, &l.Cfg
 	B, N, A := w.B, cfg.NumActions, l.ActDim
-	g := bigBatch{B, N}
+	g := l.big(B)
 	c := &w.crit[i]
 	q := l.Q[i].Forward(&c.big, w.xBig, g.rows())
 	c.mse = float64(nn.MSE(q[:B], w.y, c.dy[:B], 1))
@@ -509,22 +536,23 @@ func (l *Learner) criticUpdate(i int, alphaPrime float64) {
 		}
 	}
 	nn.LogSumExpRows(c.cat, B, g.lseCols(), c.lse, c.soft)
-	var lse, qd float64
+	var lse, qd, qs float64 // qd: push-up rows; qs: data rows Q(s̃, a)
 	for s := 0; s < B; s++ {
 		lse += float64(c.lse[s]) * cfg.Temp
-		qd += float64(q[s])
+		qd += float64(q[g.pushUp(s)])
+		qs += float64(q[s])
 	}
 	lse /= float64(B)
 	qd /= float64(B)
 	c.gap = lse - qd
-	c.qData, c.qRand, c.qPi = qd, qr/float64(B*N), qp/float64(B*N)
+	c.qData, c.qRand, c.qPi = qs/float64(B), qr/float64(B*N), qp/float64(B*N)
 	if cfg.ClipDiff {
 		// The gap is the mean of the clamped per-state differences; a
 		// clamped state contributes no gradient (torch.clamp's backward
 		// passes where min ≤ d ≤ max).
 		var sum float64
 		for s := 0; s < B; s++ {
-			d := float64(c.lse[s])*cfg.Temp - float64(q[s])
+			d := float64(c.lse[s])*cfg.Temp - float64(q[g.pushUp(s)])
 			clamped := math.Min(math.Max(d, cfg.ClipDiffMin), cfg.ClipDiffMax)
 			c.active[s] = d >= cfg.ClipDiffMin && d <= cfg.ClipDiffMax
 			sum += clamped
@@ -533,14 +561,18 @@ func (l *Learner) criticUpdate(i int, alphaPrime float64) {
 	}
 
 	// ∂/∂Q of α'·w·(mean LSE − mean Q_data): the softmax weight on each
-	// sampled row, −α'w/B on the data rows (added to the MSE's gradient).
+	// sampled row, −α'w/B on the push-up rows (added to the MSE's gradient
+	// when they are the data rows).
 	k := float32(alphaPrime * cfg.MinQWeight / float64(B))
+	if g.Clean {
+		clear(c.dy[g.pushUp(0):g.rows()])
+	}
 	for s := 0; s < B; s++ {
 		ks := k
 		if cfg.ClipDiff && !c.active[s] {
 			ks = 0
 		}
-		c.dy[s] -= ks
+		c.dy[g.pushUp(s)] -= ks
 		soft := c.soft[s*g.lseCols() : (s+1)*g.lseCols()]
 		for j := 0; j < N; j++ {
 			c.dy[g.uniform(s, j)] = ks * soft[g.lseUniform(j)]

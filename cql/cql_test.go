@@ -235,3 +235,49 @@ func TestNormalizeReward(t *testing.T) {
 		t.Errorf("dataset without two episodes: error %v, want one naming normalize_reward", err)
 	}
 }
+
+// Without a state shift the push-up at the clean s is the same loss as the
+// push-up at s̃ = s: PushUpClean only adds B rows. With a shift the two
+// differ, by the gap between Q(s, a) and Q(s̃, a).
+func TestPushUpCleanWithoutShiftIsTheSameLoss(t *testing.T) {
+	d := dataset.Synthetic(4, 2, 300, rand.New(rand.NewPCG(2, 2)))
+	run := func(clean bool, aug augment.Augmenter) (Stats, *Learner) {
+		cfg := smallConfig(3)
+		cfg.Lagrange, cfg.BCSteps, cfg.Batch = true, 0, 32
+		cfg.PushUpClean = clean
+		l := NewLearner(cfg, 4, 2, nil, rand.New(rand.NewPCG(4, 4)))
+		sampler := dataset.NewSampler(d, rand.New(rand.NewPCG(6, 6)))
+		b := dataset.NewBatch(cfg.Batch, 4, 2)
+		rng := rand.New(rand.NewPCG(8, 8))
+		var st Stats
+		for range 3 {
+			sampler.Sample(b)
+			var err error
+			if st, err = l.Step(b, aug, rng); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return st, l
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-5*(1+math.Abs(b)) }
+	s0, l0 := run(false, nil)
+	s1, l1 := run(true, nil)
+	if !near(s1.CQLGap, s0.CQLGap) || !near(s1.QLoss, s0.QLoss) || !near(s1.QData, s0.QData) || !near(s1.AlphaPrime, s0.AlphaPrime) {
+		t.Errorf("no shift: push-up clean %+v, at s̃ %+v", s1, s0)
+	}
+	for k := range 2 {
+		for j, p := range l1.Q[k].Params() {
+			for i, v := range p.Data {
+				if w := l0.Q[k].Params()[j].Data[i]; math.Abs(float64(v-w)) > 1e-5 {
+					t.Fatalf("no shift: critic %d %s[%d] = %v, at s̃ %v", k, p.Name, i, v, w)
+				}
+			}
+		}
+	}
+	g0, _ := run(false, augment.Gaussian{Sigma: 0.3})
+	g1, _ := run(true, augment.Gaussian{Sigma: 0.3})
+	if near(g1.CQLGap, g0.CQLGap) {
+		t.Errorf("with a shift the push-up state made no difference: gap %v and %v", g1.CQLGap, g0.CQLGap)
+	}
+	t.Logf("gap after 3 steps: no shift %.6f / %.6f; σ 0.3 shift: at s̃ %.6f, clean %.6f", s0.CQLGap, s1.CQLGap, g0.CQLGap, g1.CQLGap)
+}

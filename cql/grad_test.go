@@ -17,17 +17,25 @@ import (
 //
 //	L = mean_i (Q(s̃_i,a_i) − y_i)² + α'·w·( mean_i LSE_i − mean_i Q(s̃_i,a_i) )
 //	LSE_i = log Σ_k exp(c_ik),  c = [Q(s,a_unif) − log 2^−A, Q(s,a'~π(s')) − log π, Q(s,a~π(s)) − log π]
+//
+// With PushUpClean the last term is mean_i Q(s_i, a_i), read from the B rows
+// after the logsumexp samples.
 func criticLoss(l *Learner, B int, alphaPrime float64) float64 {
 	w := &l.ws
 	N, A := l.Cfg.NumActions, l.ActDim
 	R := B * (1 + 3*N)
+	up := 0 // row offset of the push-up rows
+	if l.Cfg.PushUpClean {
+		up = R
+		R += B
+	}
 	var c nn.Cache
 	q := l.Q[0].Forward(&c, w.xBig, R)
 	var mse, lse, qd float64
 	for i := 0; i < B; i++ {
 		d := float64(q[i]) - float64(w.y[i])
 		mse += d * d / float64(B)
-		qd += float64(q[i]) / float64(B)
+		qd += float64(q[up+i]) / float64(B)
 		var terms []float64
 		for k := 0; k < N; k++ {
 			terms = append(terms, float64(q[B+i*N+k])+float64(A)*math.Ln2)
@@ -55,6 +63,12 @@ func criticLoss(l *Learner, B int, alphaPrime float64) float64 {
 // regularizer, through the whole network) matches finite differences of the
 // independently written loss above.
 func TestCriticGradientMatchesFiniteDifferences(t *testing.T) {
+	for _, clean := range []bool{false, true} {
+		t.Run(map[bool]string{false: "push-up at s̃", true: "push-up clean"}[clean], func(t *testing.T) { criticGradientCheck(t, clean) })
+	}
+}
+
+func criticGradientCheck(t *testing.T, pushUpClean bool) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	d := dataset.Synthetic(4, 2, 200, rng)
 	cfg := DefaultConfig()
@@ -62,6 +76,7 @@ func TestCriticGradientMatchesFiniteDifferences(t *testing.T) {
 	cfg.Batch = 8
 	cfg.NumActions = 3
 	cfg.BCSteps = 0
+	cfg.PushUpClean = pushUpClean
 	l := NewLearner(cfg, 4, 2, nil, rng)
 	l.LogAlphaPrime = math.Log(0.7)
 	// Smooth hidden units: with ReLU, hundreds of rows put some unit within

@@ -21,6 +21,8 @@ package cql
 //	L_α'  = −½ Σ_k α'·(w·gap_k − τ_lagrange)                      (Lagrange; gap_k = mean LSE − mean Q_k(s̃,a))
 //	ClipDiff: mean LSE − mean Q_k(s̃,a) becomes mean_i clamp(T·LSE_i − Q_k(s̃_i,a_i), min, max)
 //	        in L_Qk and gap_k (a clamped state passes no gradient)
+//	PushUpClean: the clean Q_k(s_i, a_i) replaces Q_k(s̃_i, a_i) in the last term of L_Qk, in
+//	        gap_k and in ClipDiff's difference (the Bellman error keeps s̃_i)
 //	Q̄_k  ← (1 − τ)·Q̄_k + τ·Q_k after the critics' Adam step
 //
 // s̃, s̃' are the augmenter's outputs; every other state is clean. Gradients
@@ -434,11 +436,18 @@ func (r *refCQL) step(b *dataset.Batch, obsAug, nextAug []float32, n refNoise) {
 		r.gQ[k] = r.q[k].zeros()
 		var lse, qd, clippedSum float64
 		for i := 0; i < B; i++ {
-			// Data term: Bellman error and the CQL push-up, at (s̃_i, a_i).
+			// Data term: Bellman error and the CQL push-up, at (s̃_i, a_i);
+			// with PushUpClean the push-up at the clean (s_i, a_i).
 			acts := r.q[k].forward(cat(sa[i], act[i]))
 			q := acts[len(acts)-1][0]
-			qd += q / float64(B)
+			qData += q / float64(B)
 			mse += (q - y[i]) * (q - y[i]) / float64(B)
+			up, qUp := acts, q
+			if cfg.PushUpClean {
+				up = r.q[k].forward(cat(s[i], act[i]))
+				qUp = up[len(up)-1][0]
+			}
+			qd += qUp / float64(B)
 			// The state's CQL weight: α'w/B, or 0 where ClipDiff clamps
 			// its difference (computed from the same forward passes below,
 			// so the push-up gradient is added after the logsumexp).
@@ -468,7 +477,7 @@ func (r *refCQL) step(b *dataset.Batch, obsAug, nextAug []float32, n refNoise) {
 			lse += lseI / float64(B)
 			weight := alphaPrime * wq / float64(B)
 			if cfg.ClipDiff {
-				d := lseI - q
+				d := lseI - qUp
 				clippedSum += math.Min(math.Max(d, cfg.ClipDiffMin), cfg.ClipDiffMax) / float64(B)
 				if d < cfg.ClipDiffMin || d > cfg.ClipDiffMax {
 					weight = 0
@@ -477,7 +486,7 @@ func (r *refCQL) step(b *dataset.Batch, obsAug, nextAug []float32, n refNoise) {
 					r.clipped[0]++
 				}
 			}
-			r.q[k].backward(acts, []float64{-weight}, r.gQ[k])
+			r.q[k].backward(up, []float64{-weight}, r.gQ[k])
 			for j := range samples[i] {
 				soft := math.Exp(c[j]-m) / z
 				r.q[k].backward(fw[j], []float64{weight * soft}, r.gQ[k])
@@ -487,7 +496,6 @@ func (r *refCQL) step(b *dataset.Batch, obsAug, nextAug []float32, n refNoise) {
 		if cfg.ClipDiff {
 			gap[k] = clippedSum
 		}
-		qData += qd
 	}
 	r.stats = Stats{QLoss: mse / 2, CQLGap: (gap[0] + gap[1]) / 2, AlphaPrime: alphaPrime, Alpha: alpha,
 		ActorLoss: actorLoss, QData: qData / 2, QRandom: qRand / 2, QPolicy: qPi / 2, LogPi: lpMean, BC: bc}
@@ -569,7 +577,11 @@ func referenceCases() []refCase {
 	// the pass-through are exercised; −200 would never clamp.
 	clipped := antmaze
 	clipped.ClipDiffMin, clipped.ClipDiffMax = 4.4, 4.6
+	cleanPaper, cleanClipped := paper, clipped
+	cleanPaper.PushUpClean, cleanClipped.PushUpClean = true, true
 	return []refCase{
+		{"paper lagrange push-up clean", shrink(cleanPaper, 0), false},
+		{"corl antmaze clipping push-up clean", cleanClipped, true},
 		{"corl antmaze", antmaze, false},
 		{"corl antmaze clipping", clipped, true},
 		{"paper lagrange no-bc", shrink(paper, 0), false},

@@ -127,6 +127,7 @@ func TrainParams() []Param {
 		{"clip-diff", "cql.clip_diff", "clamp each state's CQL difference to [--clip-diff-min, --clip-diff-max] (CORL AntMaze)", func(c *TrainConfig) any { return &c.CQL.ClipDiff }, AnyValue},
 		{"clip-diff-min", "cql.clip_diff_min", "lower clamp of --clip-diff (CORL AntMaze: −200)", func(c *TrainConfig) any { return &c.CQL.ClipDiffMin }, AnyValue},
 		{"clip-diff-max", "cql.clip_diff_max", "upper clamp of --clip-diff (CORL AntMaze: none, written as 1.8e308)", func(c *TrainConfig) any { return &c.CQL.ClipDiffMax }, AnyValue},
+		{"push-up-clean", "cql.push_up_clean", "CQL's push-up term Q(s, a) at the clean state instead of the shifted s̃ (authors: shifted)", func(c *TrainConfig) any { return &c.CQL.PushUpClean }, AnyValue},
 		{"log-alpha-prime-init", "cql.log_alpha_prime_init", "starting log α' of the Lagrange multiplier (authors 0, CORL 1)", func(c *TrainConfig) any { return &c.CQL.LogAlphaPrimeInit }, AnyValue},
 		{"normalize-states", "cql.normalize_states", "standardize states with the dataset mean/std", func(c *TrainConfig) any { return &c.CQL.Normalize }, AnyValue},
 		{"seed", "cql.seed", "random seed (minibatches, policy noise, augmentation, evaluation; also koopman_train.seed)", func(c *TrainConfig) any { return &c.CQL.Seed }, AnyValue},
