@@ -56,10 +56,74 @@ type Result struct {
 	// Precision is the GEMM input precision the run finished with ("f32",
 	// "bf16"; empty for runs whose results.json predates it).
 	Precision string `json:"precision,omitempty"`
+	// Final is the final evaluation's normalized score: Score, unless
+	// Options.Last made Score a mean of the last evaluations.
+	Final float64 `json:"final"`
+	// Segments are the processes that trained a finished run, in order:
+	// one for a run never interrupted, one more per resume.
+	Segments []Segment `json:"segments,omitempty"`
 	// InProgress marks a run that has not finished (no results.json yet):
 	// Score is its latest evaluation and it enters only the learning
 	// curves (CollectOptions.InProgress).
 	InProgress bool `json:"in_progress,omitempty"`
+}
+
+// Segment is one process's share of a run's training: steps [From, To),
+// its wall time and where it ran. Known is false for a segment whose
+// results.json entry carries no provenance (written by a binary from
+// before segments recorded it).
+type Segment struct {
+	From    int     `json:"from_step"`
+	To      int     `json:"to_step"`
+	Seconds float64 `json:"wall_seconds"`
+	Known   bool    `json:"known"`
+	Host    string  `json:"host,omitempty"`
+	// Commit is the koopq git commit that ran it ("+dirty" when the tree
+	// had uncommitted changes).
+	Commit string `json:"commit,omitempty"`
+	// GEMM is the backend, precision and kernel ISA, e.g. "openblas f32 Zen".
+	GEMM string `json:"gemm,omitempty"`
+	// Unsegmented marks the one segment of a results.json written before
+	// koopq recorded segments: its provenance is the last process's, and a
+	// resumed run's earlier processes and wall time are unknown, so it has
+	// no speed (Seconds 0).
+	Unsegmented bool `json:"unsegmented,omitempty"`
+}
+
+// StepsPerSec is the segment's training speed (steps/s, evaluations
+// included); NaN without a wall time.
+func (s Segment) StepsPerSec() float64 {
+	if s.Seconds <= 0 {
+		return math.NaN()
+	}
+	return float64(s.To-s.From) / s.Seconds
+}
+
+// provenanceFile is the part of a results.json provenance the report reads.
+type provenanceFile struct {
+	Host          string `json:"hostname"`
+	Commit        string `json:"git_commit"`
+	Dirty         bool   `json:"git_dirty"`
+	BLAS          string `json:"blas"`
+	BLASPrecision string `json:"blas_precision"`
+	BLASISA       string `json:"blas_isa"`
+}
+
+// segment describes p's process for steps [from, to).
+func (p *provenanceFile) segment(from, to int, seconds float64) Segment {
+	s := Segment{From: from, To: to, Seconds: seconds, Known: p != nil}
+	if p == nil {
+		return s
+	}
+	s.Host, s.Commit = p.Host, p.Commit
+	if len(s.Commit) > 7 {
+		s.Commit = s.Commit[:7]
+	}
+	if p.Dirty {
+		s.Commit += "+dirty"
+	}
+	s.GEMM = strings.Join(strings.Fields(strings.Join([]string{p.BLAS, p.BLASPrecision, p.BLASISA}, " ")), " ")
+	return s
 }
 
 // CollectOptions says which runs Collect reads.
@@ -86,9 +150,13 @@ type resultsFile struct {
 		Step       int      `json:"step"`
 		Normalized *float64 `json:"normalized_score"`
 	} `json:"history"`
-	Provenance struct {
-		BLASPrecision string `json:"blas_precision"`
-	} `json:"provenance"`
+	Provenance provenanceFile `json:"provenance"`
+	Segments   []struct {
+		From       int             `json:"from_step"`
+		To         int             `json:"to_step"`
+		Seconds    float64         `json:"wall_seconds"`
+		Provenance *provenanceFile `json:"provenance"`
+	} `json:"segments"`
 }
 
 type sweepRunFile struct {
@@ -177,6 +245,19 @@ func readRun(dir string) (Result, error) {
 	}
 	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rf.Config.Augment, Score: num(rf.Final.Normalized), Order: -1,
 		Precision: rf.Provenance.BLASPrecision}
+	r.Final = r.Score
+	for _, sg := range rf.Segments {
+		r.Segments = append(r.Segments, sg.Provenance.segment(sg.From, sg.To, sg.Seconds))
+	}
+	if len(r.Segments) == 0 { // written before segments: one process, the top-level provenance
+		p := &rf.Provenance
+		if *p == (provenanceFile{}) {
+			p = nil // written before provenance
+		}
+		sg := p.segment(0, rf.Steps, 0)
+		sg.Unsegmented = true
+		r.Segments = []Segment{sg}
+	}
 	if math.IsNaN(r.Score) {
 		return r, fmt.Errorf("%s: no normalized score (env %q has no reference returns)", filepath.Join(dir, "results.json"), rf.Config.Env)
 	}

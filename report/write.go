@@ -241,7 +241,8 @@ func (r *Report) Summary() string {
 
 // Write writes the report into dir: table.md/.csv/.tex, ablations.md/.csv/
 // .tex (when there are ablations), diagnostics.md/.csv (when runs logged
-// training statistics), summary.md, report.json, and the figures
+// training statistics), summary.md, runs.md/.csv (every run and the
+// processes that trained it), report.json, and the figures
 // (performance profiles, IQM intervals, one learning-curve plot per dataset,
 // each as PNG and SVG). It returns the paths written.
 func (r *Report) Write(dir string) ([]string, error) {
@@ -262,6 +263,8 @@ func (r *Report) Write(dir string) ([]string, error) {
 		{"table.csv", r.Table.CSV("dataset", "method")},
 		{"table.tex", r.Table.LaTeX("dataset")},
 		{"summary.md", r.Summary()},
+		{"runs.md", r.RunsMarkdown()},
+		{"runs.csv", r.RunsCSV()},
 	}
 	if t := r.ReferenceTable(); t != "" {
 		files = append(files, struct{ name, text string }{"table-vs-reference.md", t})
