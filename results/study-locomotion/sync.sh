@@ -3,7 +3,8 @@
 # directory (run from anywhere):
 #   results/study-locomotion/sync.sh SWEEP_DIR [DEST]
 # Finished runs (results.json present) go to DEST/runs/<slot>/ with
-# sweep-run.json, config.json, results.json, history.json and metrics.csv,
+# sweep-run.json, config.json, results.json, history.json, metrics.csv and
+# the final policy.safetensors (282 KB; `koopq eval` replays it),
 # so DEST/runs is itself a sweep directory whose finished runs
 # `koopq sweep run --out DEST/runs` skips. Unfinished runs' config.json,
 # history.json and metrics.csv go to DEST/in-progress/<slot>/ (for
@@ -21,7 +22,7 @@ for slot in "$src"/*/; do
 		run=$(dirname "$cfg")
 		if [ -f "$run/results.json" ]; then
 			to="$dest/runs/$name"
-			files="config.json results.json history.json metrics.csv"
+			files="config.json results.json history.json metrics.csv policy.safetensors"
 			rm -rf "$dest/in-progress/$name"
 		else
 			[ -f "$run/history.json" ] || continue
