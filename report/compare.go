@@ -125,7 +125,10 @@ func (r *Report) ReferenceTable() string {
 			c := r.Table.Rows[i].Cells[j]
 			ours := "–"
 			if c.N() > 0 {
-				ours = fmt.Sprintf("%s (n=%d)", pm(c), c.N())
+				ours = pm(c)
+				if c.N() > 1 {
+					ours += fmt.Sprintf(" (n=%d)", c.N())
+				}
 			}
 			theirs := "–"
 			if v, ok := scores[m]; ok {

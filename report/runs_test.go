@@ -85,3 +85,26 @@ func TestRunsTable(t *testing.T) {
 		t.Errorf("runs.md without --last:\n%s", md)
 	}
 }
+
+// A cell with one seed has no spread: the tables say "(1 seed)" and the
+// CSV leaves its std empty instead of printing a std of 0.
+func TestOneSeedCellHasNoSpread(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, 0, "hopper-medium", "CQL", "", 0, 80, []float64{30, 80}, true)
+	writeRun(t, root, 0, "hopper-medium", "CQL", "", 1, 70, []float64{30, 70}, true)
+	writeRun(t, root, 1, "hopper-medium", "S4RL-N", "", 0, 88, []float64{30, 88}, true)
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &Reference{Label: "paper", Source: "Table 1", Scores: map[string]map[string]float64{"hopper-medium": {"S4RL-N": 78.9}}}
+	rep, err := Build(runs, Options{Reps: 50, Reference: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, tex, csvText, vs := rep.Table.Markdown("dataset"), rep.Table.LaTeX("dataset"), rep.Table.CSV("dataset", "method"), rep.ReferenceTable()
+	if !strings.Contains(md, "| 75.0 ± 7.1 | **88.0 (1 seed)** |") || !strings.Contains(tex, "88.0 (1 seed)") || strings.Contains(tex, "88.0 $\\pm$") ||
+		!strings.Contains(csvText, "hopper-medium,S4RL-N,88,,1,true") || !strings.Contains(vs, "| 88.0 (1 seed) | 78.9 |") || !strings.Contains(vs, "75.0 ± 7.1 (n=2)") {
+		t.Errorf("one-seed cell:\n%s\n%s\n%s\n%s", md, tex, csvText, vs)
+	}
+}

@@ -11,9 +11,14 @@ import (
 	"strings"
 )
 
+// pm writes a cell as mean ± std; one seed has no spread to show, so it
+// says "(1 seed)" instead of a "± 0.0" that would read as no variance.
 func pm(c Cell) string {
-	if c.N() == 0 {
+	switch c.N() {
+	case 0:
 		return "–"
+	case 1:
+		return fmt.Sprintf("%.1f (1 seed)", c.Mean)
 	}
 	return fmt.Sprintf("%.1f ± %.1f", c.Mean, c.Std)
 }
@@ -64,10 +69,14 @@ func (t *Table) CSV(corner, column string) string {
 var texEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`,
 	"{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`)
 
-// csvMeanStd formats a cell's mean and std for CSV (empty for no runs).
+// csvMeanStd formats a cell's mean and std for CSV (empty for no runs;
+// the std empty for one run).
 func csvMeanStd(c Cell) (mean, std string) {
 	if c.N() == 0 {
 		return "", ""
+	}
+	if c.N() == 1 {
+		return strconv.FormatFloat(c.Mean, 'g', 10, 64), "" // no spread from one seed
 	}
 	return strconv.FormatFloat(c.Mean, 'g', 10, 64), strconv.FormatFloat(c.Std, 'g', 10, 64)
 }
@@ -87,6 +96,9 @@ func (t *Table) LaTeX(corner string) string {
 			s := "--"
 			if c.N() > 0 {
 				s = fmt.Sprintf("%.1f $\\pm$ %.1f", c.Mean, c.Std)
+				if c.N() == 1 {
+					s = fmt.Sprintf("%.1f (1 seed)", c.Mean)
+				}
 				if c.Best {
 					s = "\\textbf{" + s + "}"
 				}
