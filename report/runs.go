@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -21,31 +22,18 @@ func (r *Report) runsInOrder() []Result {
 		return len(list)
 	}
 	slices.SortStableFunc(rs, func(a, b Result) int {
-		ka := []int{idx(r.Datasets, a.Dataset), boolInt(a.Ablation), idx(r.Methods, a.Method)}
-		kb := []int{idx(r.Datasets, b.Dataset), boolInt(b.Ablation), idx(r.Methods, b.Method)}
-		if c := slices.Compare(ka, kb); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Method, b.Method); c != 0 {
-			return c
-		}
-		return cmpUint(a.Seed, b.Seed)
+		return cmp.Or(
+			cmp.Compare(idx(r.Datasets, a.Dataset), idx(r.Datasets, b.Dataset)),
+			cmp.Compare(boolInt(a.Ablation), boolInt(b.Ablation)),
+			cmp.Compare(idx(r.Methods, a.Method), idx(r.Methods, b.Method)),
+			strings.Compare(a.Method, b.Method),
+			cmp.Compare(a.Seed, b.Seed))
 	})
 	return rs
 }
 
 func boolInt(b bool) int {
 	if b {
-		return 1
-	}
-	return 0
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
 		return 1
 	}
 	return 0

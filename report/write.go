@@ -14,13 +14,19 @@ import (
 // pm writes a cell as mean ± std; one seed has no spread to show, so it
 // says "(1 seed)" instead of a "± 0.0" that would read as no variance.
 func pm(c Cell) string {
-	switch c.N() {
-	case 0:
+	if c.N() == 0 {
 		return "–"
-	case 1:
+	}
+	return meanPM(c, "±")
+}
+
+// meanPM writes a cell with runs as mean, the sign pm (Markdown's ± or
+// LaTeX's $\pm$) and std, or as "mean (1 seed)" for a single run.
+func meanPM(c Cell, pm string) string {
+	if c.N() == 1 {
 		return fmt.Sprintf("%.1f (1 seed)", c.Mean)
 	}
-	return fmt.Sprintf("%.1f ± %.1f", c.Mean, c.Std)
+	return fmt.Sprintf("%.1f %s %.1f", c.Mean, pm, c.Std)
 }
 
 // Markdown renders a table with the best entry of each row (or column, for
@@ -95,10 +101,7 @@ func (t *Table) LaTeX(corner string) string {
 		for _, c := range r.Cells {
 			s := "--"
 			if c.N() > 0 {
-				s = fmt.Sprintf("%.1f $\\pm$ %.1f", c.Mean, c.Std)
-				if c.N() == 1 {
-					s = fmt.Sprintf("%.1f (1 seed)", c.Mean)
-				}
+				s = meanPM(c, "$\\pm$")
 				if c.Best {
 					s = "\\textbf{" + s + "}"
 				}
