@@ -79,7 +79,8 @@ type Segment struct {
 	Known   bool    `json:"known"`
 	Host    string  `json:"host,omitempty"`
 	// Commit is the koopq git commit that ran it ("+dirty" when the tree
-	// had uncommitted changes).
+	// had uncommitted changes, "+unstamped" when the binary had no VCS stamp
+	// and the commit is the HEAD of the checkout it ran in).
 	Commit string `json:"commit,omitempty"`
 	// GEMM is the backend, precision and kernel ISA, e.g. "openblas f32 Zen".
 	GEMM string `json:"gemm,omitempty"`
@@ -104,6 +105,7 @@ type provenanceFile struct {
 	Host          string `json:"hostname"`
 	Commit        string `json:"git_commit"`
 	Dirty         bool   `json:"git_dirty"`
+	CommitSource  string `json:"git_commit_source"`
 	BLAS          string `json:"blas"`
 	BLASPrecision string `json:"blas_precision"`
 	BLASISA       string `json:"blas_isa"`
@@ -121,6 +123,9 @@ func (p *provenanceFile) segment(from, to int, seconds float64) Segment {
 	}
 	if p.Dirty {
 		s.Commit += "+dirty"
+	}
+	if p.CommitSource == "checkout" {
+		s.Commit += "+unstamped"
 	}
 	s.GEMM = strings.Join(strings.Fields(strings.Join([]string{p.BLAS, p.BLASPrecision, p.BLASISA}, " ")), " ")
 	return s

@@ -31,7 +31,8 @@ func addToResults(t *testing.T, root, slot string, fields map[string]any) {
 // runs.md and runs.csv list every finished run with the processes that
 // trained it: resumed runs by segment (one without provenance says so),
 // older files by their last process's provenance and no speed (its wall
-// time is that process's only), the oldest as not recorded; --last K adds the last-K column beside the final score.
+// time is that process's only), the oldest as not recorded; a commit read
+// from the checkout by an unstamped binary is marked "+unstamped"; --last K adds the last-K column beside the final score.
 func TestRunsTable(t *testing.T) {
 	root := t.TempDir()
 	writeRun(t, root, 1, "hopper-medium", "KFC++", "", 0, 40, []float64{10, 30, 40}, true)
@@ -43,7 +44,7 @@ func TestRunsTable(t *testing.T) {
 		map[string]any{"from_step": 200, "to_step": 300, "wall_seconds": 10, "provenance": vm},
 	}, "provenance": vm, "wall_seconds": 10})
 	addToResults(t, root, "hopper-medium__CQL__s0", map[string]any{"wall_seconds": 12,
-		"provenance": map[string]any{"hostname": "h2", "git_commit": "abcdef123456", "git_dirty": true, "blas": "onednn", "blas_precision": "bf16", "blas_isa": "avx512_core_bf16"}})
+		"provenance": map[string]any{"hostname": "h2", "git_commit": "abcdef123456", "git_dirty": true, "git_commit_source": "checkout", "blas": "onednn", "blas_precision": "bf16", "blas_isa": "avx512_core_bf16"}})
 	runs, err := Collect(root)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestRunsTable(t *testing.T) {
 	md := rep.RunsMarkdown()
 	for _, want := range []string{
 		"| dataset | method | seed | final | last 2 | evaluations | trained by",
-		"| hopper-medium | CQL | 0 | 80.0 | 75.0 | 3 | 0–300: h2, onednn bf16 avx512_core_bf16, abcdef1+dirty (the last process; earlier ones, if resumed, not recorded) |\n" +
+		"| hopper-medium | CQL | 0 | 80.0 | 75.0 | 3 | 0–300: h2, onednn bf16 avx512_core_bf16, abcdef1+dirty+unstamped (the last process; earlier ones, if resumed, not recorded) |\n" +
 			"| hopper-medium | CQL | 1 | 60.0 | 55.0 | 3 | 0–300: not recorded |\n" +
 			"| hopper-medium | KFC++ | 0 | 40.0 | 35.0 | 3 | 0–200: not recorded; 200–300: vm, openblas f32 Zen, c414141, 10.0 steps/s |\n",
 	} {

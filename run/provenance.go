@@ -18,9 +18,14 @@ import (
 
 // Provenance records what produced a result: code version and machine.
 type Provenance struct {
-	Version       string `json:"version"`    // module version or "devel"
-	Commit        string `json:"git_commit"` // VCS revision the binary was built from
-	Dirty         bool   `json:"git_dirty"`  // built from a modified tree
+	Version string `json:"version"`    // module version or "devel"
+	Commit  string `json:"git_commit"` // VCS revision the binary was built from
+	Dirty   bool   `json:"git_dirty"`  // built from a modified tree
+	// CommitSource is "build" when Commit is the binary's own VCS stamp, and
+	// "checkout" when the binary has none and Commit is the HEAD of the koopq
+	// checkout it ran in (its code only if built from that HEAD; build with
+	// `make build` for stamped binaries); "" when Commit is "unknown".
+	CommitSource  string `json:"git_commit_source"`
 	GoVersion     string `json:"go_version"`
 	OS            string `json:"os"`
 	Arch          string `json:"arch"`
@@ -45,7 +50,7 @@ func CurrentProvenance() Provenance {
 	g := blas.Describe()
 	p.BLAS, p.BLASPrecision, p.BLASISA, p.BLASThreads, p.BLASKernel = g.Backend, g.Precision, g.ISA, g.Threads, g.Kernel
 	v := version.Get()
-	p.Version, p.Commit, p.Dirty = v.Module, v.Commit, v.Dirty
+	p.Version, p.Commit, p.Dirty, p.CommitSource = v.Module, v.Commit, v.Dirty, v.Source
 	p.Hostname, _ = os.Hostname()
 	p.CPUModel = cpuModel()
 	return p

@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	koopqBin = filepath.Join(tmp, "koopq")
-	build := exec.Command("go", "build", "-o", koopqBin, ".")
+	// -buildvcs=auto: stamped with the commit inside a git checkout, as
+	// `make build` stamps it (this machine's GOFLAGS may turn stamping off).
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", koopqBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building koopq:", err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/version"
 	"github.com/koopq/koopq/sweep"
 )
 
@@ -122,6 +123,19 @@ func koopqBinary(flag string) (string, error) {
 		return filepath.Abs(flag)
 	}
 	return os.Executable()
+}
+
+// unstampedWarning is the warning sweep run prints before it launches runs
+// with a koopq binary that carries no VCS stamp: such runs record the HEAD
+// of the checkout they run in as their commit, which is the binary's code
+// only if it was built from that HEAD. "" for a stamped binary, or when the
+// build info cannot be read (koopqBinary's caller finds a missing binary).
+func unstampedWarning(bin string) string {
+	if ok, err := version.Stamped(bin); err != nil || ok {
+		return ""
+	}
+	return fmt.Sprintf("warning: %s has no VCS stamp: its runs will record the HEAD of the checkout they run in (if any) as their commit, "+
+		"not the code it was built from; 'make build' (go build -buildvcs=true in a git checkout) stamps it", bin)
 }
 
 func sweepAbs(p string) string {
@@ -375,6 +389,9 @@ only the datasets and Koopman models the selected runs use are made.
 			}
 			if err := sweep.CheckIdentities(out, runs); err != nil {
 				return err
+			}
+			if w := unstampedWarning(bin); w != "" && executor != "k8s" && executor != "kubernetes" {
+				fmt.Fprintln(os.Stderr, w)
 			}
 			// Validated: now the side effects.
 			meta := filepath.Join(out, ".sweep")

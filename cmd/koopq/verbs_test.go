@@ -7,6 +7,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -234,6 +235,33 @@ func TestVersion(t *testing.T) {
 		if !regexp.MustCompile(re).MatchString(r.Stdout) {
 			t.Errorf("--version output does not match %s:\n%s", re, r.Stdout)
 		}
+	}
+}
+
+// TestUnstampedBinary: a binary without a VCS stamp says so in --version
+// and in sweep run's warning (its commit is the checkout's HEAD, which need
+// not be its code); the CLI binary that TestMain builds with -buildvcs=auto
+// inside the checkout is stamped and says neither.
+func TestUnstampedBinary(t *testing.T) {
+	exe, err := os.Executable() // the test binary: go test never stamps it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := unstampedWarning(exe); !strings.Contains(w, "no VCS stamp") || !strings.Contains(w, "make build") {
+		t.Errorf("unstampedWarning(test binary) = %q", w)
+	}
+	if v := versionText(); !strings.Contains(v, "no VCS stamp in this binary") {
+		t.Errorf("versionText() in the unstamped test binary, inside the checkout:\n%s", v)
+	}
+	if exec.Command("git", "rev-parse", "HEAD").Run() != nil {
+		return // not a git checkout: TestMain's binary is unstamped too
+	}
+	if w := unstampedWarning(koopqBin); w != "" {
+		t.Errorf("the go-built CLI binary: %s", w)
+	}
+	r := runCLI(t, "", time.Minute, "--version")
+	if r.Code != 0 || strings.Contains(r.Stdout, "no VCS stamp") || !regexp.MustCompile(`(?m)^commit: +[0-9a-f]{40}`).MatchString(r.Stdout) {
+		t.Errorf("--version of the stamped binary: code %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 

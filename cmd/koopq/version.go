@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/koopq/koopq/internal/version"
 	"github.com/koopq/koopq/run"
 )
 
@@ -20,6 +21,9 @@ func versionText() string {
 	commit := p.Commit
 	if p.Dirty {
 		commit += " (modified tree)"
+	}
+	if p.CommitSource == version.SourceCheckout {
+		commit += " (no VCS stamp in this binary: the HEAD of the checkout it runs in, which is its code only if it was built from that HEAD; `make build` stamps binaries)"
 	}
 	fmt.Fprintf(&b, "commit: %s\n", commit)
 	fmt.Fprintf(&b, "go:     %s %s/%s\n", p.GoVersion, p.OS, p.Arch)

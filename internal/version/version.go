@@ -6,6 +6,8 @@
 package version
 
 import (
+	"debug/buildinfo"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,11 +16,26 @@ import (
 	"sync"
 )
 
+// Where Info.Commit came from.
+const (
+	// SourceBuild: the VCS stamp `go build -buildvcs=true` wrote into the
+	// binary, so Commit is the code the binary was built from.
+	SourceBuild = "build"
+	// SourceCheckout: the binary carries no VCS stamp and Commit is the HEAD
+	// of the koopq checkout the process runs in. That is the binary's code
+	// only if it was built from that HEAD (true for `go test` and `go run`,
+	// not for a binary built earlier and run after a checkout moved on).
+	SourceCheckout = "checkout"
+)
+
 // Info is the code identity of this process.
 type Info struct {
 	Module string // module version, "devel" for a source build
 	Commit string // git commit hash, "unknown" if neither the build nor git can tell
 	Dirty  bool   // built from (or running in) a tree with uncommitted changes
+	// Source says how Commit was learnt: SourceBuild, SourceCheckout, or ""
+	// when Commit is "unknown".
+	Source string
 }
 
 var (
@@ -37,7 +54,7 @@ func Get() Info {
 			for _, s := range bi.Settings {
 				switch s.Key {
 				case "vcs.revision":
-					info.Commit = s.Value
+					info.Commit, info.Source = s.Value, SourceBuild
 				case "vcs.modified":
 					info.Dirty = s.Value == "true"
 				}
@@ -45,7 +62,7 @@ func Get() Info {
 		}
 		if info.Commit == "unknown" && inKoopqCheckout() {
 			if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
-				info.Commit = strings.TrimSpace(string(out))
+				info.Commit, info.Source = strings.TrimSpace(string(out)), SourceCheckout
 				if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
 					info.Dirty = len(strings.TrimSpace(string(st))) > 0
 				}
@@ -75,7 +92,9 @@ func inKoopqCheckout() bool {
 	return strings.TrimSpace(first) == "module "+modulePath
 }
 
-// String is "<module>+<commit[:12]>[-dirty]", e.g. "devel+b6fac10892fb-dirty".
+// String is "<module>+<commit[:12]>[-dirty][-unstamped]", e.g.
+// "devel+b6fac10892fb-dirty"; "-unstamped" marks a commit read from the
+// checkout (SourceCheckout) rather than from the binary's own VCS stamp.
 func (i Info) String() string {
 	s := i.Module
 	if i.Commit != "unknown" && len(i.Commit) >= 12 {
@@ -84,5 +103,25 @@ func (i Info) String() string {
 	if i.Dirty {
 		s += "-dirty"
 	}
+	if i.Source == SourceCheckout {
+		s += "-unstamped"
+	}
 	return s
+}
+
+// Stamped reports whether the Go binary at path carries a VCS stamp (the
+// commit it was built from), read from its embedded build info. A sweep
+// uses it to warn before launching long runs with a binary whose results
+// could only record the checkout's HEAD (SourceCheckout).
+func Stamped(path string) (bool, error) {
+	bi, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("reading the build info of %s: %w", path, err)
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && s.Value != "" {
+			return true, nil
+		}
+	}
+	return false, nil
 }

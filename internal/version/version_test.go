@@ -9,7 +9,9 @@ import (
 )
 
 // Tests run without a VCS stamp, inside koopq's checkout: the git fallback
-// gives the checkout's commit, and String carries it.
+// gives the checkout's commit, and String carries it marked as unstamped
+// (a binary built earlier and run in a checkout that has moved on would
+// otherwise claim the checkout's commit as its own code).
 func TestFallbackInKoopqCheckout(t *testing.T) {
 	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
@@ -19,7 +21,10 @@ func TestFallbackInKoopqCheckout(t *testing.T) {
 	if i.Commit+"\n" != string(out) {
 		t.Errorf("commit %q, git says %q", i.Commit, out)
 	}
-	if !regexp.MustCompile(`^devel\+[0-9a-f]{12}(-dirty)?$`).MatchString(i.String()) {
+	if i.Source != SourceCheckout {
+		t.Errorf("source %q, want %q (tests carry no VCS stamp)", i.Source, SourceCheckout)
+	}
+	if !regexp.MustCompile(`^devel\+[0-9a-f]{12}(-dirty)?-unstamped$`).MatchString(i.String()) {
 		t.Errorf("String() = %q", i.String())
 	}
 }
@@ -44,5 +49,24 @@ func TestFallbackIgnoresOtherRepositories(t *testing.T) {
 	t.Chdir(other)
 	if inKoopqCheckout() {
 		t.Error("another module's repository was taken for a koopq checkout")
+	}
+}
+
+// A test binary carries no VCS stamp; a file that is not a Go binary is an
+// error, not "unstamped".
+func TestStamped(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := Stamped(exe); err != nil || ok {
+		t.Errorf("Stamped(test binary) = %v, %v; want false, nil", ok, err)
+	}
+	notGo := filepath.Join(t.TempDir(), "x")
+	if err := os.WriteFile(notGo, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Stamped(notGo); err == nil {
+		t.Error("a shell script was read as a Go binary")
 	}
 }
