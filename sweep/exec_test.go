@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -268,6 +269,35 @@ func TestRunLocalFailuresAndOrphans(t *testing.T) {
 	got, _ := filepath.Glob(filepath.Join(slot, "run-*"))
 	if len(got) != 2 || filepath.Base(got[0]) != "run-2" || filepath.Base(got[1]) != "run-3" {
 		t.Errorf("after cleanOrphans: %v", got)
+	}
+}
+
+// Under a time limit the speed a method's runs reached in this sweep (on
+// this machine, at this concurrency) replaces the given one: the fake
+// trainer reports 50 steps/s, so after the first CQL run the second (1000
+// steps: 20 s) no longer fits in 10 s, although 1000 steps/s were given;
+// the KFC++ run, with no measurement of its own, keeps the given speed.
+func TestRunLocalTimeLimitUsesMeasuredSpeed(t *testing.T) {
+	bin, _ := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	runs = runs[:3]
+	if runs[0].Method != "CQL" || runs[1].Method != "CQL" || runs[2].Method != "KFC++" {
+		t.Fatalf("test spec order changed: %s %s %s", runs[0].Name, runs[1].Name, runs[2].Name)
+	}
+	var progress strings.Builder
+	o := LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 1, Progress: &progress,
+		Deadline: time.Now().Add(10 * time.Second), Speeds: NewSpeeds(nil, "", nil, map[string]float64{"": 1000})}
+	out := t.TempDir()
+	sum := RunLocal(context.Background(), out, runs, o)
+	if sum.Done != 2 || sum.Held != 1 {
+		t.Fatalf("summary %+v\n%s", sum, progress.String())
+	}
+	want := regexp.MustCompile(`hold    ` + regexp.QuoteMeta(runs[1].Name) + `: needs about \S+ at 50\.0 steps/s \(measured in this sweep: 1 CQL runs`)
+	if !want.MatchString(progress.String()) {
+		t.Errorf("progress lacks %q:\n%s", want, progress.String())
+	}
+	if c := Counts(Statuses(out, runs)); c[Done] != 2 || c[Pending] != 1 || RunStatus(out, runs[1]).State != Pending {
+		t.Errorf("states %v", c)
 	}
 }
 

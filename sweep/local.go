@@ -32,7 +32,58 @@ type LocalOptions struct {
 	Deadline time.Time
 	// Speeds gives each run's expected training speed for the Deadline
 	// check; a run whose speed is unknown (the zero Speeds) always starts.
+	// Once runs of the same method have trained in this sweep, their
+	// measured speed takes its place (see measuredSpeeds).
 	Speeds Speeds
+}
+
+// measuredSpeeds holds the training speeds (steps/s) that runs reached in
+// this RunLocal call, on this machine and at this concurrency: better
+// evidence for the Deadline check than a given or historical speed, which
+// may come from another machine (the same study ran at 24 steps/s per run
+// on one 2-core machine and at 14 on another that looked the same).
+type measuredSpeeds struct {
+	finished map[[2]string][]float64 // dataset, method → speeds of runs finished here
+}
+
+// minMeasuredFraction is the share of a run's steps an active run must have
+// trained in this sweep before its speed counts (its first steps include
+// the behaviour-cloning warm-up and the Koopman precompute).
+const minMeasuredFraction = 0.1
+
+// speed is the median measured speed of runs of r's dataset and method, else
+// of r's method on any dataset, among the runs finished here and the active
+// ones (active: run → the step it started from) that have trained at least
+// minMeasuredFraction of their steps here; ok is false when there are none.
+func (m *measuredSpeeds) speed(out string, r Run, active map[int]Run, from map[int]int) (v float64, what string, ok bool) {
+	var same, method []float64
+	for k, sp := range m.finished {
+		if k[1] == r.Method {
+			method = append(method, sp...)
+			if k[0] == r.Dataset {
+				same = append(same, sp...)
+			}
+		}
+	}
+	for i, a := range active {
+		if a.Method != r.Method {
+			continue
+		}
+		st := RunStatus(out, a)
+		if st.StepsPerSec > 0 && float64(st.Step-from[i]) >= minMeasuredFraction*float64(a.Steps) {
+			method = append(method, st.StepsPerSec)
+			if a.Dataset == r.Dataset {
+				same = append(same, st.StepsPerSec)
+			}
+		}
+	}
+	switch {
+	case len(same) > 0:
+		return median(same), fmt.Sprintf("measured in this sweep: %d %s runs on %s", len(same), r.Method, r.Dataset), true
+	case len(method) > 0:
+		return median(method), fmt.Sprintf("measured in this sweep: %d %s runs", len(method), r.Method), true
+	}
+	return 0, "", false
 }
 
 // Summary is what an executor did.
@@ -82,9 +133,11 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 		o.Executor = "local"
 	}
 	var (
-		mu     sync.Mutex
-		sum    Summary
-		active = map[int]Run{}
+		mu       sync.Mutex
+		sum      Summary
+		active   = map[int]Run{}
+		from     = map[int]int{} // active run → the step it started from
+		measured = measuredSpeeds{finished: map[[2]string][]float64{}}
 	)
 	say := func(format string, a ...any) {
 		if o.Progress != nil {
@@ -100,24 +153,32 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 		go func() {
 			defer wg.Done()
 			for r := range todo {
-				if need, sp, ok := o.fits(out, r); !ok {
-					mu.Lock()
+				mu.Lock()
+				need, sp, what, ok := o.fits(out, r, &measured, active, from)
+				if !ok {
 					sum.Held++
-					mu.Unlock()
-					say("hold    %s: needs about %s at %.1f steps/s, %s left before the time limit; not started",
-						r.Name, need.Round(time.Minute), sp, time.Until(o.Deadline).Round(time.Minute))
+				} else {
+					active[r.Index], from[r.Index] = r, RunStatus(out, r).Step
+				}
+				mu.Unlock()
+				if !ok {
+					say("hold    %s: needs about %s at %.1f steps/s (%s), %s left before the time limit; not started",
+						r.Name, need.Round(time.Minute), sp, what, time.Until(o.Deadline).Round(time.Minute))
 					continue
 				}
 				say("start   %s", r.Name)
-				mu.Lock()
-				active[r.Index] = r
-				mu.Unlock()
 				state, err := Execute(ctx, out, r, o.ExecOptions)
+				st := RunStatus(out, r)
 				mu.Lock()
 				delete(active, r.Index)
+				delete(from, r.Index)
 				switch {
 				case err == nil:
 					sum.Done++
+					if st.StepsPerSec > 0 { // results.json: this process's speed
+						k := [2]string{r.Dataset, r.Method}
+						measured.finished[k] = append(measured.finished[k], st.StepsPerSec)
+					}
 				case errors.Is(err, ErrSkipped):
 					sum.Skipped++
 				case state == Pending && ctx.Err() != nil:
@@ -129,7 +190,6 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 				mu.Unlock()
 				switch {
 				case err == nil:
-					st := RunStatus(out, r)
 					say("done    %s  score %s  (%.1f steps/s)", r.Name, fmtScore(st.LastScore), st.StepsPerSec)
 				case errors.Is(err, ErrSkipped):
 					if state != Done {
@@ -211,14 +271,22 @@ feed:
 
 // fits reports whether run r, from the step it has reached in out, is
 // expected to finish before o.Deadline, how long it needs and at what
-// speed (steps/s).
-func (o LocalOptions) fits(out string, r Run) (time.Duration, float64, bool) {
-	sp := o.Speeds.For(r).PerSec
-	if o.Deadline.IsZero() || !(sp > 0) {
-		return 0, sp, true
+// speed (steps/s) from where (the speed measured in this sweep, else
+// o.Speeds).
+func (o LocalOptions) fits(out string, r Run, m *measuredSpeeds, active map[int]Run, from map[int]int) (time.Duration, float64, string, bool) {
+	if o.Deadline.IsZero() {
+		return 0, 0, "", true
+	}
+	sp, what, ok := m.speed(out, r, active, from)
+	if !ok {
+		s := o.Speeds.For(r)
+		sp, what = s.PerSec, s.Source
+	}
+	if !(sp > 0) {
+		return 0, sp, what, true
 	}
 	need := timeLeft(r, RunStatus(out, r), sp)
-	return need, sp, !time.Now().Add(need).After(o.Deadline)
+	return need, sp, what, !time.Now().Add(need).After(o.Deadline)
 }
 
 func fmtScore(v float64) string {

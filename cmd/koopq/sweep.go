@@ -310,7 +310,8 @@ only the datasets and Koopman models the selected runs use are made.
                      as on Ctrl-C. A run's steps/s: --steps-per-sec for its method (NAME=N) or for
                      every method (N), else the median of the finished runs in --out of its dataset
                      and method, else of its method, else of its augmentation, else of all; else the
-                     spec's steps_per_second.
+                     spec's steps_per_second. Once runs of its method have trained in this sweep
+                     (finished, or active past 10% of their steps), their measured median replaces it.
   --executor slurm   writes <out>/.sweep/slurm/array-*.sbatch (one array task per unfinished run, --requeue,
                      logs %A_%a.out), submits it with sbatch and follows it with squeue (--no-wait: submit only).
   --executor k8s     writes <out>/.sweep/k8s/<name>.yaml: a ConfigMap with the spec, a PersistentVolumeClaim
