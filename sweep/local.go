@@ -225,9 +225,7 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 				mu.Unlock()
 				sort.Slice(rs, func(i, j int) bool { return rs[i].Index < rs[j].Index })
 				for _, r := range rs {
-					st := RunStatus(out, r)
-					say("running %s  step %d/%d (%.0f%%)  score %s  %.1f steps/s", r.Name, st.Step, r.Steps,
-						100*float64(st.Step)/float64(max(r.Steps, 1)), fmtScore(st.LastScore), st.StepsPerSec)
+					say("%s", progressLine(RunStatus(out, r)))
 				}
 			}
 		}

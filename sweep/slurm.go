@@ -176,8 +176,7 @@ func SubmitSlurm(ctx context.Context, s *Spec, out string, runs []Run, o SlurmOp
 			last = time.Now()
 			for _, r := range runs {
 				if st := RunStatus(out, r); st.State == Running {
-					fmt.Fprintf(o.Progress, "running %s  step %d/%d (%.0f%%)  score %s  %.1f steps/s\n", r.Name, st.Step, r.Steps,
-						100*float64(st.Step)/float64(max(r.Steps, 1)), fmtScore(st.LastScore), st.StepsPerSec)
+					fmt.Fprintln(o.Progress, progressLine(st))
 				}
 			}
 		}

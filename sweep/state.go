@@ -209,6 +209,19 @@ func RunStatus(out string, r Run) Status {
 	return st
 }
 
+// progressLine is the line the local and Slurm executors print for an active
+// run every --progress-every: step, score, the speed between its last two
+// log rows and the training time left at that speed.
+func progressLine(st Status) string {
+	r := st.Run
+	line := fmt.Sprintf("running %s  step %d/%d (%.0f%%)  score %s  %.1f steps/s", r.Name, st.Step, r.Steps,
+		100*float64(st.Step)/float64(max(r.Steps, 1)), fmtScore(st.LastScore), st.StepsPerSec)
+	if st.StepsPerSec > 0 && st.Step < r.Steps {
+		line += fmt.Sprintf("  about %s of training left", timeLeft(r, st, st.StepsPerSec).Round(time.Minute))
+	}
+	return line
+}
+
 // Statuses inspects every run of a sweep.
 func Statuses(out string, runs []Run) []Status {
 	st := make([]Status, len(runs))
