@@ -3,7 +3,6 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -245,18 +244,8 @@ func AddGrads(dst, src []*Param) {
 
 // Both runs f(0) and f(1) concurrently (f(0) on the calling goroutine) and
 // returns when both are done: the two-core split used for twin critics and
-// for the Koopman loss's two halves. With GOMAXPROCS 1 (a run given one
-// thread, e.g. one of two sweep runs on two cores) it runs f(0), then f(1):
-// a second goroutine would still overlap with the first whenever that one is
-// inside a cgo GEMM call (which releases the Go scheduler's P), so a
-// one-thread run would take up to two cores and oversubscribe the machine.
-// The results are the same either way (f(0) and f(1) touch disjoint data).
+// for the Koopman loss's two halves.
 func Both(f func(i int)) {
-	if runtime.GOMAXPROCS(0) == 1 {
-		f(0)
-		f(1)
-		return
-	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); f(1) }()

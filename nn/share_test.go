@@ -2,48 +2,8 @@ package nn
 
 import (
 	"math/rand/v2"
-	"runtime"
-	"slices"
 	"testing"
 )
-
-// With GOMAXPROCS 1, Both runs f(0) to its end before f(1) starts, even
-// when f(0) yields (as a cgo call releases the P, letting another goroutine
-// run beside it); with 2 the two overlap. Before the fix, Both always
-// started f(1) on a goroutine, so a one-thread run used two cores.
-func TestBothSequentialWithOneThread(t *testing.T) {
-	for _, procs := range []int{1, 2} {
-		old := runtime.GOMAXPROCS(procs)
-		started := make(chan struct{})
-		var order []string
-		Both(func(i int) {
-			if i == 1 {
-				close(started)
-				return
-			}
-			if procs == 2 {
-				<-started // f(1) must run beside f(0)
-			} else {
-				runtime.Gosched()
-				select {
-				case <-started:
-					order = append(order, "f(1) ran inside f(0)")
-				default:
-				}
-			}
-			order = append(order, "f(0) done")
-		})
-		runtime.GOMAXPROCS(old)
-		if procs == 1 && !slices.Equal(order, []string{"f(0) done"}) {
-			t.Errorf("GOMAXPROCS 1: %v", order)
-		}
-		select {
-		case <-started:
-		default:
-			t.Errorf("GOMAXPROCS %d: f(1) never ran", procs)
-		}
-	}
-}
 
 // A weight-sharing twin computes the same outputs, keeps its own gradients,
 // and AddGrads makes the sum equal to back-propagating all rows through one
