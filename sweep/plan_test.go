@@ -257,7 +257,8 @@ func TestStatusTimeLeftOfRunningRun(t *testing.T) {
 	}
 	if s := FormatStatus(Statuses(out, []Run{r})); !strings.Contains(s, "running  3600/10000") || !strings.Contains(s, "about 11m0s of training left") {
 		t.Errorf("status:\n%s", s)
-	}	// The executors' progress line says the same.
+	}
+	// The executors' progress line says the same.
 	if s := progressLine(RunStatus(out, r)); s != "running a  step 3600/10000 (36%)  score -  10.0 steps/s  about 11m0s of training left" {
 		t.Errorf("progress line %q", s)
 	}
