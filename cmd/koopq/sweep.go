@@ -569,19 +569,46 @@ func sweepRuns(dir string) (*sweep.Spec, []sweep.Run, error) {
 }
 
 func sweepStatusCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "status DIR",
+	var out string
+	c := &cobra.Command{
+		Use:   "status DIR | status [SPEC] --out DIR",
 		Short: "Show every run of a sweep: done, running, failed or pending, last score, steps/s",
-		Args:  cobra.ExactArgs(1),
+		Long: `status shows every run of the sweep in DIR (the spec it was run with is in DIR/.sweep/spec.yaml).
+Written as 'sweep run' and 'sweep plan' are (SPEC --out DIR), it shows the runs of SPEC in DIR.`,
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, runs, err := sweepRuns(args[0])
+			var (
+				runs []sweep.Run
+				err  error
+			)
+			switch {
+			case out == "" && len(args) == 0:
+				return fmt.Errorf("which sweep? give its directory: 'koopq sweep status DIR' or 'koopq sweep status --out DIR'")
+			case out == "":
+				out = args[0]
+				_, runs, err = sweepRuns(out)
+			case len(args) == 0:
+				_, runs, err = sweepRuns(out)
+			default:
+				if st, serr := os.Stat(args[0]); serr == nil && st.IsDir() {
+					return fmt.Errorf("%s is a directory and --out %s another: give the sweep directory once (DIR, or --out DIR with a SPEC file)", args[0], out)
+				}
+				_, runs, err = sweep.Load(args[0], sweep.Checker{})
+				if err == nil {
+					if st, serr := os.Stat(out); serr != nil || !st.IsDir() {
+						err = fmt.Errorf("--out %s: not a directory (no run of %s has started there)", out, args[0])
+					}
+				}
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Print(sweep.FormatStatus(sweep.Statuses(args[0], runs)))
+			fmt.Print(sweep.FormatStatus(sweep.Statuses(out, runs)))
 			return nil
 		},
 	}
+	c.Flags().StringVar(&out, "out", "", "sweep directory (instead of DIR; with SPEC: the runs of SPEC in it)")
+	return c
 }
 
 func sweepExecCmd() *cobra.Command {

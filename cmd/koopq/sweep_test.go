@@ -69,6 +69,12 @@ func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
 	}
 	r := runCLI(t, "", time.Minute, "sweep", "status", "nowhere")
 	expectCLIError(t, r, "not a sweep directory")
+	expectCLIError(t, runCLI(t, "", time.Minute, "sweep", "status", "--out", "nowhere"), "not a sweep directory")
+	expectCLIError(t, runCLI(t, "", time.Minute, "sweep", "status"), "which sweep?")
+	dir := writeSpec(t, tinySweepSpec)
+	expectCLIError(t, runCLI(t, dir, time.Minute, "sweep", "status", "spec.yaml", "--out", "nowhere"), "--out nowhere: not a directory")
+	expectCLIError(t, runCLI(t, dir, time.Minute, "sweep", "status", ".", "--out", "."), "give the sweep directory once")
+	expectCLIError(t, runCLI(t, dir, time.Minute, "sweep", "status", "a", "b"), "accepts between 0 and 1 arg")
 	r = runCLI(t, "", time.Minute, "report", "nowhere")
 	expectCLIError(t, r, "nowhere")
 }
@@ -190,6 +196,12 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 	r = runCLI(t, work, time.Minute, "sweep", "status", out)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "2 runs: 0 done, 0 running, 0 failed, 2 pending") || !strings.Contains(r.Stdout, "partial") {
 		t.Errorf("status after Ctrl-C:\n%s%s", r.Stdout, r.Stderr)
+	}
+	// Written as 'sweep run' is, status says the same.
+	for _, args := range [][]string{{"--out", out}, {"spec.yaml", "--out", out}} {
+		if r2 := runCLI(t, work, time.Minute, append([]string{"sweep", "status"}, args...)...); r2.Code != 0 || r2.Stdout != r.Stdout {
+			t.Errorf("sweep status %v:\n%s%s\nwant\n%s", args, r2.Stdout, r2.Stderr, r.Stdout)
+		}
 	}
 
 	r = runCLI(t, work, 3*time.Minute, "sweep", "run", "spec.yaml", "--out", out)
