@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,17 +34,14 @@ type LocalOptions struct {
 	// Speeds gives each run's expected training speed for the Deadline
 	// check; a run whose speed is unknown (the zero Speeds) always starts.
 	// Once runs of the same method have trained in this sweep, their
-	// measured speed takes its place (see measuredSpeeds).
+	// measured speed takes its place (see measuredSpeed).
 	Speeds Speeds
 }
 
-// measuredSpeeds holds the training speeds (steps/s) that runs reached in
-// this RunLocal call, on this machine and at this concurrency: better
-// evidence for the Deadline check than a given or historical speed, which
-// may come from another machine (the same study ran at 24 steps/s per run
-// on one 2-core machine and at 14 on another that looked the same).
-type measuredSpeeds struct {
-	finished map[[2]string][]float64 // dataset, method → speeds of runs finished here
+// activeRun is a run RunLocal is executing and the step it started from.
+type activeRun struct {
+	Run
+	from int
 }
 
 // minMeasuredFraction is the share of a run's steps an active run must have
@@ -51,29 +49,27 @@ type measuredSpeeds struct {
 // the behaviour-cloning warm-up and the Koopman precompute).
 const minMeasuredFraction = 0.1
 
-// speed is the median measured speed of runs of r's dataset and method, else
-// of r's method on any dataset, among the runs finished here and the active
-// ones (active: run → the step it started from) that have trained at least
-// minMeasuredFraction of their steps here; ok is false when there are none.
-func (m *measuredSpeeds) speed(out string, r Run, active map[int]Run, from map[int]int) (v float64, what string, ok bool) {
-	var same, method []float64
-	for k, sp := range m.finished {
-		if k[1] == r.Method {
-			method = append(method, sp...)
-			if k[0] == r.Dataset {
-				same = append(same, sp...)
-			}
+// measuredSpeed is the median speed (steps/s) that runs of r's dataset and
+// method, else of r's method on any dataset, reached in this RunLocal call:
+// the runs finished here (finished) and the active ones that have trained at
+// least minMeasuredFraction of their steps here. That is this machine at this
+// concurrency, better evidence for the Deadline check than a given or
+// historical speed from another machine (the same study ran at 24 steps/s per
+// run on one 2-core machine and at 14 on another that looked the same). ok
+// is false when no such run exists.
+func measuredSpeed(out string, r Run, finished []finishedSpeed, active map[int]activeRun) (v float64, what string, ok bool) {
+	all := slices.Clone(finished)
+	for _, a := range active {
+		if st := RunStatus(out, a.Run); st.StepsPerSec > 0 && float64(st.Step-a.from) >= minMeasuredFraction*float64(a.Steps) {
+			all = append(all, finishedSpeed{a.Dataset, a.Method, a.Augment, st.StepsPerSec})
 		}
 	}
-	for i, a := range active {
-		if a.Method != r.Method {
-			continue
-		}
-		st := RunStatus(out, a)
-		if st.StepsPerSec > 0 && float64(st.Step-from[i]) >= minMeasuredFraction*float64(a.Steps) {
-			method = append(method, st.StepsPerSec)
-			if a.Dataset == r.Dataset {
-				same = append(same, st.StepsPerSec)
+	var same, method []float64
+	for _, f := range all {
+		if f.method == r.Method {
+			method = append(method, f.perSec)
+			if f.dataset == r.Dataset {
+				same = append(same, f.perSec)
 			}
 		}
 	}
@@ -135,9 +131,8 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 	var (
 		mu       sync.Mutex
 		sum      Summary
-		active   = map[int]Run{}
-		from     = map[int]int{} // active run → the step it started from
-		measured = measuredSpeeds{finished: map[[2]string][]float64{}}
+		active   = map[int]activeRun{}
+		measured []finishedSpeed // speeds of the runs finished here
 	)
 	say := func(format string, a ...any) {
 		if o.Progress != nil {
@@ -154,11 +149,11 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 			defer wg.Done()
 			for r := range todo {
 				mu.Lock()
-				need, sp, what, ok := o.fits(out, r, &measured, active, from)
+				need, sp, what, ok := o.fits(out, r, measured, active)
 				if !ok {
 					sum.Held++
 				} else {
-					active[r.Index], from[r.Index] = r, RunStatus(out, r).Step
+					active[r.Index] = activeRun{r, RunStatus(out, r).Step}
 				}
 				mu.Unlock()
 				if !ok {
@@ -171,13 +166,11 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 				st := RunStatus(out, r)
 				mu.Lock()
 				delete(active, r.Index)
-				delete(from, r.Index)
 				switch {
 				case err == nil:
 					sum.Done++
 					if st.StepsPerSec > 0 { // results.json: this process's speed
-						k := [2]string{r.Dataset, r.Method}
-						measured.finished[k] = append(measured.finished[k], st.StepsPerSec)
+						measured = append(measured, finishedSpeed{r.Dataset, r.Method, r.Augment, st.StepsPerSec})
 					}
 				case errors.Is(err, ErrSkipped):
 					sum.Skipped++
@@ -219,8 +212,8 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 			case <-t.C:
 				mu.Lock()
 				rs := make([]Run, 0, len(active))
-				for _, r := range active {
-					rs = append(rs, r)
+				for _, a := range active {
+					rs = append(rs, a.Run)
 				}
 				mu.Unlock()
 				sort.Slice(rs, func(i, j int) bool { return rs[i].Index < rs[j].Index })
@@ -271,11 +264,11 @@ feed:
 // expected to finish before o.Deadline, how long it needs and at what
 // speed (steps/s) from where (the speed measured in this sweep, else
 // o.Speeds).
-func (o LocalOptions) fits(out string, r Run, m *measuredSpeeds, active map[int]Run, from map[int]int) (time.Duration, float64, string, bool) {
+func (o LocalOptions) fits(out string, r Run, measured []finishedSpeed, active map[int]activeRun) (time.Duration, float64, string, bool) {
 	if o.Deadline.IsZero() {
 		return 0, 0, "", true
 	}
-	sp, what, ok := m.speed(out, r, active, from)
+	sp, what, ok := measuredSpeed(out, r, measured, active)
 	if !ok {
 		s := o.Speeds.For(r)
 		sp, what = s.PerSec, s.Source
