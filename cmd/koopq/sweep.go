@@ -581,12 +581,12 @@ Written as 'sweep run' and 'sweep plan' are (SPEC --out DIR), it shows the runs 
 				runs []sweep.Run
 				err  error
 			)
+			if out == "" && len(args) == 1 { // status DIR
+				out, args = args[0], nil
+			}
 			switch {
-			case out == "" && len(args) == 0:
-				return fmt.Errorf("which sweep? give its directory: 'koopq sweep status DIR' or 'koopq sweep status --out DIR'")
 			case out == "":
-				out = args[0]
-				_, runs, err = sweepRuns(out)
+				return fmt.Errorf("which sweep? give its directory: 'koopq sweep status DIR' or 'koopq sweep status --out DIR'")
 			case len(args) == 0:
 				_, runs, err = sweepRuns(out)
 			default:
