@@ -63,6 +63,7 @@ type criticWS struct {
 type workspace struct {
 	B                          int       // batch size of the current Step
 	obsAug, nextAug, obs, next []float32 // [B, S]
+	shift, shiftNext           float64   // batch means of ‖s̃ − s‖₂, ‖s̃' − s'‖₂ (raw units)
 	act                        []float32 // [B, A] data actions (in [−1,1])
 	xBig                       []float32 // [bigBatch.rows(), S+A]
 	saNext, saPi               []float32 // [B, S+A]
@@ -154,6 +155,13 @@ type Stats struct {
 	QPolicy    float64 `json:"q_policy"` // mean Q(s, a ~ π(s))
 	LogPi      float64 `json:"log_pi"`
 	BC         bool    `json:"bc"` // the actor step was behaviour cloning
+	// ShiftL2 and ShiftNextL2 are the batch means of ‖s̃_t − s_t‖₂ and
+	// ‖s̃_{t+1} − s_{t+1}‖₂ in raw state units: how far the augmenter moved
+	// the states this step (0 for plain CQL, about σ√S for S4RL-N; for
+	// KFC/KFC++ with direct decoding it includes the autoencoder's
+	// reconstruction error D(E(s)) − s).
+	ShiftL2     float64 `json:"shift_l2"`
+	ShiftNextL2 float64 `json:"shift_next_l2"`
 }
 
 func grow(b []float32, n int) []float32 {
@@ -330,7 +338,7 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 	c0, c1 := &w.crit[0], &w.crit[1]
 	return Stats{QLoss: (c0.mse + c1.mse) / 2, CQLGap: (c0.gap + c1.gap) / 2, AlphaPrime: alphaPrime, Alpha: alpha,
 		ActorLoss: actorLoss, QData: (c0.qData + c1.qData) / 2, QRandom: (c0.qRand + c1.qRand) / 2,
-		QPolicy: (c0.qPi + c1.qPi) / 2, LogPi: lpMean, BC: bc}, nil
+		QPolicy: (c0.qPi + c1.qPi) / 2, LogPi: lpMean, BC: bc, ShiftL2: w.shift, ShiftNextL2: w.shiftNext}, nil
 }
 
 // states fills w.obsAug, w.nextAug (the augmenter's s̃, s̃') and w.obs,
@@ -343,10 +351,30 @@ func (l *Learner) states(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand
 	copy(w.obs, b.Obs)
 	copy(w.next, b.NextObs)
 	copy(w.act, b.Act)
+	w.shift = meanRowDistance(w.obsAug, w.obs, w.B, l.ObsDim)
+	w.shiftNext = meanRowDistance(w.nextAug, w.next, w.B, l.ObsDim)
 	for _, x := range [][]float32{w.obsAug, w.nextAug, w.obs, w.next} {
 		l.Norm.Apply(x)
 	}
 	return nil
+}
+
+// meanRowDistance is the mean over the B rows of x and y ([B, S]) of the
+// Euclidean distance between them, accumulated in float64.
+func meanRowDistance(x, y []float32, B, S int) float64 {
+	if B == 0 {
+		return 0
+	}
+	sum := 0.0
+	for i := 0; i < B; i++ {
+		ss := 0.0
+		for j := i * S; j < (i+1)*S; j++ {
+			d := float64(x[j]) - float64(y[j])
+			ss += d * d
+		}
+		sum += math.Sqrt(ss)
+	}
+	return sum / float64(B)
 }
 
 // sample draws the update's noise (stepNoise, in its order) and the policy

@@ -37,6 +37,7 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/nn"
+	"gonum.org/v1/gonum/floats"
 )
 
 // mlp64 is a float64 ReLU network with a linear output: layer l computes
@@ -497,8 +498,17 @@ func (r *refCQL) step(b *dataset.Batch, obsAug, nextAug []float32, n refNoise) {
 			gap[k] = clippedSum
 		}
 	}
+	// How far the augmenter moved the states: mean Euclidean distance, raw units.
+	dist := func(x, y []float32) float64 {
+		sum := 0.0
+		for i := 0; i < B; i++ {
+			sum += floats.Distance(f64(row(x, i, S)), f64(row(y, i, S)), 2)
+		}
+		return sum / float64(B)
+	}
 	r.stats = Stats{QLoss: mse / 2, CQLGap: (gap[0] + gap[1]) / 2, AlphaPrime: alphaPrime, Alpha: alpha,
-		ActorLoss: actorLoss, QData: qData / 2, QRandom: qRand / 2, QPolicy: qPi / 2, LogPi: lpMean, BC: bc}
+		ActorLoss: actorLoss, QData: qData / 2, QRandom: qRand / 2, QPolicy: qPi / 2, LogPi: lpMean, BC: bc,
+		ShiftL2: dist(obsAug, b.Obs), ShiftNextL2: dist(nextAug, b.NextObs)}
 
 	// Optimizer steps, then the target networks, then α and α'.
 	r.optActor.step(r.actor.params(), r.gActor)
@@ -706,7 +716,8 @@ func (f *refFixture) step(t *testing.T, st int) {
 		got, want float64
 	}{{"q_loss", got.QLoss, want.QLoss}, {"cql_gap", got.CQLGap, want.CQLGap}, {"alpha_prime", got.AlphaPrime, want.AlphaPrime},
 		{"alpha", got.Alpha, want.Alpha}, {"actor_loss", got.ActorLoss, want.ActorLoss}, {"q_data", got.QData, want.QData},
-		{"q_random", got.QRandom, want.QRandom}, {"q_policy", got.QPolicy, want.QPolicy}, {"log_pi", got.LogPi, want.LogPi}} {
+		{"q_random", got.QRandom, want.QRandom}, {"q_policy", got.QPolicy, want.QPolicy}, {"log_pi", got.LogPi, want.LogPi},
+		{"shift_l2", got.ShiftL2, want.ShiftL2}, {"shift_next_l2", got.ShiftNextL2, want.ShiftNextL2}} {
 		if math.Abs(c.got-c.want) > 1e-4*(1+math.Abs(c.want)) {
 			t.Errorf("step %d: Stats.%s = %.7g, reference %.7g", st+1, c.name, c.got, c.want)
 		}

@@ -164,7 +164,9 @@ type DatasetCurves struct {
 // DiagnosticColumns are the logged training statistics (metrics.jsonl keys)
 // the diagnostics table shows, in order, with their column titles. They
 // say how a method trained, not how well: e.g. a smaller α′ means CQL's
-// Lagrange loop weakened the conservative penalty.
+// Lagrange loop weakened the conservative penalty, and ‖s̃ − s‖ is how far
+// the augmentation moved the states (raw units; logged by koopq after
+// 648ab9f, "–" for runs made before).
 var DiagnosticColumns = []struct{ Key, Title string }{
 	{"q_data", "Q(s̃, a) data"},
 	{"q_policy", "Q(s, π)"},
@@ -173,6 +175,7 @@ var DiagnosticColumns = []struct{ Key, Title string }{
 	{"alpha_prime", "α′"},
 	{"q_loss", "critic loss"},
 	{"log_pi", "log π"},
+	{"shift_l2", "‖s̃ − s‖"},
 }
 
 // DiagnosticWindow is the part of training the diagnostics average over:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -184,6 +185,50 @@ func TestResumedSegments(t *testing.T) {
 	} {
 		if _, err := resumedSegments(map[string]string{"segments": bad}, 300); err == nil || !strings.Contains(err.Error(), "bad segments") {
 			t.Errorf("%s: want a bad-segments error, got %v", name, err)
+		}
+	}
+}
+
+// Every metrics row says how far the augmenter moved the states: 0 without
+// augmentation, σ·E‖z‖ (z ~ N(0, I₃): 2√(2/π) ≈ 1.596) for S4RL-N noise of
+// standard deviation σ on Pendulum's 3-dimensional states.
+func TestMetricsRecordAugmentationShift(t *testing.T) {
+	d := pendulumLike(300, 1)
+	for _, c := range []struct {
+		augment string
+		sigma   float64
+		want    float64
+	}{{"none", 0.1, 0}, {"gaussian", 0.1, 0.1 * 2 * math.Sqrt(2/math.Pi)}} {
+		cfg := tinyConfig()
+		cfg.Augment, cfg.GaussianSigma, cfg.EvalEvery = c.augment, c.sigma, 0
+		dir, _ := NewDir(t.TempDir(), c.augment)
+		if _, err := Train(context.Background(), cfg, dir, d, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(dir.File("metrics.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum [2]float64
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		for _, l := range lines {
+			var row map[string]float64
+			if err := json.Unmarshal([]byte(l), &row); err != nil {
+				t.Fatal(err)
+			}
+			for k, key := range []string{"shift_l2", "shift_next_l2"} {
+				v, ok := row[key]
+				if !ok {
+					t.Fatalf("%s: row %s has no %s", c.augment, l, key)
+				}
+				sum[k] += v
+			}
+		}
+		for k, key := range []string{"shift_l2", "shift_next_l2"} {
+			got := sum[k] / float64(len(lines))
+			if math.Abs(got-c.want) > 0.1*c.want || (c.want == 0 && got != 0) {
+				t.Errorf("%s: mean %s %.4g over %d rows, want %.4g", c.augment, key, got, len(lines), c.want)
+			}
 		}
 	}
 }

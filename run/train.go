@@ -410,7 +410,8 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 			}
 			row := map[string]float64{"step": float64(step), "q_loss": st.QLoss, "cql_gap": st.CQLGap, "alpha_prime": st.AlphaPrime,
 				"alpha": st.Alpha, "actor_loss": st.ActorLoss, "q_data": st.QData, "q_random": st.QRandom, "q_policy": st.QPolicy,
-				"log_pi": st.LogPi, "bc": bc, "wall_seconds": time.Since(start).Seconds()}
+				"log_pi": st.LogPi, "bc": bc, "shift_l2": st.ShiftL2, "shift_next_l2": st.ShiftNextL2,
+				"wall_seconds": time.Since(start).Seconds()}
 			if err := metrics.Log(row); err != nil {
 				return err
 			}
