@@ -36,6 +36,14 @@ type Augmenter interface {
 	Augment(b *dataset.Batch, obs, next []float32, rng *rand.Rand, q QGradient) error
 }
 
+// Reporter is implemented by augmenters that keep a record of their work
+// (the Koopman ones: their precompute and per-row counters). Report returns
+// a JSON-serializable summary of what the augmenter did since it was built;
+// a run stores it with each training process (run.Segment.Augment).
+type Reporter interface {
+	Report() any
+}
+
 // None is plain CQL: s̃ = s.
 type None struct{}
 

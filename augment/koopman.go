@@ -214,6 +214,16 @@ func (k *Koopman) Precompute() PrecomputeInfo { return k.info }
 // Stats returns the running counters.
 func (k *Koopman) Stats() KoopmanStats { return k.stats }
 
+// KoopmanReport is what a Koopman augmenter reports (Reporter): the
+// precompute it built and the counters of its batches since then.
+type KoopmanReport struct {
+	Precompute PrecomputeInfo `json:"precompute"`
+	Stats      KoopmanStats   `json:"stats"`
+}
+
+// Report implements Reporter.
+func (k *Koopman) Report() any { return KoopmanReport{Precompute: k.info, Stats: k.stats} }
+
 // Model returns the frozen Koopman model.
 func (k *Koopman) Model() *koopman.Model { return k.m }
 

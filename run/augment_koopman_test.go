@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/koopman"
 )
 
@@ -66,5 +68,77 @@ func TestBuildAugmenterResumesKoopmanTraining(t *testing.T) {
 	}
 	if _, err := os.Stat(dir.File(KoopmanCheckpointFile)); err == nil {
 		t.Error("koopman.ckpt left after the model was saved")
+	}
+}
+
+// results.json keeps each training process's augmenter record: for KFC++
+// the precompute (every transition cached under the default budget) and
+// counters whose batches are exactly the steps of that process, also for a
+// run killed and resumed; augmenters without a record leave it out.
+func TestSegmentsRecordAugmenterReport(t *testing.T) {
+	d := pendulumTransitions(t, 400, 5)
+	cfg := tinyConfig()
+	cfg.Augment = "kfc++"
+	cfg.KoopmanHidden, cfg.KoopmanLatent = []int{16, 16}, 4
+	cfg.KoopmanTrain.MaxEpochs, cfg.KoopmanTrain.Batch, cfg.KoopmanTrain.Patience, cfg.KoopmanTrain.Seed = 2, 64, 0, 3
+	dir, _ := NewDir(t.TempDir(), "kfc")
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := Train(ctx, cfg, dir, d, false, func(done, total int, msg string) {
+		if strings.HasPrefix(msg, "cql") && done >= 13 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want cancellation, got %v", err)
+	}
+	if _, err := Train(context.Background(), cfg, dir, d, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Segments []struct {
+			FromStep int                    `json:"from_step"`
+			ToStep   int                    `json:"to_step"`
+			Augment  *augment.KoopmanReport `json:"augment"`
+		} `json:"segments"`
+	}
+	if err := dir.ReadJSON("results.json", &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Segments) != 2 || res.Segments[1].ToStep != cfg.CQL.Steps {
+		t.Fatalf("segments %+v, want two ending at %d", res.Segments, cfg.CQL.Steps)
+	}
+	for i, g := range res.Segments {
+		a := g.Augment
+		if a == nil {
+			t.Fatalf("segment %d has no augmenter record", i)
+		}
+		if a.Precompute.Transitions != d.Len() || a.Precompute.Cached != d.Len() || a.Precompute.Bytes <= 0 {
+			t.Errorf("segment %d precompute %+v, want all %d transitions cached", i, a.Precompute, d.Len())
+		}
+		st := a.Stats
+		if st.Batches != g.ToStep-g.FromStep || st.KoopmanBatches+st.GaussianBatches != st.Batches || st.KoopmanBatches == 0 {
+			t.Errorf("segment %d (steps %d..%d): stats %+v", i, g.FromStep, g.ToStep, st)
+		}
+		if st.CachedRows != st.KoopmanBatches*cfg.CQL.Batch || st.SlowRows != 0 || !(st.MeanShiftL2 > 0) {
+			t.Errorf("segment %d: rows %+v, want %d cached per model-branch batch", i, st, cfg.CQL.Batch)
+		}
+	}
+
+	cfg.Augment = "gaussian"
+	dir2, _ := NewDir(t.TempDir(), "gauss")
+	if _, err := Train(context.Background(), cfg, dir2, d, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	var res2 struct {
+		Segments []map[string]any `json:"segments"`
+	}
+	if err := dir2.ReadJSON("results.json", &res2); err != nil {
+		t.Fatal(err)
+	}
+	if len(res2.Segments) != 1 || res2.Segments[0]["provenance"] == nil {
+		t.Fatalf("S4RL-N run: segments %v", res2.Segments)
+	}
+	if a, ok := res2.Segments[0]["augment"]; ok {
+		t.Errorf("S4RL-N keeps no augmenter record, but its segment has %v", a)
 	}
 }

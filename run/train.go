@@ -112,6 +112,11 @@ type Segment struct {
 	// Provenance is nil for a segment that a checkpoint written before
 	// koopq recorded segments stands for.
 	Provenance *Provenance `json:"provenance"`
+	// Augment is the augmenter's own record of this process (augment.Reporter:
+	// for the Koopman augmenters the precompute — rows cached, bytes,
+	// seconds, fallbacks — and the counters of the batches up to ToStep);
+	// absent for augmenters that keep none and for older segments.
+	Augment any `json:"augment,omitempty"`
 }
 
 // resumedSegments reads the segments recorded in a checkpoint's metadata
@@ -373,8 +378,12 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		if tr.Learner.Steps == firstStep && firstStep > 0 {
 			return prior // this process kept no step
 		}
-		return append(slices.Clip(prior), Segment{FromStep: firstStep, ToStep: tr.Learner.Steps,
-			WallSeconds: time.Since(start).Seconds(), Provenance: &res.Provenance})
+		seg := Segment{FromStep: firstStep, ToStep: tr.Learner.Steps,
+			WallSeconds: time.Since(start).Seconds(), Provenance: &res.Provenance}
+		if r, ok := aug.(augment.Reporter); ok {
+			seg.Augment = r.Report()
+		}
+		return append(slices.Clip(prior), seg)
 	}
 	save := func() error {
 		meta := map[string]string{"seed": strconv.FormatUint(cfg.CQL.Seed, 10)}
