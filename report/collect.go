@@ -44,7 +44,13 @@ type Result struct {
 	Score float64 `json:"score"`
 	// Order is the run's index in its sweep (−1 outside a sweep); it orders
 	// rows and columns as the spec lists them.
-	Order   int     `json:"-"`
+	Order int `json:"-"`
+	// Sweep ranks the run's sweep directory (the parent of its slot) among
+	// the sweeps collected, in the order they were found: the directories
+	// given to Collect in turn, each walked in lexical order. Indices of
+	// different specs are not comparable, so rows and columns follow one
+	// sweep's spec order before the next sweep's. 0 outside a sweep.
+	Sweep   int     `json:"-"`
 	History []Point `json:"-"`
 	// Train holds the run's logged training statistics by column name
 	// (metrics.jsonl's keys, e.g. q_data = mean Q(s̃, a) on the dataset's
@@ -194,6 +200,7 @@ func Collect(dirs ...string) ([]Result, error) { return CollectWith(CollectOptio
 func CollectWith(o CollectOptions, dirs ...string) ([]Result, error) {
 	var out []Result
 	seen := map[string]bool{}
+	sweeps := map[string]int{}
 	for _, d := range dirs {
 		if st, err := os.Stat(d); err != nil {
 			return nil, fmt.Errorf("report: %w", err)
@@ -225,6 +232,13 @@ func CollectWith(o CollectOptions, dirs ...string) ([]Result, error) {
 			r, err := read(filepath.Dir(p))
 			if err != nil {
 				return err
+			}
+			if r.Order >= 0 {
+				root := filepath.Dir(filepath.Dir(abs))
+				if _, ok := sweeps[root]; !ok {
+					sweeps[root] = len(sweeps)
+				}
+				r.Sweep = sweeps[root]
 			}
 			out = append(out, r)
 			return nil
@@ -441,17 +455,20 @@ func sortedByStep(m map[string][]Point) map[string][]Point {
 }
 
 // order returns the distinct values of key over rs, in the order of their
-// first sweep index (then by name for runs outside a sweep).
+// first appearance in the sweeps' specs (sweep rank, then index within the
+// sweep), then by name for runs outside a sweep.
 func order(rs []Result, key func(Result) string) []string {
-	first := map[string]int{}
+	type pos struct{ sweep, index int }
+	before := func(a, b pos) bool { return a.sweep < b.sweep || a.sweep == b.sweep && a.index < b.index }
+	first := map[string]pos{}
 	for _, r := range rs {
 		k := key(r)
-		o := r.Order
-		if o < 0 {
-			o = math.MaxInt32
+		p := pos{r.Sweep, r.Order}
+		if r.Order < 0 {
+			p = pos{math.MaxInt32, math.MaxInt32}
 		}
-		if v, ok := first[k]; !ok || o < v {
-			first[k] = o
+		if v, ok := first[k]; !ok || before(p, v) {
+			first[k] = p
 		}
 	}
 	out := make([]string, 0, len(first))
@@ -459,8 +476,8 @@ func order(rs []Result, key func(Result) string) []string {
 		out = append(out, k)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if first[out[i]] != first[out[j]] {
-			return first[out[i]] < first[out[j]]
+		if a, b := first[out[i]], first[out[j]]; a != b {
+			return before(a, b)
 		}
 		return out[i] < out[j]
 	})

@@ -485,3 +485,46 @@ func collectAndBuild(t *testing.T, root string, o Options) ([]Result, *Report) {
 	}
 	return runs, rep
 }
+
+// Runs of two sweeps reported together keep each sweep's own method order,
+// the sweeps in the order the directories are given: a sweep index means
+// nothing across specs (the follow-up's KFC++-clean, index 2 of its spec,
+// must not land between the study's CQL, index 0, and KFC++, index 5).
+func TestMethodOrderAcrossSweeps(t *testing.T) {
+	study, follow := t.TempDir(), t.TempDir()
+	for s := uint64(0); s < 2; s++ {
+		writeRun(t, study, int(s), "hopper-medium", "CQL", "", s, 80, []float64{70, 80}, true)
+		writeRun(t, study, 4+int(s), "hopper-medium", "KFC++", "", s, 60, []float64{50, 60}, true)
+		writeRun(t, follow, 2+int(s), "hopper-medium", "KFC++-clean", "", s, 75, []float64{65, 75}, true)
+	}
+	for _, tc := range []struct {
+		dirs []string
+		want []string
+	}{
+		{[]string{study, follow}, []string{"CQL", "KFC++", "KFC++-clean"}},
+		{[]string{follow, study}, []string{"KFC++-clean", "CQL", "KFC++"}},
+	} {
+		runs, err := Collect(tc.dirs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Build(runs, Options{Reps: 50, Baseline: "CQL"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rep.Methods, tc.want) {
+			t.Errorf("methods %v, want %v", rep.Methods, tc.want)
+		}
+		var got []string
+		for _, r := range rep.runsInOrder() {
+			got = append(got, fmt.Sprintf("%s/%d", r.Method, r.Seed))
+		}
+		var want []string
+		for _, m := range tc.want {
+			want = append(want, m+"/0", m+"/1")
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("runs %v, want %v", got, want)
+		}
+	}
+}

@@ -36,7 +36,8 @@ run directories or their parents) and writes into --out:
 --compare A:B adds P(A > B) with its interval (e.g. --compare KFC++:S4RL-N); --in-progress also draws the learning
 curves of runs still training (from their history.json; they enter no table or statistic).
 A sweep's runs are labelled with the spec's dataset and method names; other runs by data file and augmentation
-(plus " bf16" for runs trained with --precision bf16).
+(plus " bf16" for runs trained with --precision bf16). Rows and columns follow the spec's order; runs of several
+sweeps (e.g. a study and its follow-up) take one sweep's order after the other's, in the order DIR... names them.
 A run's score is its final evaluation; --last N makes it the mean of its last N evaluations (the final one included),
 for every table and statistic (a run with fewer evaluations is an error).
 The bootstrap is seeded (--seed): the same runs and seed give the same intervals.`,
