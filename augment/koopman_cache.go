@@ -27,6 +27,16 @@ type PrecomputeInfo struct {
 	Seconds            float64 `json:"seconds"`   // wall time of the precompute
 	Workers            int     `json:"workers"`   // goroutines used
 	Fallbacks          int     `json:"fallbacks"` // cached transitions whose K(a_t) used the scalar fallback
+	// File is the cache file in Options.CacheDir that was read or written
+	// (empty without a CacheDir); Loaded says the cache was read from it,
+	// not computed (Seconds is then the load time, Workers 0). FileError
+	// says why an existing file was not used (another model, dataset or
+	// backend would have another file name; a damaged or truncated file)
+	// or why the computed cache could not be written; the run goes on with
+	// the computed cache either way.
+	File      string `json:"file,omitempty"`
+	Loaded    bool   `json:"loaded,omitempty"`
+	FileError string `json:"file_error,omitempty"`
 }
 
 // cacheKind selects what is stored per transition.
@@ -68,6 +78,16 @@ func bytesPerTransition(kind cacheKind, n int) int {
 	return 0
 }
 
+// cacheRows is how many of total rows a cache of kind holds within budget
+// bytes (the first ones).
+func cacheRows(kind cacheKind, N, total int, budget int64) int {
+	per := int64(bytesPerTransition(kind, N))
+	if kind == cacheNone || budget <= 0 || per == 0 {
+		return 0
+	}
+	return int(min(int64(total), budget/per))
+}
+
 // precompute fills a cache for the first rows of d (as many as budget bytes
 // allow) with workers goroutines, reporting progress(done, total) (calls are
 // serialized; done counts cached rows).
@@ -76,30 +96,14 @@ func precompute(m *koopman.Model, d *dataset.Dataset, kind cacheKind, budget int
 	N, S, M := m.N(), m.S(), m.M()
 	total := d.Len()
 	info := PrecomputeInfo{Transitions: total, BytesPerTransition: bytesPerTransition(kind, N)}
-	c := &latentCache{kind: kind, N: N}
-	if kind == cacheNone || budget <= 0 {
-		return c, info
-	}
-	n := total
-	if int64(n)*int64(info.BytesPerTransition) > budget {
-		n = int(budget / int64(info.BytesPerTransition))
-	}
-	c.n = n
+	n := cacheRows(kind, N, total, budget)
 	info.Cached = n
 	info.Bytes = int64(n) * int64(info.BytesPerTransition)
 	if n == 0 {
-		return c, info
+		return &latentCache{kind: kind, N: N}, info
 	}
 	start := time.Now()
-	c.g = make([]float32, n*2*N)
-	if kind >= cacheKFC {
-		c.extra = make([]float32, n*2*N)
-		c.fb = make([]bool, n)
-	}
-	if kind == cacheKFCpp {
-		c.p = make([]float32, n*N*N)
-		c.pairNext = make([]bool, n*N)
-	}
+	c := newLatentCache(kind, N, n)
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}

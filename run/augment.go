@@ -45,8 +45,10 @@ const KoopmanCheckpointFile = "koopman.ckpt"
 // this run saved, or trains one on data with cfg.KoopmanTrain and saves it
 // in the run directory (so a resumed run reuses it); the training itself is
 // checkpointed there epoch by epoch (KoopmanCheckpointFile). A cancelled ctx
-// during that training is an error and leaves no model behind.
-func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, progress ProgressFunc) (augment.Augmenter, error) {
+// during that training is an error and leaves no model behind. cacheDir
+// (may be empty) is augment.Options.CacheDir: where the precompute cache is
+// kept between runs.
+func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, cacheDir string, progress ProgressFunc) (augment.Augmenter, error) {
 	p := cfg.AugmentParams
 	opts := augment.DefaultOptions()
 	opts.GaussianSigma = cfg.GaussianSigma
@@ -54,6 +56,7 @@ func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 	opts.KoopmanProb, opts.ShiftSigma, opts.Residual = p.KoopmanProb, p.ShiftSigma, p.Residual
 	opts.LatentSigma, opts.FwdSigma, opts.AdvEps, opts.AdvMode = p.LatentSigma, p.FwdSigma, p.AdvEps, p.AdvMode
 	opts.CacheBytes = int64(p.CacheGiB * float64(augment.GiB))
+	opts.CacheDir = cacheDir
 	if augment.NeedsKoopman(cfg.Augment) {
 		path := cfg.KoopmanModel
 		if path == "" && dir != nil {

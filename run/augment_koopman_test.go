@@ -28,7 +28,7 @@ func TestBuildAugmenterResumesKoopmanTraining(t *testing.T) {
 	}
 	dir := &Dir{Path: t.TempDir()}
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err = BuildAugmenter(ctx, cfg, d, dir, func(done, _ int, msg string) {
+	_, err = BuildAugmenter(ctx, cfg, d, dir, "", func(done, _ int, msg string) {
 		if done == 3 && msg != "koopman precompute" {
 			cancel()
 		}
@@ -44,7 +44,7 @@ func TestBuildAugmenterResumesKoopmanTraining(t *testing.T) {
 		t.Fatalf("no Koopman training checkpoint: %v", err)
 	}
 	var epochs []int
-	if _, err := BuildAugmenter(context.Background(), cfg, d, dir, func(done, _ int, msg string) {
+	if _, err := BuildAugmenter(context.Background(), cfg, d, dir, "", func(done, _ int, msg string) {
 		if msg != "koopman precompute" {
 			epochs = append(epochs, done)
 		}

@@ -163,6 +163,11 @@ type TrainOptions struct {
 	Resume bool
 	// Progress, if non-nil, receives per-phase progress.
 	Progress PhaseProgressFunc
+	// AugmentCache, when not empty, is the directory where Koopman
+	// augmenters keep their precompute cache between runs
+	// (augment.Options.CacheDir): runs on the same model, dataset and
+	// backend then load it instead of recomputing it, with the same numbers.
+	AugmentCache string
 }
 
 // Interrupted is returned by Train when its context was cancelled (SIGINT
@@ -310,7 +315,7 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	if progress == nil {
 		progress = func(string, int, int, string) {}
 	}
-	aug, err := BuildAugmenter(ctx, cfg, data, dir, func(done, total int, msg string) {
+	aug, err := BuildAugmenter(ctx, cfg, data, dir, opts.AugmentCache, func(done, total int, msg string) {
 		phase := PhaseKoopman
 		if msg == "koopman precompute" {
 			phase = PhasePrecompute

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -116,5 +117,88 @@ func TestTrainThreadCountChangesNothing(t *testing.T) {
 	}
 	if !reflect.DeepEqual(evals[0], evals[1]) {
 		t.Errorf("evaluations differ between 1 and 2 threads:\n%v\n%v", evals[0], evals[1])
+	}
+}
+
+// --augment-cache (or $KOOPQ_AUGMENT_CACHE) keeps the KFC++ precompute in a
+// file: the first run writes it, the next loads it, and all three runs
+// (none, writing, loading) end with the same policy and evaluations;
+// results.json says which file was used and whether it was loaded. A path
+// that is not a directory is refused before the run directory is made.
+func TestTrainAugmentCache(t *testing.T) {
+	fx := fixtures(t)
+	tmp := t.TempDir()
+	cache := filepath.Join(tmp, "cache")
+	args := func(out string, extra ...string) []string {
+		return append([]string{"train", "--data", fx.Data, "--env", "pendulum", "--augment", "kfc++",
+			"--koopman", fx.Model, "--hidden", "32,32", "--batch", "32", "--steps", "60", "--bc-steps", "10",
+			"--eval-every", "30", "--eval-episodes", "1", "--seed", "2", "--out", out}, extra...)
+	}
+	type pre struct {
+		File      string `json:"file"`
+		Loaded    bool   `json:"loaded"`
+		FileError string `json:"file_error"`
+		Cached    int    `json:"cached"`
+	}
+	runOnce := func(name string, env []string, extra ...string) ([]byte, any, pre) {
+		t.Helper()
+		out := filepath.Join(tmp, name)
+		r := runCLIEnv(t, tmp, env, 3*time.Minute, args(out, extra...)...)
+		if r.Code != 0 {
+			t.Fatalf("%s: exit %d\n%s", name, r.Code, r.Stderr)
+		}
+		dir := runDir(t, out)
+		pol, err := os.ReadFile(filepath.Join(dir, "policy.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			History  any `json:"history"`
+			Segments []struct {
+				Augment struct {
+					Precompute pre `json:"precompute"`
+				} `json:"augment"`
+			} `json:"segments"`
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Segments) != 1 || res.History == nil {
+			t.Fatalf("%s: results.json: %s", name, b)
+		}
+		return pol, res.History, res.Segments[0].Augment.Precompute
+	}
+	polA, histA, preA := runOnce("none", []string{"KOOPQ_AUGMENT_CACHE="})
+	polB, histB, preB := runOnce("write", nil, "--augment-cache", cache)
+	polC, histC, preC := runOnce("load", []string{"KOOPQ_AUGMENT_CACHE=" + cache})
+	if preA.File != "" || preA.Loaded || preA.Cached == 0 {
+		t.Errorf("no cache dir: precompute %+v", preA)
+	}
+	if filepath.Dir(preB.File) != cache || preB.Loaded || preB.FileError != "" {
+		t.Errorf("first run with a cache dir: precompute %+v, want a file written in %s", preB, cache)
+	}
+	if preC.File != preB.File || !preC.Loaded || preC.Cached != preB.Cached {
+		t.Errorf("second run: precompute %+v, want %s loaded", preC, preB.File)
+	}
+	if !bytes.Equal(polA, polB) || !bytes.Equal(polA, polC) {
+		t.Error("policy.safetensors differs between runs without, writing and loading the cache file")
+	}
+	if !reflect.DeepEqual(histA, histB) || !reflect.DeepEqual(histA, histC) {
+		t.Errorf("evaluations differ:\n%v\n%v\n%v", histA, histB, histC)
+	}
+
+	notDir := filepath.Join(tmp, "plain-file")
+	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "refused")
+	r := runCLI(t, tmp, time.Minute, args(out, "--augment-cache", notDir)...)
+	expectCLIError(t, r, "--augment-cache", "plain-file", "not a directory")
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused run left %s", out)
 	}
 }

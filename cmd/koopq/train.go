@@ -27,6 +27,7 @@ func init() {
 		name       string
 		resume     string
 		quiet      bool
+		augCache   string
 	)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -46,7 +47,13 @@ koopman.safetensors (when a model was trained for the run), policy.safetensors a
 SIGINT/SIGTERM stop training after the current step with a checkpoint. 'koopq train --resume DIR' continues
 a stopped or killed run and ends with the same numbers as an uninterrupted one; with --resume, setting flags
 must match the run's config.json, except a larger --steps, which extends the run (a finished run is then
-trained further). --preset, --config-file, --out and --name cannot be combined with --resume.`,
+trained further). --preset, --config-file, --out and --name cannot be combined with --resume.
+
+The Koopman augmentations precompute per-transition eigenbases before training (minutes on 1M rows).
+--augment-cache DIR (default $KOOPQ_AUGMENT_CACHE) keeps that cache in a file in DIR (as large as the cache: up to
+--cache-gib, 4 GiB by default), and a later run on the same model, dataset and GEMM backend (another seed, a resumed run, a
+sweep's next run) loads it in seconds, with the same numbers; results.json records the file used
+(segments[].augment.precompute). koopq never deletes these files.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return nil
@@ -124,6 +131,13 @@ trained further). --preset, --config-file, --out and --name cannot be combined w
 			if err != nil {
 				return err
 			}
+			if augCache != "" {
+				if st, err := os.Stat(augCache); err == nil && !st.IsDir() {
+					return fmt.Errorf("--augment-cache %s: not a directory (the precompute cache files go there)", augCache)
+				} else if err != nil && !os.IsNotExist(err) {
+					return fmt.Errorf("--augment-cache: %w", err)
+				}
+			}
 			if dir == nil {
 				if name == "" {
 					name = fmt.Sprintf("%s-%s-s%d", cfg.Env, cfg.Augment, cfg.CQL.Seed)
@@ -139,7 +153,7 @@ trained further). --preset, --config-file, --out and --name cannot be combined w
 				stop() // a second signal kills at once
 			}()
 			bars := &phaseBars{}
-			res, err := run.TrainWith(ctx, cfg, dir, data, run.TrainOptions{Resume: resume != "", Progress: bars.update})
+			res, err := run.TrainWith(ctx, cfg, dir, data, run.TrainOptions{Resume: resume != "", Progress: bars.update, AugmentCache: augCache})
 			bars.close()
 			var intr *run.Interrupted
 			if errors.As(err, &intr) && errors.Is(err, context.Canceled) {
@@ -194,5 +208,6 @@ trained further). --preset, --config-file, --out and --name cannot be combined w
 	f.StringVar(&name, "name", "", "run name (default <env>-<augment>-s<seed>)")
 	f.StringVar(&resume, "resume", "", "continue the run in this directory from its latest checkpoint")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or progress log lines")
+	f.StringVar(&augCache, "augment-cache", os.Getenv("KOOPQ_AUGMENT_CACHE"), "directory that keeps the Koopman precompute cache between runs (default $KOOPQ_AUGMENT_CACHE; empty: none)")
 	rootCmd.AddCommand(cmd)
 }
