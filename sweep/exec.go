@@ -24,6 +24,10 @@ type ExecOptions struct {
 	// Threads is the thread count of the trainer (GOMAXPROCS,
 	// OPENBLAS_NUM_THREADS, OMP_NUM_THREADS); 0 leaves the environment alone.
 	Threads int
+	// AugmentCache is the trainer's KOOPQ_AUGMENT_CACHE, the directory of
+	// the Koopman precompute cache files its runs share (see
+	// AugmentCacheDir); empty turns the files off.
+	AugmentCache string
 	// Executor labels the marker (local, slurm job id, k8s pod).
 	Executor string
 	// RetryFailed executes runs whose last attempt failed (otherwise they are
@@ -104,20 +108,37 @@ func describe(r Run) string {
 	return strings.Join(parts, " ")
 }
 
-// TrainEnv returns the environment of a trainer with threads threads.
-func TrainEnv(threads int) []string {
-	env := os.Environ()
-	if threads <= 0 {
-		return env
+// AugmentCacheEnv is the environment variable naming the directory where
+// `koopq train` keeps the Koopman precompute cache files (its
+// --augment-cache default).
+const AugmentCacheEnv = "KOOPQ_AUGMENT_CACHE"
+
+// AugmentCacheDir is the precompute cache directory of a sweep's trainers:
+// $KOOPQ_AUGMENT_CACHE when set (set but empty: no cache files), else
+// <dataRoot>/augment-cache, beside the datasets and Koopman models the
+// runs share, so that a sweep's seeds precompute each model's cache once.
+func AugmentCacheDir(dataRoot string) string {
+	if v, ok := os.LookupEnv(AugmentCacheEnv); ok {
+		return v
 	}
+	return filepath.Join(dataRoot, "augment-cache")
+}
+
+// TrainEnv returns the environment of a trainer with threads threads (0:
+// the current thread settings) and KOOPQ_AUGMENT_CACHE=augmentCache.
+func TrainEnv(threads int, augmentCache string) []string {
 	t := strconv.Itoa(threads)
 	var out []string
-	for _, e := range env {
+	for _, e := range os.Environ() {
 		k, _, _ := strings.Cut(e, "=")
-		if k == "GOMAXPROCS" || k == "OPENBLAS_NUM_THREADS" || k == "OMP_NUM_THREADS" {
+		if k == AugmentCacheEnv || threads > 0 && (k == "GOMAXPROCS" || k == "OPENBLAS_NUM_THREADS" || k == "OMP_NUM_THREADS") {
 			continue
 		}
 		out = append(out, e)
+	}
+	out = append(out, AugmentCacheEnv+"="+augmentCache)
+	if threads <= 0 {
+		return out
 	}
 	return append(out, "GOMAXPROCS="+t, "OPENBLAS_NUM_THREADS="+t, "OMP_NUM_THREADS="+t)
 }
@@ -175,7 +196,7 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 
 	cmd := exec.CommandContext(ctx, o.Koopq, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = TrainEnv(o.Threads)
+	cmd.Env = TrainEnv(o.Threads, o.AugmentCache)
 	// Own process group: a terminal's Ctrl-C reaches the sweep only, which
 	// forwards one SIGINT so the trainer can checkpoint.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -18,7 +18,7 @@ import (
 // is appended to $FAKE_LOG.
 const fakeTrainer = `#!/bin/bash
 echo "$*" >> "$FAKE_LOG"
-echo "threads=$GOMAXPROCS/$OPENBLAS_NUM_THREADS" >> "$FAKE_LOG"
+echo "threads=$GOMAXPROCS/$OPENBLAS_NUM_THREADS cache=$KOOPQ_AUGMENT_CACHE" >> "$FAKE_LOG"
 if [ "$1" != train ]; then exit 2; fi
 shift
 dir=""; out=""; name=""; steps=0
@@ -74,7 +74,7 @@ func TestExecuteSkipResumeFailRetry(t *testing.T) {
 	_, runs := mustParse(t, testSpec, Checker{})
 	out := t.TempDir()
 	r := runs[0]
-	o := ExecOptions{Koopq: bin, DataRoot: "/data", Threads: 2}
+	o := ExecOptions{Koopq: bin, DataRoot: "/data", Threads: 2, AugmentCache: "/data/augment-cache"}
 
 	if st := RunStatus(out, r); st.State != Pending || st.Partial {
 		t.Fatalf("fresh status %+v", st)
@@ -85,7 +85,7 @@ func TestExecuteSkipResumeFailRetry(t *testing.T) {
 	}
 	log := calls(t, logp)
 	if !strings.Contains(log, "train --data /data/data/hopper-medium.hdf5 --env hopper --augment none --seed 3 --steps 1000") ||
-		!strings.Contains(log, "--out "+SlotDir(out, r)+" --name run") || !strings.Contains(log, "threads=2/2") {
+		!strings.Contains(log, "--out "+SlotDir(out, r)+" --name run") || !strings.Contains(log, "threads=2/2 cache=/data/augment-cache") {
 		t.Errorf("trainer calls:\n%s", log)
 	}
 	st := RunStatus(out, r)
@@ -346,5 +346,35 @@ func TestRunLocalTimeLimitHoldsRunsThatCannotFinish(t *testing.T) {
 	// 'sweep plan --time-limit' predicts the same.
 	if p := Schedule("", runs, o.Speeds, 2, time.Hour, false); p[0].Held || p[1].Held || !p[2].Held {
 		t.Errorf("Schedule disagrees with RunLocal: %+v", p)
+	}
+}
+
+// A sweep's trainers share <data-root>/augment-cache unless
+// KOOPQ_AUGMENT_CACHE says otherwise (set but empty: no files), and
+// TrainEnv passes exactly one KOOPQ_AUGMENT_CACHE.
+func TestAugmentCacheDir(t *testing.T) {
+	t.Setenv(AugmentCacheEnv, "/elsewhere")
+	if d := AugmentCacheDir("/data"); d != "/elsewhere" {
+		t.Errorf("with the variable set: %q", d)
+	}
+	t.Setenv(AugmentCacheEnv, "")
+	if d := AugmentCacheDir("/data"); d != "" {
+		t.Errorf("with the variable empty: %q, want no cache files", d)
+	}
+	os.Unsetenv(AugmentCacheEnv)
+	if d := AugmentCacheDir("/data"); d != filepath.Join("/data", "augment-cache") {
+		t.Errorf("without the variable: %q", d)
+	}
+	t.Setenv(AugmentCacheEnv, "/old")
+	for _, threads := range []int{0, 3} {
+		var got []string
+		for _, e := range TrainEnv(threads, "/new") {
+			if strings.HasPrefix(e, AugmentCacheEnv+"=") {
+				got = append(got, e)
+			}
+		}
+		if len(got) != 1 || got[0] != AugmentCacheEnv+"=/new" {
+			t.Errorf("threads %d: %v", threads, got)
+		}
 	}
 }

@@ -300,7 +300,9 @@ func sweepRunCmd() *cobra.Command {
 		Short: "Execute a sweep here (local), on Slurm (one sbatch array) or on Kubernetes (one Indexed Job)",
 		Long: `run executes every run of the spec that is not done yet, or of the runs that --datasets,
 --methods and --seeds select (e.g. --seeds 0 first, for one finished seed of every method early);
-only the datasets and Koopman models the selected runs use are made.
+only the datasets and Koopman models the selected runs use are made. Runs with a Koopman augmentation keep
+their precompute cache in files under <data-root>/augment-cache (or $KOOPQ_AUGMENT_CACHE; set it empty for
+none), so the seeds of a method compute it once ('koopq train --augment-cache').
 
   --executor local   --jobs runs at a time, each with --threads threads (default: fill the cores);
                      Ctrl-C asks every trainer to checkpoint and stops; rerunning continues.
@@ -446,12 +448,20 @@ only the datasets and Koopman models the selected runs use are made.
 			switch executor {
 			case "local":
 				o := sweep.LocalOptions{ExecOptions: sweep.ExecOptions{Koopq: bin, DataRoot: dataRoot, Threads: s.ThreadsPerRun(),
-					RetryFailed: retry}, Jobs: jobs, Progress: os.Stdout, ProgressEvery: progressEvery, Deadline: deadline}
+					RetryFailed: retry, AugmentCache: sweep.AugmentCacheDir(dataRoot)}, Jobs: jobs, Progress: os.Stdout,
+					ProgressEvery: progressEvery, Deadline: deadline}
 				j := o.Jobs
 				if j == 0 {
 					j = sweep.DefaultJobs(s.ThreadsPerRun())
 				}
 				fmt.Printf("sweep %s: %d runs, %d at a time with %d threads each, in %s\n", s.Name, len(runs), j, s.ThreadsPerRun(), out)
+				if needsKoopman(runs) {
+					if o.AugmentCache != "" {
+						fmt.Printf("Koopman precompute caches are kept in %s (up to --cache-gib each; %s= turns this off)\n", o.AugmentCache, sweep.AugmentCacheEnv)
+					} else {
+						fmt.Printf("Koopman precompute caches are not kept (%s is empty): every run computes its own\n", sweep.AugmentCacheEnv)
+					}
+				}
 				if !deadline.IsZero() {
 					o.Speeds = speeds
 					fmt.Printf("time limit %s (until %s): runs start only if they end by then at their expected steps/s (a run with none known starts; at the limit the active ones checkpoint and stop):\n",
@@ -664,7 +674,7 @@ func sweepExecCmd() *cobra.Command {
 			r := runs[index]
 			fmt.Printf("run %d: %s\n", index, r.Name)
 			state, err := sweep.Execute(ctx, sweepAbs(out), r, sweep.ExecOptions{Koopq: bin, DataRoot: dataRoot, Threads: threads,
-				Executor: label, RetryFailed: true, TakeOver: true})
+				Executor: label, RetryFailed: true, TakeOver: true, AugmentCache: sweep.AugmentCacheDir(dataRoot)})
 			if errors.Is(err, sweep.ErrSkipped) && state == sweep.Done {
 				fmt.Printf("run %s: already done\n", r.Name)
 				return nil
@@ -732,3 +742,14 @@ func (l seedList) Set(v string) error {
 }
 
 func (l seedList) Type() string { return "uints" }
+
+// needsKoopman reports whether any of runs uses a Koopman augmentation
+// (and so a precompute cache).
+func needsKoopman(runs []sweep.Run) bool {
+	for _, r := range runs {
+		if augment.NeedsKoopman(r.Augment) {
+			return true
+		}
+	}
+	return false
+}

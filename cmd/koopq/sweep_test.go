@@ -316,6 +316,18 @@ threads: 1
 	if m, _ := filepath.Glob(filepath.Join(out, "pendulum-medium__kfcpp__s0", "*", "koopman.safetensors")); len(m) != 0 {
 		t.Errorf("the KFC++ run trained its own model: %v", m)
 	}
+	// The KFC++ run kept its precompute cache beside the data (the spec's
+	// directory is the data root) and results.json names that file.
+	if !strings.Contains(r.Stdout, "Koopman precompute caches are kept in "+filepath.Join(work, "augment-cache")) {
+		t.Errorf("sweep output does not say where the precompute caches go:\n%s", r.Stdout)
+	}
+	if m, _ := filepath.Glob(filepath.Join(work, "augment-cache", "koopman-kfcpp-*.cache")); len(m) != 1 {
+		t.Errorf("precompute cache files: %v, want one", m)
+	} else if res, _ := filepath.Glob(filepath.Join(out, "pendulum-medium__kfcpp__s0", "*", "results.json")); len(res) != 1 {
+		t.Errorf("KFC++ results: %v", res)
+	} else if b, _ := os.ReadFile(res[0]); !strings.Contains(string(b), `"file": "`+m[0]+`"`) {
+		t.Errorf("results.json does not name the cache file %s", m[0])
+	}
 	if _, err := os.Stat(filepath.Join(out, "hopper-mediocre__cql__s0")); err == nil {
 		t.Error("a run of the unprepared dataset was started")
 	}
