@@ -245,6 +245,11 @@ func saveCache(path string, c *latentCache, key [32]byte, fallbacks int) (err er
 	if err := bw.Flush(); err != nil {
 		return err
 	}
+	// CreateTemp makes the file 0600; the cache is for every run of the
+	// machine (a Slurm job may run as another user), like the datasets.
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
 	if err := f.Sync(); err != nil {
 		return err
 	}

@@ -50,8 +50,13 @@ func TestPrecomputeCacheFile(t *testing.T) {
 		if p1.Loaded || p1.File == "" || p1.FileError != "" || p1.Cached != d.Len() {
 			t.Fatalf("%s: first run: %+v, want a computed cache written to a file", name, p1)
 		}
-		if _, err := os.Stat(p1.File); err != nil || filepath.Dir(p1.File) != dir {
+		if st, err := os.Stat(p1.File); err != nil || filepath.Dir(p1.File) != dir {
 			t.Fatalf("%s: cache file %s: %v", name, p1.File, err)
+		} else if st.Mode().Perm() != 0o644 {
+			t.Errorf("%s: cache file mode %v, want 0644 (readable by every run of the machine)", name, st.Mode().Perm())
+		}
+		if tmp, _ := filepath.Glob(filepath.Join(dir, "*.tmp-*")); len(tmp) != 0 {
+			t.Errorf("%s: temporary files left: %v", name, tmp)
 		}
 		same(name+" writing", ref, x1)
 		k2, x2 := build(name, o)
