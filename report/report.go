@@ -37,6 +37,10 @@ type Options struct {
 	// steadier estimate of where a run ended when scores swing from one
 	// evaluation to the next. A run with fewer evaluations is an error.
 	Last int
+	// Inputs are the directories the runs were collected from, as given
+	// (recorded in the report's settings, so that it can be remade: a
+	// report over a study and its follow-up names both).
+	Inputs []string
 }
 
 func (o *Options) defaults() {
@@ -271,6 +275,8 @@ type Report struct {
 		// of the last K evaluations".
 		Score string `json:"score"`
 		Last  int    `json:"last,omitempty"`
+		// Inputs are Options.Inputs: the run directories as given.
+		Inputs []string `json:"inputs,omitempty"`
 	} `json:"settings"`
 	Datasets []string `json:"datasets"`
 	Methods  []string `json:"methods"`
@@ -358,6 +364,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 	o.defaults()
 	rep := &Report{Reference: o.Reference}
 	rep.Settings.BootstrapReps, rep.Settings.Level, rep.Settings.Seed = o.Reps, o.Level, o.Seed
+	rep.Settings.Inputs = o.Inputs
 	rep.Settings.Interval = "percentile, stratified bootstrap over seeds within each dataset"
 	rep.Settings.Score = "final evaluation"
 	if o.Last > 1 {

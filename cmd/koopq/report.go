@@ -66,6 +66,7 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 				}
 				o.Reference = ref
 			}
+			o.Inputs = args
 			runs, err := report.CollectWith(report.CollectOptions{InProgress: inProgress}, args...)
 			if err != nil {
 				return err

@@ -29,27 +29,43 @@ func TestCommittedReportsReproduce(t *testing.T) {
 	}
 	keys := []string{"datasets", "methods", "table", "iqm", "mean", "probability_of_improvement", "diagnostics"}
 	for _, rep := range reports {
-		base := filepath.Dir(filepath.Dir(rep))
-		runs, err := filepath.Abs(filepath.Join(base, "runs"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(runs); err != nil {
-			t.Errorf("%s: its runs are not in the repository: %v", rep, err)
-			continue
-		}
-		// A report made with --last K says so in its settings.
+		// A report made with --last K says so in its settings, and one made
+		// since inputs were recorded names its run directories (relative to
+		// the repository root); older ones were made from <base>/runs.
 		var settings struct {
 			Settings struct {
-				Last int `json:"last"`
+				Last   int      `json:"last"`
+				Inputs []string `json:"inputs"`
 			} `json:"settings"`
 		}
 		if b, err := os.ReadFile(rep); err != nil || json.Unmarshal(b, &settings) != nil {
 			t.Fatalf("%s: unreadable", rep)
 		}
+		inputs := settings.Settings.Inputs
+		if len(inputs) == 0 {
+			inputs = []string{filepath.Join(filepath.Dir(filepath.Dir(rep)), "runs")}
+		} else {
+			for i, in := range inputs {
+				if filepath.IsAbs(in) {
+					t.Errorf("%s: input %s is absolute; make committed reports from the repository root", rep, in)
+				}
+				inputs[i] = filepath.Join("..", "..", in)
+			}
+		}
+		var runs []string
+		for _, in := range inputs {
+			abs, err := filepath.Abs(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(abs); err != nil {
+				t.Errorf("%s: its runs are not in the repository: %v", rep, err)
+			}
+			runs = append(runs, abs)
+		}
 		last := strconv.Itoa(max(1, settings.Settings.Last))
 		out := t.TempDir()
-		r := runCLI(t, "", 2*time.Minute, "report", runs, "--out", out, "--last", last)
+		r := runCLI(t, "", 2*time.Minute, append(append([]string{"report"}, runs...), "--out", out, "--last", last)...)
 		if r.Code != 0 {
 			t.Errorf("koopq report %s: exit %d\n%s", runs, r.Code, r.Stderr)
 			continue
