@@ -15,6 +15,7 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/sweep"
 )
 
 func init() {
@@ -208,6 +209,6 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 	f.StringVar(&name, "name", "", "run name (default <env>-<augment>-s<seed>)")
 	f.StringVar(&resume, "resume", "", "continue the run in this directory from its latest checkpoint")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or progress log lines")
-	f.StringVar(&augCache, "augment-cache", os.Getenv("KOOPQ_AUGMENT_CACHE"), "directory that keeps the Koopman precompute cache between runs (default $KOOPQ_AUGMENT_CACHE; empty: none)")
+	f.StringVar(&augCache, "augment-cache", os.Getenv(sweep.AugmentCacheEnv), "directory that keeps the Koopman precompute cache between runs (default $KOOPQ_AUGMENT_CACHE; empty: none)")
 	rootCmd.AddCommand(cmd)
 }
