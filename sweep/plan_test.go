@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,5 +265,36 @@ func TestStatusTimeLeftOfRunningRun(t *testing.T) {
 	}
 	if s := progressLine(Status{Run: r, Step: 3600, LastScore: 50}); s != "running a  step 3600/10000 (36%)  score 50.0  0.0 steps/s" {
 		t.Errorf("progress line without a speed %q", s)
+	}
+}
+
+// The status table's columns line up even when a run name is longer than
+// the old fixed 44-character column and step counts reach 100000/100000:
+// every row's score ends where the header's "score" ends.
+func TestFormatStatusAlignsLongCells(t *testing.T) {
+	long := "halfcheetah-medium-replay__kfcpp-residual-contact__s12"
+	st := []Status{
+		{Run: Run{Index: 0, Name: "a", Steps: 1000}, State: Pending, LastScore: math.NaN()},
+		{Run: Run{Index: 12, Name: long, Steps: 100000}, State: Done, Step: 100000, LastScore: 84.8, StepsPerSec: 12.3},
+		{Run: Run{Index: 3, Name: "b", Steps: 100000}, State: Failed, Step: 500, LastScore: 7, Message: "diverged\nmore"},
+	}
+	lines := strings.Split(strings.TrimSpace(FormatStatus(st)), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("want header, 3 rows and a count line:\n%s", strings.Join(lines, "\n"))
+	}
+	end := strings.Index(lines[0], "score") + len("score")
+	for i, want := range []string{"-", "84.8", "7.0"} {
+		row := lines[i+1]
+		if end > len(row) || !strings.HasSuffix(row[:end], " "+want) {
+			t.Errorf("row %d: score %q does not end at column %d:\n%s\n%s", i, want, end, lines[0], row)
+		}
+	}
+	if !strings.Contains(lines[2], long+" done") || !strings.HasSuffix(lines[3], "  diverged") {
+		t.Errorf("table:\n%s", strings.Join(lines, "\n"))
+	}
+	for _, l := range lines {
+		if strings.HasSuffix(l, " ") {
+			t.Errorf("trailing space in %q", l)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/koopq/koopq/internal/atomicfile"
 )
@@ -240,10 +241,12 @@ func Counts(st []Status) map[State]int {
 	return c
 }
 
-// FormatStatus renders statuses as a plain-text table.
+// FormatStatus renders statuses as a plain-text table whose columns are as
+// wide as their longest cell, so that long run names and 6-digit step
+// counts stay aligned.
 func FormatStatus(st []Status) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %-44s %-8s %9s %9s %9s  %s\n", "#", "run", "state", "step", "score", "steps/s", "note")
+	type row struct{ idx, name, state, step, score, sps, msg string }
+	rows := []row{{"#", "run", "state", "step", "score", "steps/s", "note"}}
 	for _, s := range st {
 		state := string(s.State)
 		if s.State == Pending && s.Partial {
@@ -257,7 +260,6 @@ func FormatStatus(st []Status) string {
 		if s.StepsPerSec > 0 {
 			sps = fmt.Sprintf("%.1f", s.StepsPerSec)
 		}
-		step := fmt.Sprintf("%d/%d", s.Step, s.Run.Steps)
 		msg := s.Message
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
 			msg = msg[:i]
@@ -267,7 +269,21 @@ func FormatStatus(st []Status) string {
 			eta := timeLeft(s.Run, s, s.StepsPerSec)
 			msg = strings.TrimSpace(fmt.Sprintf("about %s of training left %s", eta.Round(time.Minute), msg))
 		}
-		fmt.Fprintf(&b, "%-4d %-44s %-8s %9s %9s %9s  %s\n", s.Run.Index, s.Run.Name, state, step, score, sps, msg)
+		rows = append(rows, row{fmt.Sprint(s.Run.Index), s.Run.Name, state, fmt.Sprintf("%d/%d", s.Step, s.Run.Steps), score, sps, msg})
+	}
+	// Column widths: the longest cell, at least the widths of the old fixed
+	// layout so that short tables look as before.
+	wi, wn, ws, wst, wsc, wsp := 4, 44, 8, 9, 9, 9
+	n := utf8.RuneCountInString
+	for _, r := range rows {
+		wi, wn, ws = max(wi, n(r.idx)), max(wn, n(r.name)), max(ws, n(r.state))
+		wst, wsc, wsp = max(wst, n(r.step)), max(wsc, n(r.score)), max(wsp, n(r.sps))
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		line := fmt.Sprintf("%-*s %-*s %-*s %*s %*s %*s  %s", wi, r.idx, wn, r.name, ws, r.state, wst, r.step, wsc, r.score, wsp, r.sps, r.msg)
+		b.WriteString(strings.TrimRight(line, " "))
+		b.WriteByte('\n')
 	}
 	c := Counts(st)
 	fmt.Fprintf(&b, "%d runs: %d done, %d running, %d failed, %d pending\n", len(st), c[Done], c[Running], c[Failed], c[Pending])
