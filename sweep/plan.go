@@ -181,10 +181,9 @@ func CPUHours(runs []Run, sp Speeds, threads int) (float64, int) {
 	return total * float64(max(threads, 1)) / 3600, unknown
 }
 
-// FormatPlan renders the run list of a spec.
+// FormatPlan renders the run list of a spec as a plain-text table.
 func FormatPlan(runs []Run) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %-44s %-20s %-12s %-10s %5s %9s  %s\n", "#", "run", "dataset", "method", "augment", "seed", "steps", "extra flags")
+	rows := [][]string{{"#", "run", "dataset", "method", "augment", "seed", "steps", "extra flags"}}
 	for _, r := range runs {
 		var fl []string
 		if r.Preset != "" {
@@ -197,9 +196,10 @@ func FormatPlan(runs []Run) string {
 		if r.Ablation {
 			method += " (" + r.Base + ")"
 		}
-		fmt.Fprintf(&b, "%-4d %-44s %-20s %-12s %-10s %5d %9d  %s\n", r.Index, r.Name, r.Dataset, method, r.Augment, r.Seed, r.Steps, strings.Join(fl, " "))
+		rows = append(rows, []string{fmt.Sprint(r.Index), r.Name, r.Dataset, method, r.Augment,
+			fmt.Sprint(r.Seed), fmt.Sprint(r.Steps), strings.Join(fl, " ")})
 	}
-	return b.String()
+	return formatTable(rows, []int{-4, -44, -20, -12, -10, 5, 9, 0})
 }
 
 // Left returns the runs of runs that are not done in the sweep directory out

@@ -298,3 +298,28 @@ func TestFormatStatusAlignsLongCells(t *testing.T) {
 		}
 	}
 }
+
+// The plan table's columns line up when an ablation's method name, with its
+// base in parentheses, is longer than the old fixed 12-character column.
+func TestFormatPlanAlignsLongCells(t *testing.T) {
+	runs := []Run{
+		{Index: 0, Name: "hopper-medium__cql__s0", Dataset: "hopper-medium", Method: "CQL", Augment: "none", Steps: 100000},
+		{Index: 51, Name: "hopper-medium__kfcpp-prediction__s2", Dataset: "hopper-medium", Method: "KFC++-prediction",
+			Ablation: true, Base: "KFC++", Augment: "kfc++-prediction", Seed: 2, Steps: 100000, Preset: "paper"},
+	}
+	lines := strings.Split(strings.TrimSpace(FormatPlan(runs)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want header and 2 rows:\n%s", strings.Join(lines, "\n"))
+	}
+	aug := strings.Index(lines[0], "augment")
+	steps := strings.Index(lines[0], "steps") + len("steps")
+	for i, want := range []string{"none", "kfc++-prediction"} {
+		row := lines[i+1]
+		if !strings.HasPrefix(row[aug:], want+" ") || !strings.HasSuffix(row[:steps], " 100000") {
+			t.Errorf("row %d misaligned:\n%s\n%s", i, lines[0], row)
+		}
+	}
+	if !strings.HasSuffix(lines[2], "  --preset=paper") || strings.HasSuffix(lines[1], " ") {
+		t.Errorf("flags column:\n%s", strings.Join(lines, "\n"))
+	}
+}

@@ -241,12 +241,9 @@ func Counts(st []Status) map[State]int {
 	return c
 }
 
-// FormatStatus renders statuses as a plain-text table whose columns are as
-// wide as their longest cell, so that long run names and 6-digit step
-// counts stay aligned.
+// FormatStatus renders statuses as a plain-text table.
 func FormatStatus(st []Status) string {
-	type row struct{ idx, name, state, step, score, sps, msg string }
-	rows := []row{{"#", "run", "state", "step", "score", "steps/s", "note"}}
+	rows := [][]string{{"#", "run", "state", "step", "score", "steps/s", "note"}}
 	for _, s := range st {
 		state := string(s.State)
 		if s.State == Pending && s.Partial {
@@ -269,23 +266,52 @@ func FormatStatus(st []Status) string {
 			eta := timeLeft(s.Run, s, s.StepsPerSec)
 			msg = strings.TrimSpace(fmt.Sprintf("about %s of training left %s", eta.Round(time.Minute), msg))
 		}
-		rows = append(rows, row{fmt.Sprint(s.Run.Index), s.Run.Name, state, fmt.Sprintf("%d/%d", s.Step, s.Run.Steps), score, sps, msg})
+		rows = append(rows, []string{fmt.Sprint(s.Run.Index), s.Run.Name, state, fmt.Sprintf("%d/%d", s.Step, s.Run.Steps), score, sps, msg})
 	}
-	// Column widths: the longest cell, at least the widths of the old fixed
-	// layout so that short tables look as before.
-	wi, wn, ws, wst, wsc, wsp := 4, 44, 8, 9, 9, 9
-	n := utf8.RuneCountInString
-	for _, r := range rows {
-		wi, wn, ws = max(wi, n(r.idx)), max(wn, n(r.name)), max(ws, n(r.state))
-		wst, wsc, wsp = max(wst, n(r.step)), max(wsc, n(r.score)), max(wsp, n(r.sps))
+	var b strings.Builder
+	b.WriteString(formatTable(rows, []int{-4, -44, -8, 9, 9, 9, 0}))
+	c := Counts(st)
+	fmt.Fprintf(&b, "%d runs: %d done, %d running, %d failed, %d pending\n", len(st), c[Done], c[Running], c[Failed], c[Pending])
+	return b.String()
+}
+
+// formatTable lays rows (the first is the header) out as text columns. width
+// gives each column's minimum width, negative for left-aligned, positive
+// for right-aligned; a column grows to its longest cell, so that long run
+// names and 100000/100000 step counts stay aligned. The last column is not
+// padded, two spaces set it apart, and lines carry no trailing spaces.
+func formatTable(rows [][]string, width []int) string {
+	w := make([]int, len(width))
+	for c, v := range width {
+		w[c] = max(v, -v)
+		if c == len(width)-1 {
+			w[c] = 0
+		}
+		for _, r := range rows {
+			w[c] = max(w[c], utf8.RuneCountInString(r[c]))
+		}
 	}
 	var b strings.Builder
 	for _, r := range rows {
-		line := fmt.Sprintf("%-*s %-*s %-*s %*s %*s %*s  %s", wi, r.idx, wn, r.name, ws, r.state, wst, r.step, wsc, r.score, wsp, r.sps, r.msg)
-		b.WriteString(strings.TrimRight(line, " "))
+		var line strings.Builder
+		for c, cell := range r {
+			last := c == len(r)-1
+			switch {
+			case last:
+				line.WriteString("  " + cell)
+			case c > 0:
+				line.WriteByte(' ')
+			}
+			switch {
+			case last:
+			case width[c] < 0:
+				fmt.Fprintf(&line, "%-*s", w[c], cell)
+			default:
+				fmt.Fprintf(&line, "%*s", w[c], cell)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
 		b.WriteByte('\n')
 	}
-	c := Counts(st)
-	fmt.Fprintf(&b, "%d runs: %d done, %d running, %d failed, %d pending\n", len(st), c[Done], c[Running], c[Failed], c[Pending])
 	return b.String()
 }
