@@ -181,9 +181,18 @@ func CPUHours(runs []Run, sp Speeds, threads int) (float64, int) {
 	return total * float64(max(threads, 1)) / 3600, unknown
 }
 
-// FormatPlan renders the run list of a spec as a plain-text table.
-func FormatPlan(runs []Run) string {
-	rows := [][]string{{"#", "run", "dataset", "method", "augment", "seed", "steps", "extra flags"}}
+// FormatPlan renders the run list of a spec as a plain-text table. With a
+// sweep directory out (may be ""), a state column says where each run
+// stands there (done, partial, running, failed, pending), as 'sweep status'
+// does.
+func FormatPlan(runs []Run, out string) string {
+	head := []string{"#", "run", "dataset", "method", "augment", "seed", "steps", "extra flags"}
+	width := []int{-4, -44, -20, -12, -10, 5, 9, 0}
+	if out != "" {
+		head = append(head[:2], append([]string{"state"}, head[2:]...)...)
+		width = append(width[:2], append([]int{-8}, width[2:]...)...)
+	}
+	rows := [][]string{head}
 	for _, r := range runs {
 		var fl []string
 		if r.Preset != "" {
@@ -196,10 +205,19 @@ func FormatPlan(runs []Run) string {
 		if r.Ablation {
 			method += " (" + r.Base + ")"
 		}
-		rows = append(rows, []string{fmt.Sprint(r.Index), r.Name, r.Dataset, method, r.Augment,
-			fmt.Sprint(r.Seed), fmt.Sprint(r.Steps), strings.Join(fl, " ")})
+		row := []string{fmt.Sprint(r.Index), r.Name, r.Dataset, method, r.Augment,
+			fmt.Sprint(r.Seed), fmt.Sprint(r.Steps), strings.Join(fl, " ")}
+		if out != "" {
+			st := RunStatus(out, r)
+			state := string(st.State)
+			if st.State == Pending && st.Partial {
+				state = "partial"
+			}
+			row = append(row[:2], append([]string{state}, row[2:]...)...)
+		}
+		rows = append(rows, row)
 	}
-	return formatTable(rows, []int{-4, -44, -20, -12, -10, 5, 9, 0})
+	return formatTable(rows, width)
 }
 
 // Left returns the runs of runs that are not done in the sweep directory out

@@ -307,7 +307,7 @@ func TestFormatPlanAlignsLongCells(t *testing.T) {
 		{Index: 51, Name: "hopper-medium__kfcpp-prediction__s2", Dataset: "hopper-medium", Method: "KFC++-prediction",
 			Ablation: true, Base: "KFC++", Augment: "kfc++-prediction", Seed: 2, Steps: 100000, Preset: "paper"},
 	}
-	lines := strings.Split(strings.TrimSpace(FormatPlan(runs)), "\n")
+	lines := strings.Split(strings.TrimSpace(FormatPlan(runs, "")), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("want header and 2 rows:\n%s", strings.Join(lines, "\n"))
 	}
@@ -321,5 +321,36 @@ func TestFormatPlanAlignsLongCells(t *testing.T) {
 	}
 	if !strings.HasSuffix(lines[2], "  --preset=paper") || strings.HasSuffix(lines[1], " ") {
 		t.Errorf("flags column:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// With a sweep directory, the plan table says where each run stands there:
+// done (results.json with all steps), partial (a checkpoint), pending.
+func TestFormatPlanStateColumn(t *testing.T) {
+	out := t.TempDir()
+	runs := []Run{{Index: 0, Name: "d", Steps: 100}, {Index: 1, Name: "p", Steps: 100}, {Index: 2, Name: "n", Steps: 100}}
+	done := filepath.Join(SlotDir(out, runs[0]), "run")
+	part := filepath.Join(SlotDir(out, runs[1]), "run", "checkpoints")
+	for _, d := range []string{done, part} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(done, "config.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(done, "results.json"), []byte(`{"steps":100}`), 0o644)
+	os.WriteFile(filepath.Join(filepath.Dir(part), "config.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(part, "latest.safetensors"), []byte("x"), 0o644)
+	lines := strings.Split(strings.TrimSpace(FormatPlan(runs, out)), "\n")
+	col := strings.Index(lines[0], "state")
+	if col < 0 || len(lines) != 4 {
+		t.Fatalf("no state column:\n%s", strings.Join(lines, "\n"))
+	}
+	for i, want := range []string{"done", "partial", "pending"} {
+		if !strings.HasPrefix(lines[i+1][col:], want+" ") {
+			t.Errorf("run %d: want %q in the state column:\n%s\n%s", i, want, lines[0], lines[i+1])
+		}
+	}
+	if strings.Contains(FormatPlan(runs, ""), "state") {
+		t.Error("state column without a sweep directory")
 	}
 }
