@@ -378,3 +378,52 @@ func TestAugmentCacheDir(t *testing.T) {
 		}
 	}
 }
+
+// A run stopped half way (a checkpoint, marker "interrupted") starts before
+// runs that come earlier in the order but have not begun, in 'sweep run'
+// and in the schedule 'sweep plan' predicts; the others keep their order.
+func TestRunLocalResumesPartialRunsFirst(t *testing.T) {
+	bin, logp := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	out := t.TempDir()
+	late := runs[len(runs)-2]
+	t.Setenv("FAKE_SIGNALLED", "1")
+	if s, _ := Execute(context.Background(), out, late, ExecOptions{Koopq: bin}); s != Pending || !RunStatus(out, late).Partial {
+		t.Fatalf("setup: %s is not partial", late.Name)
+	}
+	t.Setenv("FAKE_SIGNALLED", "")
+	before := len(strings.Split(strings.TrimSpace(calls(t, logp)), "\n"))
+
+	want := append([]Run{late}, runs[:len(runs)-2]...)
+	want = append(want, runs[len(runs)-1])
+	if got := ResumeFirst(out, runs); len(got) != len(want) {
+		t.Fatalf("ResumeFirst: %d runs, want %d", len(got), len(want))
+	} else {
+		for i := range want {
+			if got[i].Name != want[i].Name {
+				t.Errorf("ResumeFirst[%d] = %s, want %s", i, got[i].Name, want[i].Name)
+			}
+		}
+	}
+	sp := NewSpeeds(nil, "", nil, nil)
+	if p := Schedule(out, runs, sp, 1, 0, false); p[0].Run.Name != late.Name || p[1].Run.Name != runs[0].Name {
+		t.Errorf("schedule starts %s, %s; want %s first", p[0].Run.Name, p[1].Run.Name, late.Name)
+	}
+
+	sum := RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 1})
+	if sum.Done != len(runs) || sum.Err() != nil {
+		t.Fatalf("summary %+v", sum)
+	}
+	var trains []string
+	for _, l := range strings.Split(strings.TrimSpace(calls(t, logp)), "\n")[before:] {
+		if strings.HasPrefix(l, "train ") {
+			trains = append(trains, l)
+		}
+	}
+	if len(trains) != len(runs) || !strings.Contains(trains[0], "--resume") || !strings.Contains(trains[0], late.Name) {
+		t.Fatalf("first trainer call must resume %s:\n%s", late.Name, strings.Join(trains, "\n"))
+	}
+	if !strings.Contains(trains[1], string(filepath.Separator)+runs[0].Name+" ") {
+		t.Errorf("second call should start %s:\n%s", runs[0].Name, trains[1])
+	}
+}

@@ -116,7 +116,8 @@ func DefaultJobs(threads int) int {
 	return max(1, runtime.NumCPU()/max(1, threads))
 }
 
-// RunLocal executes runs on this machine, o.Jobs at a time. Done runs are
+// RunLocal executes runs on this machine, o.Jobs at a time, partial runs
+// first (ResumeFirst), then the others in their order. Done runs are
 // skipped, failed ones too unless o.RetryFailed. Cancelling ctx (Ctrl-C)
 // stops starting new runs and asks the active trainers to checkpoint and
 // exit.
@@ -225,7 +226,7 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 	}()
 	skippedDone := 0
 feed:
-	for _, r := range runs {
+	for _, r := range ResumeFirst(out, runs) {
 		switch st := RunStatus(out, r); {
 		case st.State == Done:
 			skippedDone++

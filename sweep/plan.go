@@ -263,8 +263,8 @@ type Planned struct {
 	State   State
 }
 
-// Schedule predicts what 'sweep run' (RunLocal) does with runs, in their
-// order, jobs at a time under a time limit (0: none): each run goes to the
+// Schedule predicts what 'sweep run' (RunLocal) does with runs, in its
+// order (partial runs first, ResumeFirst), jobs at a time under a time limit (0: none): each run goes to the
 // slot that frees first, and starts there if its steps left (the total
 // minus what its run directory in out has logged) at its expected speed end
 // before the limit; otherwise it is held, and that slot takes the next run.
@@ -276,7 +276,7 @@ func Schedule(out string, runs []Run, sp Speeds, jobs int, limit time.Duration, 
 	const never = time.Duration(math.MaxInt64)
 	free := make([]time.Duration, max(jobs, 1))
 	var plan []Planned
-	for _, r := range runs {
+	for _, r := range ResumeFirst(out, runs) {
 		p := Planned{Run: r, Speed: sp.For(r).PerSec, State: Pending}
 		var st Status
 		if out != "" {

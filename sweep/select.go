@@ -175,3 +175,24 @@ func (sel Selection) Order(s *Spec, runs []Run, order string) ([]Run, error) {
 	})
 	return out, nil
 }
+
+// ResumeFirst moves the runs of runs that have a checkpoint in the sweep
+// directory out (partial: started, stopped before the end) ahead of the
+// others, keeping the order within each group. 'sweep run' starts them
+// first so that work already done is finished, and its checkpoints freed,
+// before new runs begin: a sweep continued session after session with a
+// time limit then completes runs instead of leaving several half done.
+func ResumeFirst(out string, runs []Run) []Run {
+	if out == "" {
+		return runs
+	}
+	var partial, rest []Run
+	for _, r := range runs {
+		if st := RunStatus(out, r); st.State == Pending && st.Partial {
+			partial = append(partial, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	return append(partial, rest...)
+}

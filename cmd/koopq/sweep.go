@@ -210,6 +210,7 @@ finish in time.`,
 				return fmt.Errorf("--time-limit %s: must be positive", timeLimit)
 			}
 			dataRoot = sweepDataRoot(args[0], dataRoot)
+			runs = sweep.ResumeFirst(out, runs) // the order 'sweep run' starts them in
 			fmt.Print(sweep.FormatPlan(runs, out))
 			total := 0
 			for _, r := range runs {
@@ -710,7 +711,8 @@ func sweepDataRoot(specPath, dataRoot string) string {
 
 func selectionFlags(f *pflag.FlagSet, sel *sweep.Selection, order *string) {
 	f.StringVar(order, "order", sweep.OrderSpec, "start order: spec (dataset, method, seed) or seeds (every run of a seed before the next seed; "+
-		"datasets and methods in the order --datasets/--methods list them)")
+		"datasets and methods in the order --datasets/--methods list them); "+
+		"either way, runs with a checkpoint to resume start before the others")
 	f.StringSliceVar(&sel.Datasets, "datasets", nil, "only the runs of these datasets (names from the spec, comma-separated)")
 	f.StringSliceVar(&sel.Methods, "methods", nil, "only the runs of these methods or ablations (names from the spec)")
 	f.Var(newSeedList(&sel.Seeds), "seeds", "only the runs with these seeds, e.g. 0 or 0,1")
