@@ -175,8 +175,10 @@ func sweepPlanCmd() *cobra.Command {
 		Long: `Plan validates a spec and lists its runs (or the runs --datasets, --methods and --seeds select, in
 --order), then what 'sweep run' with the same flags would make first under --data-root (datasets it
 collects, shared Koopman models it trains) or cannot find, and an estimate of the cost. With --out
-(the sweep directory) the table gains a state column (done, partial, running, failed, pending), the
-runs already done there are counted and the estimate covers only the runs left, in CPU-hours and in hours of wall time at --jobs runs at once of --threads threads each.
+(the sweep directory) the table gains a state column (done, partial, running, failed, pending) and
+lists the runs in the order 'sweep run' starts them (runs with a checkpoint first); the runs already
+done there are counted and the estimate covers only the runs left, in CPU-hours and in hours of wall
+time at --jobs runs at once of --threads threads each.
 With --time-limit it also shows what 'sweep run' with the same --time-limit, --jobs and --steps-per-sec
 would do: when each run left would start and end, and which runs it would hold because they could not
 finish in time.`,
