@@ -266,9 +266,9 @@ type Planned struct {
 // Schedule predicts what 'sweep run' (RunLocal) does with runs, in its
 // order (partial runs first, ResumeFirst), jobs at a time under a time
 // limit (0: none): each run goes to the slot that frees first, and starts
-// there if its steps left (the total
-// minus what its run directory in out has logged) at its expected speed end
-// before the limit; otherwise it is held, and that slot takes the next run.
+// there if its steps left (the total minus what its run directory in out
+// has logged) at its expected speed end before the limit; otherwise it is
+// held, and that slot takes the next run.
 // Runs that another process is training, and failed runs unless
 // retryFailed, are skipped as 'sweep run' skips them.
 // Like RunLocal's own check it counts training steps only (no evaluation,
