@@ -396,8 +396,8 @@ func TestRunLocalResumesPartialRunsFirst(t *testing.T) {
 
 	want := append([]Run{late}, runs[:len(runs)-2]...)
 	want = append(want, runs[len(runs)-1])
-	if got := ResumeFirst(out, runs); len(got) != len(want) {
-		t.Fatalf("ResumeFirst: %d runs, want %d", len(got), len(want))
+	if got, n := ResumeFirst(out, runs); len(got) != len(want) || n != 1 {
+		t.Fatalf("ResumeFirst: %d runs, %d moved; want %d, 1", len(got), n, len(want))
 	} else {
 		for i := range want {
 			if got[i].Name != want[i].Name {
@@ -410,9 +410,13 @@ func TestRunLocalResumesPartialRunsFirst(t *testing.T) {
 		t.Errorf("schedule starts %s, %s; want %s first", p[0].Run.Name, p[1].Run.Name, late.Name)
 	}
 
-	sum := RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 1})
+	var progress strings.Builder
+	sum := RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 1, Progress: &progress})
 	if sum.Done != len(runs) || sum.Err() != nil {
 		t.Fatalf("summary %+v", sum)
+	}
+	if !strings.HasPrefix(progress.String(), "1 runs with a checkpoint resume before the others\nstart   "+late.Name+"\n") {
+		t.Errorf("progress:\n%s", progress.String())
 	}
 	var trains []string
 	for _, l := range strings.Split(strings.TrimSpace(calls(t, logp)), "\n")[before:] {

@@ -225,8 +225,12 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 		}
 	}()
 	skippedDone := 0
+	ordered, partial := ResumeFirst(out, runs)
+	if partial > 0 {
+		say("%d runs with a checkpoint resume before the others", partial)
+	}
 feed:
-	for _, r := range ResumeFirst(out, runs) {
+	for _, r := range ordered {
 		switch st := RunStatus(out, r); {
 		case st.State == Done:
 			skippedDone++

@@ -277,7 +277,8 @@ func Schedule(out string, runs []Run, sp Speeds, jobs int, limit time.Duration, 
 	const never = time.Duration(math.MaxInt64)
 	free := make([]time.Duration, max(jobs, 1))
 	var plan []Planned
-	for _, r := range ResumeFirst(out, runs) {
+	ordered, _ := ResumeFirst(out, runs)
+	for _, r := range ordered {
 		p := Planned{Run: r, Speed: sp.For(r).PerSec, State: Pending}
 		var st Status
 		if out != "" {

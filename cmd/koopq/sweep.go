@@ -212,7 +212,7 @@ finish in time.`,
 				return fmt.Errorf("--time-limit %s: must be positive", timeLimit)
 			}
 			dataRoot = sweepDataRoot(args[0], dataRoot)
-			runs = sweep.ResumeFirst(out, runs) // the order 'sweep run' starts them in
+			runs, _ = sweep.ResumeFirst(out, runs) // the order 'sweep run' starts them in
 			fmt.Print(sweep.FormatPlan(runs, out))
 			total := 0
 			for _, r := range runs {
