@@ -208,12 +208,7 @@ func FormatPlan(runs []Run, out string) string {
 		row := []string{fmt.Sprint(r.Index), r.Name, r.Dataset, method, r.Augment,
 			fmt.Sprint(r.Seed), fmt.Sprint(r.Steps), strings.Join(fl, " ")}
 		if out != "" {
-			st := RunStatus(out, r)
-			state := string(st.State)
-			if st.State == Pending && st.Partial {
-				state = "partial"
-			}
-			row = append(row[:2], append([]string{state}, row[2:]...)...)
+			row = append(row[:2], append([]string{RunStatus(out, r).label()}, row[2:]...)...)
 		}
 		rows = append(rows, row)
 	}

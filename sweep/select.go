@@ -178,10 +178,11 @@ func (sel Selection) Order(s *Spec, runs []Run, order string) ([]Run, error) {
 
 // ResumeFirst moves the runs of runs that have a checkpoint in the sweep
 // directory out (partial: started, stopped before the end) ahead of the
-// others, keeping the order within each group, and says how many it moved. 'sweep run' starts them
-// first so that work already done is finished, and its checkpoints freed,
-// before new runs begin: a sweep continued session after session with a
-// time limit then completes runs instead of leaving several half done.
+// others, keeping the order within each group, and says how many it moved.
+// 'sweep run' starts them first so that work already done is finished, and
+// its checkpoints freed, before new runs begin: a sweep continued session
+// after session with a time limit then completes runs instead of leaving
+// several half done.
 func ResumeFirst(out string, runs []Run) (ordered []Run, partial int) {
 	if out == "" {
 		return runs, 0

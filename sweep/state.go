@@ -241,14 +241,19 @@ func Counts(st []Status) map[State]int {
 	return c
 }
 
+// label is the status's state as the tables show it: "partial" for a
+// pending run with a checkpoint to resume from.
+func (s Status) label() string {
+	if s.State == Pending && s.Partial {
+		return "partial"
+	}
+	return string(s.State)
+}
+
 // FormatStatus renders statuses as a plain-text table.
 func FormatStatus(st []Status) string {
 	rows := [][]string{{"#", "run", "state", "step", "score", "steps/s", "note"}}
 	for _, s := range st {
-		state := string(s.State)
-		if s.State == Pending && s.Partial {
-			state = "partial"
-		}
 		score := "-"
 		if !math.IsNaN(s.LastScore) {
 			score = fmt.Sprintf("%.1f", s.LastScore)
@@ -266,7 +271,7 @@ func FormatStatus(st []Status) string {
 			eta := timeLeft(s.Run, s, s.StepsPerSec)
 			msg = strings.TrimSpace(fmt.Sprintf("about %s of training left %s", eta.Round(time.Minute), msg))
 		}
-		rows = append(rows, []string{fmt.Sprint(s.Run.Index), s.Run.Name, state, fmt.Sprintf("%d/%d", s.Step, s.Run.Steps), score, sps, msg})
+		rows = append(rows, []string{fmt.Sprint(s.Run.Index), s.Run.Name, s.label(), fmt.Sprintf("%d/%d", s.Step, s.Run.Steps), score, sps, msg})
 	}
 	var b strings.Builder
 	b.WriteString(formatTable(rows, []int{-4, -44, -8, 9, 9, 9, 0}))
@@ -281,12 +286,10 @@ func FormatStatus(st []Status) string {
 // names and 100000/100000 step counts stay aligned. The last column is not
 // padded, two spaces set it apart, and lines carry no trailing spaces.
 func formatTable(rows [][]string, width []int) string {
-	w := make([]int, len(width))
-	for c, v := range width {
-		w[c] = max(v, -v)
-		if c == len(width)-1 {
-			w[c] = 0
-		}
+	last := len(width) - 1
+	w := make([]int, last)
+	for c := range w {
+		w[c] = max(width[c], -width[c])
 		for _, r := range rows {
 			w[c] = max(w[c], utf8.RuneCountInString(r[c]))
 		}
@@ -294,22 +297,17 @@ func formatTable(rows [][]string, width []int) string {
 	var b strings.Builder
 	for _, r := range rows {
 		var line strings.Builder
-		for c, cell := range r {
-			last := c == len(r)-1
-			switch {
-			case last:
-				line.WriteString("  " + cell)
-			case c > 0:
+		for c, cell := range r[:last] {
+			if c > 0 {
 				line.WriteByte(' ')
 			}
-			switch {
-			case last:
-			case width[c] < 0:
+			if width[c] < 0 {
 				fmt.Fprintf(&line, "%-*s", w[c], cell)
-			default:
+			} else {
 				fmt.Fprintf(&line, "%*s", w[c], cell)
 			}
 		}
+		line.WriteString("  " + r[last])
 		b.WriteString(strings.TrimRight(line.String(), " "))
 		b.WriteByte('\n')
 	}
