@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/koopq/koopq/internal/plural"
 )
 
 var palette = []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
@@ -232,9 +234,9 @@ func (r *Report) curvePlot(title, ylabel string, curves []Curve) (*plot.Plot, er
 		}
 		l.Color, l.Width = c, vg.Points(1.5)
 		p.Add(l)
-		label := fmt.Sprintf("%s (%d seeds)", cv.Method, cv.Seeds)
+		label := fmt.Sprintf("%s (%s)", cv.Method, plural.Count(cv.Seeds, "seed"))
 		if cv.InProgress {
-			label = fmt.Sprintf("%s (%d seeds, in progress)", cv.Method, cv.Seeds)
+			label = fmt.Sprintf("%s (%s, in progress)", cv.Method, plural.Count(cv.Seeds, "seed"))
 		}
 		p.Legend.Add(label, l)
 	}

@@ -528,3 +528,37 @@ func TestMethodOrderAcrossSweeps(t *testing.T) {
 		}
 	}
 }
+
+// Curve legends count seeds in English: a method with one finished run is
+// "CQL (1 seed)", not "(1 seeds)" as the study's first fixed-weight run was
+// labelled.
+func TestCurveLegendCountsSeeds(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, 0, "hopper-medium", "CQL", "", 0, 50, []float64{25, 50}, true)
+	writeRun(t, root, 1, "hopper-medium", "KFC", "", 0, 60, []float64{30, 60}, true)
+	writeRun(t, root, 2, "hopper-medium", "KFC", "", 1, 64, []float64{32, 64}, true)
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(runs, Options{Reps: 100, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, "report")
+	if _, err := rep.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "curves-hopper-medium.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CQL (1 seed)", "KFC (2 seeds)"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("curves-hopper-medium.svg lacks the legend %q", want)
+		}
+	}
+	if bytes.Contains(b, []byte("1 seeds")) {
+		t.Error(`curves-hopper-medium.svg says "1 seeds"`)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -222,7 +223,7 @@ func DemoTable(r *DemoResult) string {
 	}
 	fmt.Fprintf(&b, "\nNormalized score 100·(R − R_random)/(R_expert − R_random), R_random = %.1f, R_expert = %.1f (%s);\n",
 		r.Reference.Random, r.Reference.Expert, r.Reference.Source)
-	fmt.Fprintf(&b, "mean ± std over %d seeds of the final %d-episode evaluation after %d CQL steps.\n",
-		r.Config.Seeds, r.Config.Train.EvalEpisodes, r.Config.Train.CQL.Steps)
+	fmt.Fprintf(&b, "mean ± std over %s of the final %d-episode evaluation after %d CQL steps.\n",
+		plural.Count(r.Config.Seeds, "seed"), r.Config.Train.EvalEpisodes, r.Config.Train.CQL.Steps)
 	return b.String()
 }

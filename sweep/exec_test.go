@@ -292,7 +292,7 @@ func TestRunLocalTimeLimitUsesMeasuredSpeed(t *testing.T) {
 	if sum.Done != 2 || sum.Held != 1 {
 		t.Fatalf("summary %+v\n%s", sum, progress.String())
 	}
-	want := regexp.MustCompile(`hold    ` + regexp.QuoteMeta(runs[1].Name) + `: needs about \S+ at 50\.0 steps/s \(measured in this sweep: 1 CQL runs`)
+	want := regexp.MustCompile(`hold    ` + regexp.QuoteMeta(runs[1].Name) + `: needs about \S+ at 50\.0 steps/s \(measured in this sweep: 1 CQL run on `)
 	if !want.MatchString(progress.String()) {
 		t.Errorf("progress lacks %q:\n%s", want, progress.String())
 	}
@@ -415,7 +415,7 @@ func TestRunLocalResumesPartialRunsFirst(t *testing.T) {
 	if sum.Done != len(runs) || sum.Err() != nil {
 		t.Fatalf("summary %+v", sum)
 	}
-	if !strings.HasPrefix(progress.String(), "1 runs with a checkpoint resume before the others\nstart   "+late.Name+"\n") {
+	if !strings.HasPrefix(progress.String(), "1 run with a checkpoint resumes before the others\nstart   "+late.Name+"\n") {
 		t.Errorf("progress:\n%s", progress.String())
 	}
 	var trains []string
@@ -429,5 +429,28 @@ func TestRunLocalResumesPartialRunsFirst(t *testing.T) {
 	}
 	if !strings.Contains(trains[1], string(filepath.Separator)+runs[0].Name+" ") {
 		t.Errorf("second call should start %s:\n%s", runs[0].Name, trains[1])
+	}
+}
+
+// Summary.Err names one run in the singular: a sweep of one run, or the one
+// run a session stopped, used to read "1 runs interrupted (they resume from
+// their checkpoints ...)".
+func TestSummaryErrCountsAgree(t *testing.T) {
+	for _, c := range []struct {
+		sum  Summary
+		want string
+	}{
+		{Summary{Interrupted: 1}, "stopped: 1 run interrupted (it resumes from its checkpoint on the next"},
+		{Summary{Interrupted: 2}, "stopped: 2 runs interrupted (they resume from their checkpoints on the next"},
+		{Summary{Failed: 1, Errors: []string{"x"}}, "1 run failed (see"},
+		{Summary{Held: 1}, "1 run not started: at the expected speed it would not finish before the time limit (it starts on"},
+		{Summary{Held: 4}, "4 runs not started: at the expected speed they would not finish before the time limit (they start on"},
+		{Summary{NotRetried: 1}, "1 run failed in an earlier attempt and was not retried (see 'koopq sweep status'; --retry-failed runs it again)"},
+		{Summary{NotRetried: 3}, "3 runs failed in an earlier attempt and were not retried (see 'koopq sweep status'; --retry-failed runs them again)"},
+	} {
+		err := c.sum.Err()
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want prefix %q", c.sum, err, c.want)
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/koopq/koopq/internal/plural"
 )
 
 // Kubernetes objects, only the fields koopq sets (the tests decode the
@@ -170,7 +172,7 @@ func KubernetesManifests(s *Spec, specText []byte, runs []Run) ([]byte, error) {
 	job.Spec.Template.Spec.Volumes = []k8sVolume{specVol, workVol}
 
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# koopq sweep %q on Kubernetes: %d runs as one Indexed Job (completion index = run index).\n", s.Name, len(runs))
+	fmt.Fprintf(&buf, "# koopq sweep %q on Kubernetes: %s as one Indexed Job (completion index = run index).\n", s.Name, plural.Count(len(runs), "run"))
 	fmt.Fprintf(&buf, "# Put the datasets on the volume %s under data/ (paths as in the spec); results land under runs/%s/.\n",
 		pvc.Metadata.Name, sanitize(s.Name))
 	for i, obj := range []any{cm, pvc, job} {

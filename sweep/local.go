@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/koopq/koopq/internal/plural"
 )
 
 // LocalOptions configures the local executor.
@@ -75,9 +77,9 @@ func measuredSpeed(out string, r Run, finished []finishedSpeed, active map[int]a
 	}
 	switch {
 	case len(same) > 0:
-		return median(same), fmt.Sprintf("measured in this sweep: %d %s runs on %s", len(same), r.Method, r.Dataset), true
+		return median(same), fmt.Sprintf("measured in this sweep: %d %s %s on %s", len(same), r.Method, plural.Pick(len(same), "run", "runs"), r.Dataset), true
 	case len(method) > 0:
-		return median(method), fmt.Sprintf("measured in this sweep: %d %s runs", len(method), r.Method), true
+		return median(method), fmt.Sprintf("measured in this sweep: %d %s %s", len(method), r.Method, plural.Pick(len(method), "run", "runs")), true
 	}
 	return 0, "", false
 }
@@ -99,13 +101,16 @@ type Summary struct {
 func (s Summary) Err() error {
 	switch {
 	case s.Interrupted > 0:
-		return fmt.Errorf("stopped: %d runs interrupted (they resume from their checkpoints on the next 'koopq sweep run')", s.Interrupted)
+		return fmt.Errorf("stopped: %s interrupted (%s from %s on the next 'koopq sweep run')", plural.Count(s.Interrupted, "run"),
+			plural.Pick(s.Interrupted, "it resumes", "they resume"), plural.Pick(s.Interrupted, "its checkpoint", "their checkpoints"))
 	case s.Failed > 0:
-		return fmt.Errorf("%d runs failed (see 'koopq sweep status'; rerun with --retry-failed):\n  %s", s.Failed, strings.Join(s.Errors, "\n  "))
+		return fmt.Errorf("%s failed (see 'koopq sweep status'; rerun with --retry-failed):\n  %s", plural.Count(s.Failed, "run"), strings.Join(s.Errors, "\n  "))
 	case s.Held > 0:
-		return fmt.Errorf("%d runs not started: at the expected speed they would not finish before the time limit (they start on the next 'koopq sweep run')", s.Held)
+		return fmt.Errorf("%s not started: at the expected speed %s not finish before the time limit (%s on the next 'koopq sweep run')", plural.Count(s.Held, "run"),
+			plural.Pick(s.Held, "it would", "they would"), plural.Pick(s.Held, "it starts", "they start"))
 	case s.NotRetried > 0:
-		return fmt.Errorf("%d runs failed in an earlier attempt and were not retried (see 'koopq sweep status'; --retry-failed runs them again)", s.NotRetried)
+		return fmt.Errorf("%s failed in an earlier attempt and %s not retried (see 'koopq sweep status'; --retry-failed runs %s again)", plural.Count(s.NotRetried, "run"),
+			plural.Pick(s.NotRetried, "was", "were"), plural.Pick(s.NotRetried, "it", "them"))
 	}
 	return nil
 }
@@ -227,7 +232,7 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 	skippedDone := 0
 	ordered, partial := ResumeFirst(out, runs)
 	if partial > 0 {
-		say("%d runs with a checkpoint resume before the others", partial)
+		say("%s with a checkpoint %s before the others", plural.Count(partial, "run"), plural.Pick(partial, "resumes", "resume"))
 	}
 feed:
 	for _, r := range ordered {
@@ -260,7 +265,7 @@ feed:
 	<-tickDone
 	sum.Skipped += skippedDone
 	if skippedDone > 0 {
-		say("%d runs were already done", skippedDone)
+		say("%s %s already done", plural.Count(skippedDone, "run"), plural.Pick(skippedDone, "was", "were"))
 	}
 	return sum
 }

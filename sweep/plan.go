@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/koopq/koopq/internal/plural"
 )
 
 // Speeds is the expected training speed (steps/s) of each run of a sweep,
@@ -108,15 +110,16 @@ func (sp Speeds) For(r Run) Speed {
 	if v, ok := sp.given[""]; ok {
 		return Speed{v, "--steps-per-sec"}
 	}
+	// Each tier describes its runs as before + "run(s)" + after.
 	tiers := []struct {
-		keep func(finishedSpeed) bool
-		what string
+		keep          func(finishedSpeed) bool
+		before, after string
 	}{
-		{func(f finishedSpeed) bool { return f.dataset == r.Dataset && f.method == r.Method }, r.Method + " runs on " + r.Dataset},
-		{func(f finishedSpeed) bool { return f.method == r.Method }, r.Method + " runs"},
-		{func(f finishedSpeed) bool { return r.Ablation && f.method == r.Base }, r.Base + " runs, the ablation's base method"},
-		{func(f finishedSpeed) bool { return f.augment == r.Augment }, "runs with augmentation " + r.Augment},
-		{func(finishedSpeed) bool { return true }, "runs of any method"},
+		{func(f finishedSpeed) bool { return f.dataset == r.Dataset && f.method == r.Method }, r.Method + " ", " on " + r.Dataset},
+		{func(f finishedSpeed) bool { return f.method == r.Method }, r.Method + " ", ""},
+		{func(f finishedSpeed) bool { return r.Ablation && f.method == r.Base }, r.Base + " ", ", the ablation's base method"},
+		{func(f finishedSpeed) bool { return f.augment == r.Augment }, "", " with augmentation " + r.Augment},
+		{func(finishedSpeed) bool { return true }, "", " of any method"},
 	}
 	for _, t := range tiers {
 		var v []float64
@@ -126,7 +129,7 @@ func (sp Speeds) For(r Run) Speed {
 			}
 		}
 		if len(v) > 0 {
-			return Speed{median(v), fmt.Sprintf("median of %d finished %s", len(v), t.what)}
+			return Speed{median(v), fmt.Sprintf("median of %d finished %s%s%s", len(v), t.before, plural.Pick(len(v), "run", "runs"), t.after)}
 		}
 	}
 	if sp.spec > 0 {
@@ -340,7 +343,7 @@ func FormatSchedule(plan []Planned, limit time.Duration) string {
 			fmt.Fprintf(&b, "  %6s–%-6s%s (%.1f steps/s)\n", hm(p.Start), hm(p.End), p.Run.Name, p.Speed)
 		}
 	}
-	fmt.Fprintf(&b, "%d runs start and finish", started)
+	fmt.Fprintf(&b, "%s start and finish", plural.Count(started, "run"))
 	if limit > 0 {
 		fmt.Fprintf(&b, " within %s", limit)
 	}

@@ -71,9 +71,9 @@ func TestSpeedsTakeTheClosestEvidence(t *testing.T) {
 	}{
 		{hopCQL3, 15, "median of 2 finished CQL runs on hopper-medium"},
 		{walkCQL3, 15, "median of 2 finished CQL runs"},
-		{hopKFC3, 8, "median of 1 finished KFC++ runs"},
-		{walkKFC1, 8, "median of 1 finished KFC++ runs on walker-medium"},
-		{abl, 8, "median of 1 finished KFC++ runs, the ablation's base method"},
+		{hopKFC3, 8, "median of 1 finished KFC++ run"},
+		{walkKFC1, 8, "median of 1 finished KFC++ run on walker-medium"},
+		{abl, 8, "median of 1 finished KFC++ run, the ablation's base method"},
 	} {
 		if v := sp.For(c.r); v.PerSec != c.want || v.Source != c.source {
 			t.Errorf("%s: %+v, want %g (%s)", c.r.Name, v, c.want, c.source)
@@ -83,7 +83,7 @@ func TestSpeedsTakeTheClosestEvidence(t *testing.T) {
 	// speed, else the median of all finished runs.
 	other := abl
 	other.Ablation, other.Base = false, ""
-	if v := sp.For(other); v.PerSec != 8 || v.Source != "median of 1 finished runs with augmentation kfc++" {
+	if v := sp.For(other); v.PerSec != 8 || v.Source != "median of 1 finished run with augmentation kfc++" {
 		t.Errorf("fallback to the augmentation: %+v", v)
 	}
 	other.Augment = "s4rl-n"
@@ -106,7 +106,7 @@ func TestSpeedsTakeTheClosestEvidence(t *testing.T) {
 
 	d := strings.Join(NewSpeeds(s, out, runs, nil).Describe([]Run{hopCQL3, hopCQL1, abl}), "\n")
 	want := "hopper-medium CQL: 15.0 steps/s (median of 2 finished CQL runs on hopper-medium)\n" +
-		"hopper-medium KFC++-p0: 8.0 steps/s (median of 1 finished KFC++ runs, the ablation's base method)"
+		"hopper-medium KFC++-p0: 8.0 steps/s (median of 1 finished KFC++ run, the ablation's base method)"
 	if d != want {
 		t.Errorf("Describe:\n%s\nwant\n%s", d, want)
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/koopq/koopq/internal/plural"
 )
 
 // SlurmOptions configures the Slurm executor.
@@ -44,7 +46,7 @@ func SlurmScript(s *Spec, out string, indices []int, o SlurmOptions) string {
 	threads := max(o.Threads, 1)
 	logs := filepath.Join(out, ".sweep", "slurm")
 	b.WriteString("#!/bin/bash\n")
-	fmt.Fprintf(&b, "# koopq sweep %q: %d runs, one array task per run (task id = run index in the spec).\n", s.Name, len(indices))
+	fmt.Fprintf(&b, "# koopq sweep %q: %s, one array task per run (task id = run index in the spec).\n", s.Name, plural.Count(len(indices), "run"))
 	b.WriteString("# Written by 'koopq sweep run --executor slurm'; resubmitting it is safe: done runs are skipped,\n")
 	b.WriteString("# partial ones resume from their checkpoints (which also makes --requeue safe).\n")
 	fmt.Fprintf(&b, "#SBATCH --job-name=koopq-%s\n", s.Name)

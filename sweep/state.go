@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/koopq/koopq/internal/atomicfile"
+	"github.com/koopq/koopq/internal/plural"
 )
 
 // State is where a run stands.
@@ -276,7 +277,7 @@ func FormatStatus(st []Status) string {
 	var b strings.Builder
 	b.WriteString(formatTable(rows, []int{-4, -44, -8, 9, 9, 9, 0}))
 	c := Counts(st)
-	fmt.Fprintf(&b, "%d runs: %d done, %d running, %d failed, %d pending\n", len(st), c[Done], c[Running], c[Failed], c[Pending])
+	fmt.Fprintf(&b, "%s: %d done, %d running, %d failed, %d pending\n", plural.Count(len(st), "run"), c[Done], c[Running], c[Failed], c[Pending])
 	return b.String()
 }
 

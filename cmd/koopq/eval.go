@@ -10,6 +10,7 @@ import (
 
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
@@ -98,15 +99,15 @@ func init() {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%s, policy %s, %d episodes (seed %d): return %.2f ± %.2f (min %.2f, max %.2f)\n",
-				envName, policy, episodes, seed, res.Mean, res.Std, res.Min, res.Max)
+			fmt.Printf("%s, policy %s, %s (seed %d): return %.2f ± %.2f (min %.2f, max %.2f)\n",
+				envName, policy, plural.Count(episodes, "episode"), seed, res.Mean, res.Std, res.Min, res.Max)
 			if !math.IsNaN(float64(res.Normalized)) {
 				_, ref, _ := eval.ReferenceFor(envName)
 				fmt.Printf("normalized score %.2f ± %.2f (random %.4g, expert %.4g: %s)\n", res.Normalized, res.NormalizedStd, ref.Random, ref.Expert, ref.Source)
 			}
 			if !math.IsNaN(float64(res.SuccessRate)) {
-				fmt.Printf("success rate %.1f%% (%d of %d episodes reached the goal)\n", 100*res.SuccessRate,
-					int(math.Round(float64(res.SuccessRate)*float64(episodes))), episodes)
+				fmt.Printf("success rate %.1f%% (%d of %s reached the goal)\n", 100*res.SuccessRate,
+					int(math.Round(float64(res.SuccessRate)*float64(episodes))), plural.Count(episodes, "episode"))
 			}
 			if jsonOut != "" {
 				return writeJSONFile(jsonOut, struct {

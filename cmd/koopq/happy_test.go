@@ -142,7 +142,7 @@ func TestEvalRandomAndUntrained(t *testing.T) {
 	for _, p := range []string{"random", "untrained"} {
 		r := runCLI(t, dir, time.Minute, "eval", "--policy", p, "--env", "mountaincar-continuous", "--episodes", "1")
 		ok(t, r)
-		if !strings.Contains(r.Stdout, "mountaincar-continuous, policy "+p+", 1 episodes") {
+		if !strings.Contains(r.Stdout, "mountaincar-continuous, policy "+p+", 1 episode (seed 0)") {
 			t.Errorf("eval --policy %s: %s", p, r.Stdout)
 		}
 	}

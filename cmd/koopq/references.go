@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
@@ -45,8 +46,8 @@ func init() {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%s: random %.2f ± %.2f, SAC expert (%d steps) %.2f ± %.2f over %d episodes\n",
-				envName, m.Random.Mean, m.Random.Std, sacSteps, m.Expert.Mean, m.Expert.Std, episodes)
+			fmt.Printf("%s: random %.2f ± %.2f, SAC expert (%d steps) %.2f ± %.2f over %s\n",
+				envName, m.Random.Mean, m.Random.Std, sacSteps, m.Expert.Mean, m.Expert.Std, plural.Count(episodes, "episode"))
 			if jsonOut != "" {
 				return writeJSONFile(jsonOut, m)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/report"
 )
 
@@ -87,8 +88,9 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 			if n := len(rep.InProgress); n > 0 {
 				inProg = fmt.Sprintf(" and %d in progress (curves only)", n)
 			}
-			fmt.Printf("\n%d finished runs%s, %d datasets, %d methods; wrote %d files to %s (report.json has every number)\n",
-				len(rep.Runs), inProg, len(rep.Datasets), len(rep.Methods), len(files), out)
+			fmt.Printf("\n%s%s, %s, %s; wrote %s to %s (report.json has every number)\n",
+				plural.Count(len(rep.Runs), "finished run"), inProg, plural.Count(len(rep.Datasets), "dataset"), plural.Count(len(rep.Methods), "method"),
+				plural.Count(len(files), "file"), out)
 			return nil
 		},
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/internal/version"
 	"github.com/koopq/koopq/sweep"
 )
@@ -219,12 +220,13 @@ finish in time.`,
 				total += r.Steps
 			}
 			if only.Empty() {
-				fmt.Printf("%d runs (%d datasets × %d methods × %d seeds + %d ablation runs), %d gradient steps in all, threads per run: %d\n",
-					len(runs), len(s.Datasets), len(s.Methods), len(s.Seeds), len(runs)-len(s.Datasets)*len(s.Methods)*len(s.Seeds),
+				fmt.Printf("%s (%s × %s × %s + %s), %d gradient steps in all, threads per run: %d\n",
+					plural.Count(len(runs), "run"), plural.Count(len(s.Datasets), "dataset"), plural.Count(len(s.Methods), "method"),
+					plural.Count(len(s.Seeds), "seed"), plural.Count(len(runs)-len(s.Datasets)*len(s.Methods)*len(s.Seeds), "ablation run"),
 					total, s.ThreadsPerRun())
 			} else {
-				fmt.Printf("%d of the spec's %d runs (%s), %d gradient steps in all, threads per run: %d\n",
-					len(runs), all, only, total, s.ThreadsPerRun())
+				fmt.Printf("%d of the spec's %s (%s), %d gradient steps in all, threads per run: %d\n",
+					len(runs), plural.Count(all, "run"), only, total, s.ThreadsPerRun())
 			}
 			left := runs
 			if out != "" {
@@ -264,14 +266,14 @@ finish in time.`,
 			for _, l := range speeds.Describe(left) {
 				fmt.Println("  " + l)
 			}
-			fmt.Printf("estimate for %s: %.1f CPU-hours, %.1f hours of wall time at %d runs at once; evaluation and the steps above not included",
-				what, h, h/float64(j*s.ThreadsPerRun()), j)
+			fmt.Printf("estimate for %s: %.1f CPU-hours, %.1f hours of wall time at %s at once; evaluation and the steps above not included",
+				what, h, h/float64(j*s.ThreadsPerRun()), plural.Count(j, "run"))
 			if unknown > 0 {
-				fmt.Printf("; %d runs with no known steps/s not included", unknown)
+				fmt.Printf("; %s with no known steps/s not included", plural.Count(unknown, "run"))
 			}
 			fmt.Println()
 			if timeLimit > 0 {
-				fmt.Printf("'sweep run --time-limit %s' with %d runs at once (start–end, hours:minutes from its start):\n", timeLimit, j)
+				fmt.Printf("'sweep run --time-limit %s' with %s at once (start–end, hours:minutes from its start):\n", timeLimit, plural.Count(j, "run"))
 				fmt.Print(sweep.FormatSchedule(sweep.Schedule(out, left, speeds, j, timeLimit, retry), timeLimit))
 			}
 			return nil
@@ -442,7 +444,8 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 				if len(unprepared) == 0 {
 					return err
 				}
-				msg := fmt.Sprintf("%d datasets could not be prepared; their runs stay pending:\n  %s", len(unprepared), strings.Join(unprepared, "\n  "))
+				msg := fmt.Sprintf("%s could not be prepared; %s runs stay pending:\n  %s", plural.Count(len(unprepared), "dataset"),
+					plural.Pick(len(unprepared), "its", "their"), strings.Join(unprepared, "\n  "))
 				if err != nil {
 					return fmt.Errorf("%w\n%s", err, msg)
 				}
@@ -457,7 +460,7 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 				if j == 0 {
 					j = sweep.DefaultJobs(s.ThreadsPerRun())
 				}
-				fmt.Printf("sweep %s: %d runs, %d at a time with %d threads each, in %s\n", s.Name, len(runs), j, s.ThreadsPerRun(), out)
+				fmt.Printf("sweep %s: %s, %d at a time with %s each, in %s\n", s.Name, plural.Count(len(runs), "run"), j, plural.Count(s.ThreadsPerRun(), "thread"), out)
 				if needsKoopman(runs) {
 					if o.AugmentCache != "" {
 						fmt.Printf("Koopman precompute caches are kept in %s (up to --cache-gib each; %s= turns this off)\n", o.AugmentCache, sweep.AugmentCacheEnv)
@@ -498,7 +501,7 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 					}
 				}
 				if len(todo) == 0 {
-					fmt.Printf("sweep %s: nothing to submit (%d runs done or skipped)\n", s.Name, skipped)
+					fmt.Printf("sweep %s: nothing to submit (%s done or skipped)\n", s.Name, plural.Count(skipped, "run"))
 					return notPrepared(nil)
 				}
 				if retry {
@@ -518,8 +521,8 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 				}
 				fmt.Printf("slurm job %s: %d done, %d not done (%d skipped before submitting)\n", job.ID, sum.Done, sum.Failed, skipped)
 				if sum.Failed > 0 {
-					return fmt.Errorf("%d runs of job %s did not finish (rerun 'koopq sweep run' to resubmit them; failed ones need --retry-failed):\n  %s",
-						sum.Failed, job.ID, strings.Join(sum.Errors, "\n  "))
+					return fmt.Errorf("%s of job %s did not finish (rerun 'koopq sweep run' to resubmit %s; failed ones need --retry-failed):\n  %s",
+						plural.Count(sum.Failed, "run"), job.ID, plural.Pick(sum.Failed, "it", "them"), strings.Join(sum.Errors, "\n  "))
 				}
 				return notPrepared(nil)
 			default:
@@ -535,7 +538,7 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 				if err := os.WriteFile(p, y, 0o644); err != nil {
 					return err
 				}
-				fmt.Printf("wrote %s: ConfigMap, PersistentVolumeClaim and an Indexed Job of %d runs\n", p, len(runs))
+				fmt.Printf("wrote %s: ConfigMap, PersistentVolumeClaim and an Indexed Job of %s\n", p, plural.Count(len(runs), "run"))
 				if !apply {
 					fmt.Printf("copy the datasets onto the volume under data/, then: kubectl apply -f %s\n", p)
 					return nil

@@ -83,7 +83,7 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 	dir := writeSpec(t, tinySweepSpec+"steps_per_second: 100\nkubernetes: {image: example.org/koopq:dev}\n")
 	r := runCLI(t, dir, time.Minute, "sweep", "plan", "spec.yaml")
 	// 4 runs × 5000 steps at 100 steps/s, 1 thread = 200 s = 0.06 CPU-hours.
-	if r.Code != 0 || !strings.Contains(r.Stdout, "4 runs (1 datasets × 2 methods × 2 seeds + 0 ablation runs), 20000 gradient steps") ||
+	if r.Code != 0 || !strings.Contains(r.Stdout, "4 runs (1 dataset × 2 methods × 2 seeds + 0 ablation runs), 20000 gradient steps") ||
 		!strings.Contains(r.Stdout, "estimate for these runs: 0.1 CPU-hours") ||
 		!strings.Contains(r.Stdout, "  pendulum-medium CQL: 100.0 steps/s (the spec's steps_per_second)") ||
 		!strings.Contains(r.Stdout, "pendulum-medium__s4rl-n__s1") {
@@ -91,10 +91,10 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 	}
 	// The examples in the repository are valid specs of the promised size.
 	for spec, want := range map[string]string{
-		"smoke.yaml":                  "6 runs (1 datasets × 3 methods × 2 seeds + 0 ablation runs)",
+		"smoke.yaml":                  "6 runs (1 dataset × 3 methods × 2 seeds + 0 ablation runs)",
 		"paper-table1-gym.yaml":       "225 runs (9 datasets × 5 methods × 5 seeds + 0 ablation runs), 225000000 gradient steps",
 		"study-locomotion.yaml":       "60 runs (3 datasets × 5 methods × 3 seeds + 15 ablation runs), 6000000 gradient steps",
-		"study-locomotion-alpha.yaml": "9 runs (1 datasets × 3 methods × 3 seeds + 0 ablation runs), 900000 gradient steps",
+		"study-locomotion-alpha.yaml": "9 runs (1 dataset × 3 methods × 3 seeds + 0 ablation runs), 900000 gradient steps",
 	} {
 		p, _ := filepath.Abs(filepath.Join("..", "..", "examples", spec))
 		r := runCLI(t, dir, time.Minute, "sweep", "plan", p)
@@ -299,7 +299,7 @@ threads: 1
 	}
 	out := filepath.Join(work, "sw")
 	r := runCLI(t, work, 5*time.Minute, "sweep", "run", "spec.yaml", "--out", out, "--jobs", "1")
-	if r.Code != 1 || !strings.Contains(r.Stderr, "1 datasets could not be prepared; their runs stay pending") ||
+	if r.Code != 1 || !strings.Contains(r.Stderr, "1 dataset could not be prepared; its runs stay pending") ||
 		!strings.Contains(r.Stderr, "dataset hopper-mediocre: koopq collect hopper-mediocre-v2") ||
 		!strings.Contains(r.Stdout, "2 done, 0 skipped, 0 failed") {
 		t.Fatalf("sweep: %d\n%s%s", r.Code, r.Stdout, r.Stderr)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sweep"
 )
@@ -171,7 +172,7 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 			if res.StepsPerSec > 0 && !res.AlreadyFinished {
 				fmt.Printf(" in %.0fs (%.1f steps/s)", res.WallSeconds, res.StepsPerSec)
 			}
-			fmt.Printf("\nfinal return %.2f ± %.2f over %d episodes", res.Final.Mean, res.Final.Std, res.Final.Episodes)
+			fmt.Printf("\nfinal return %.2f ± %.2f over %s", res.Final.Mean, res.Final.Std, plural.Count(res.Final.Episodes, "episode"))
 			if !math.IsNaN(float64(res.Final.Normalized)) {
 				fmt.Printf(", normalized score %.1f ± %.1f", res.Final.Normalized, res.Final.NormalizedStd)
 			}
