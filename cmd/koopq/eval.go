@@ -23,6 +23,7 @@ func init() {
 		seed     uint64
 		workers  int
 		jsonOut  string
+		runDir   string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -31,6 +32,9 @@ func init() {
 			"where the environment has reference returns, the normalized score 100·(R − R_random)/(R_expert − R_random).\n" +
 			"A policy file is checked against the environment before any episode runs: the env it records, its\n" +
 			"observation and action sizes and its action bounds must match.\n" +
+			"With --run DIR it replays a finished run's final evaluation instead: the policy in DIR (a run directory,\n" +
+			"or a sweep slot holding one) with the env, episodes and seed its results.json records, episode by\n" +
+			"episode against the record; it exits 1 when any episode differs.\n" +
 			"Environments: " + strings.Join(env.Names(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -46,6 +50,14 @@ func init() {
 				if err := needOutFile("json", jsonOut); err != nil {
 					return err
 				}
+			}
+			if runDir != "" {
+				for _, f := range []string{"policy", "env", "episodes", "seed"} {
+					if cmd.Flags().Changed(f) {
+						return fmt.Errorf("--run replays the run's recorded evaluation: --%s cannot be given with it", f)
+					}
+				}
+				return replayRun(runDir, workers, jsonOut)
 			}
 			var newPolicy func() eval.Policy
 			switch policy {
@@ -126,5 +138,39 @@ func init() {
 	f.Uint64Var(&seed, "seed", 0, "seed of the episodes' initial states")
 	f.IntVar(&workers, "workers", 2, "parallel episode workers")
 	f.StringVar(&jsonOut, "json", "", "also write the result to this JSON file")
+	f.StringVar(&runDir, "run", "", "replay the final evaluation of this finished run (its directory, or a sweep slot holding it) and compare it with results.json")
 	rootCmd.AddCommand(cmd)
+}
+
+// replayRun replays the final evaluation of the finished run at dir and
+// reports it against the record; a difference is an error (exit 1).
+func replayRun(dir string, workers int, jsonOut string) error {
+	r, err := run.ReplayFinalEval(dir, workers)
+	if err != nil {
+		return err
+	}
+	rec, got := r.Recorded, r.Replayed
+	fmt.Printf("%s: final evaluation, %s, %s (seed %d)\n", r.Run, rec.Env, plural.Count(rec.Episodes, "episode"), rec.Seed)
+	fmt.Printf("recorded return %.2f ± %.2f", rec.Mean, rec.Std)
+	if !math.IsNaN(float64(rec.Normalized)) {
+		fmt.Printf(", normalized %.2f", rec.Normalized)
+	}
+	fmt.Printf("\nreplayed return %.2f ± %.2f", got.Mean, got.Std)
+	if !math.IsNaN(float64(got.Normalized)) {
+		fmt.Printf(", normalized %.2f", got.Normalized)
+	}
+	fmt.Println()
+	if jsonOut != "" {
+		if err := writeJSONFile(jsonOut, struct {
+			*run.Replay
+			Provenance run.Provenance `json:"provenance"`
+		}{r, run.CurrentProvenance()}); err != nil {
+			return err
+		}
+	}
+	if !r.Identical {
+		return fmt.Errorf("the replay differs from the record: %s (another machine, GEMM backend or koopq version can round differently; results.json's provenance says which trained it)", r.Difference)
+	}
+	fmt.Printf("identical: every episode's return and length equal the record\n")
+	return nil
 }

@@ -317,3 +317,81 @@ func TestMinariDataset(t *testing.T) {
 		t.Errorf("symcheck on Minari wrote %v", got)
 	}
 }
+
+// eval --run replays a finished run's final evaluation from its policy and
+// compares it with results.json episode by episode: identical for a fresh
+// run (from the run directory or its sweep-style parent), exit 1 naming the
+// episode when the record was changed, and refused flags leave no file.
+func TestEvalReplaysRun(t *testing.T) {
+	t.Parallel()
+	fx := fixtures(t)
+	dir := t.TempDir()
+	r := runCLI(t, dir, 3*time.Minute, "train", "--data", fx.Data, "--env", "pendulum", "--hidden", "32,32", "--batch", "32",
+		"--steps", "200", "--bc-steps", "50", "--eval-every", "100", "--eval-episodes", "3", "--seed", "5", "--out", "runs")
+	ok(t, r)
+	found, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "results.json"))
+	if len(found) != 1 {
+		t.Fatalf("results %v", found)
+	}
+	run := filepath.Dir(found[0])
+	for _, target := range []string{run, filepath.Join(dir, "runs")} {
+		r = runCLI(t, dir, time.Minute, "eval", "--run", target, "--json", "replay.json")
+		ok(t, r)
+		if !strings.Contains(r.Stdout, "pendulum, 3 episodes (seed ") || !strings.Contains(r.Stdout, "identical: every episode's return and length equal the record") {
+			t.Errorf("eval --run %s:\n%s", target, r.Stdout)
+		}
+		var rep struct {
+			Run       string `json:"run"`
+			Identical bool   `json:"identical"`
+			Replayed  struct {
+				Returns []float64 `json:"returns"`
+			} `json:"replayed"`
+		}
+		readJSON(t, filepath.Join(dir, "replay.json"), &rep)
+		if !rep.Identical || rep.Run != run || len(rep.Replayed.Returns) != 3 {
+			t.Errorf("replay.json %+v", rep)
+		}
+	}
+
+	// Change the record of episode 1: the replay must notice.
+	var res map[string]any
+	readJSON(t, found[0], &res)
+	rets := res["final_eval"].(map[string]any)["returns"].([]any)
+	rets[1] = rets[1].(float64) + 1e-9
+	b, _ := json.Marshal(res)
+	if err := os.WriteFile(found[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, dir, time.Minute, "eval", "--run", run, "--json", "differs.json")
+	expectCLIError(t, r, "the replay differs from the record: episode 1: recorded return")
+	var rep struct {
+		Identical  bool   `json:"identical"`
+		Difference string `json:"difference"`
+	}
+	readJSON(t, filepath.Join(dir, "differs.json"), &rep)
+	if rep.Identical || !strings.HasPrefix(rep.Difference, "episode 1:") {
+		t.Errorf("differs.json %+v", rep)
+	}
+
+	// Bad uses are refused before anything is written.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--run", run, "--seed", "3"}, "--seed cannot be given with it"},
+		{[]string{"--run", run, "--policy", "random"}, "--policy cannot be given with it"},
+		{[]string{"--run", filepath.Join(dir, "nowhere")}, "does not exist"},
+		{[]string{"--run", dir}, "holds no finished run"},
+		{[]string{"--run", found[0]}, "is not a directory"},
+	} {
+		r := runCLI(t, dir, time.Minute, append(append([]string{"eval"}, c.args...), "--json", "refused.json")...)
+		expectCLIError(t, r, c.want)
+		if _, err := os.Stat(filepath.Join(dir, "refused.json")); err == nil {
+			t.Errorf("%v wrote refused.json", c.args)
+		}
+	}
+	if err := os.Remove(filepath.Join(run, "policy.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	expectCLIError(t, runCLI(t, dir, time.Minute, "eval", "--run", run), "no policy.safetensors: nothing to replay")
+}

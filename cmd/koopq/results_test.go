@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -216,5 +217,39 @@ func TestTrainAugmentCache(t *testing.T) {
 	expectCLIError(t, r, "--augment-cache", "plain-file", "not a directory")
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a refused run left %s", out)
+	}
+}
+
+// Every committed study policy gives back its recorded final evaluation,
+// episode by episode, through 'koopq eval --run' with the default GEMM
+// backend: the committed scores come from the committed policies and this
+// code's simulator, normalizer and policy forward pass. (The one-row
+// forward pass of oneDNN and OpenBLAS agreed bit for bit on the AVX2 and
+// AVX-512 machines that trained these runs; the pure-Go gonum backend
+// rounds differently and the episodes drift apart, see the study README.)
+func TestCommittedPoliciesReplay(t *testing.T) {
+	var slots []string
+	for _, pat := range []string{filepath.Join("..", "..", "results", "*", "runs", "*", "*", "policy.safetensors"),
+		filepath.Join("..", "..", "results", "*", "*", "runs", "*", "*", "policy.safetensors")} {
+		found, err := filepath.Glob(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range found {
+			slots = append(slots, filepath.Dir(filepath.Dir(f)))
+		}
+	}
+	if len(slots) < 12 {
+		t.Fatalf("found %d committed run policies, want at least the 12 of 2026-11-26: %v", len(slots), slots)
+	}
+	for _, slot := range slots {
+		abs, err := filepath.Abs(slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := runCLI(t, "", time.Minute, "eval", "--run", abs)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "identical:") {
+			t.Errorf("koopq eval --run %s: exit %d\n%s%s", slot, r.Code, r.Stdout, r.Stderr)
+		}
 	}
 }
