@@ -92,6 +92,9 @@ func configureGEMM() error { return blas.Configure(gemmBackend, gemmPrecision) }
 
 func main() {
 	err := rootCmd.Execute()
+	if err == nil {
+		err = versionErr
+	}
 	stopCPUProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "koopq:", err)

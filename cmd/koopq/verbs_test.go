@@ -311,3 +311,15 @@ func TestREADMESelfContained(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionFollowsBackendFlag: --version reports the GEMM backend that
+// --backend selects (it used to print the default whatever the flag said),
+// and a bad --backend is an error there too.
+func TestVersionFollowsBackendFlag(t *testing.T) {
+	r := runCLI(t, "", time.Minute, "--backend", "gonum", "--version")
+	if r.Code != 0 || !regexp.MustCompile(`(?m)^gemm: +gonum f32, `).MatchString(r.Stdout) {
+		t.Errorf("--backend gonum --version: code %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, "", time.Minute, "--backend", "mkl", "--version")
+	expectCLIError(t, r, `--backend: unknown or unavailable GEMM backend "mkl"`)
+}

@@ -11,10 +11,16 @@ import (
 )
 
 // versionText is what `koopq --version` prints: the code (module version,
-// git commit, whether the tree was modified), the Go toolchain and the
-// default GEMM backend with its precision, CPU ISA, threads and kernel. It is computed only when asked for: in a
-// source build without VCS stamps it asks git.
+// git commit, whether the tree was modified), the Go toolchain and the GEMM
+// backend that a command with the same --backend/--precision (else the
+// environment's, else the default) would use, with its precision, CPU ISA,
+// threads and kernel. It is computed only when asked for: in a source build
+// without VCS stamps it asks git.
 func versionText() string {
+	// Cobra answers --version before any verb's hooks run, so the GEMM
+	// flags are applied here; a bad one is reported on the gemm line.
+	gemmErr := configureGEMM()
+	versionErr = gemmErr
 	p := run.CurrentProvenance()
 	var b strings.Builder
 	fmt.Fprintf(&b, "koopq %s\n", p.Version)
@@ -27,9 +33,17 @@ func versionText() string {
 	}
 	fmt.Fprintf(&b, "commit: %s\n", commit)
 	fmt.Fprintf(&b, "go:     %s %s/%s\n", p.GoVersion, p.OS, p.Arch)
+	if gemmErr != nil {
+		fmt.Fprintf(&b, "gemm:   %v\n", gemmErr)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "gemm:   %s %s, ISA %s, %d thread(s) per GEMM; kernel %s\n", p.BLAS, p.BLASPrecision, p.BLASISA, p.BLASThreads, p.BLASKernel)
 	return b.String()
 }
+
+// versionErr is a bad --backend/--precision met while printing --version;
+// main exits 1 with it, as any verb would.
+var versionErr error
 
 func init() {
 	// Cobra adds --version when Version is non-empty; the template calls
