@@ -48,6 +48,9 @@ func init() {
 		if err := configureGEMM(); err != nil {
 			return err
 		}
+		if w := blas.Warning(); w != "" {
+			fmt.Fprintln(os.Stderr, "koopq: warning:", w)
+		}
 		return startCPUProfile(cpuProfile)
 	}
 }

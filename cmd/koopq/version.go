@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/koopq/koopq/internal/blas"
 	"github.com/koopq/koopq/internal/version"
 	"github.com/koopq/koopq/run"
 )
@@ -38,6 +39,9 @@ func versionText() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "gemm:   %s %s, ISA %s, %d thread(s) per GEMM; kernel %s\n", p.BLAS, p.BLASPrecision, p.BLASISA, p.BLASThreads, p.BLASKernel)
+	if w := blas.Warning(); w != "" {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
 	return b.String()
 }
 

@@ -202,6 +202,40 @@ func CurrentPrecision() Precision { return current().prec }
 // or implementation, and why it was chosen), for provenance.
 func Kernel() string { c := current(); return c.impl.kernel(c.prec) }
 
+// warner is implemented by backends that can run far below what the CPU
+// offers and can tell.
+type warner interface{ warning() string }
+
+// Warning is a one-line note when the current backend runs a kernel well
+// below what this CPU offers (OpenBLAS's SSE3 fallback on a CPU its build
+// does not know), with the setting that fixes it; "" otherwise. The CLI
+// prints it on stderr, since such a kernel is slower and rounds differently.
+func Warning() string {
+	if w, ok := current().impl.(warner); ok {
+		return w.warning()
+	}
+	return ""
+}
+
+// preAVXCores are OpenBLAS core types without AVX. Given an x86-64 CPU that
+// its build does not know, OpenBLAS falls back to one of them (Debian's
+// 0.3.21 serves Intel's AMX CPUs with Prescott, SSE3).
+var preAVXCores = map[string]bool{
+	"Prescott": true, "Core2": true, "Penryn": true, "Dunnington": true, "Nehalem": true, "Atom": true,
+	"Katmai": true, "Coppermine": true, "Northwood": true, "Banias": true, "Opteron": true, "Barcelona": true,
+	"Bobcat": true, "Athlon": true,
+}
+
+// openblasWarning is OpenBLAS's Warning for its core type, whether
+// OPENBLAS_CORETYPE chose it, and whether the CPU has AVX2.
+func openblasWarning(core string, coretypeSet, hasAVX2 bool) string {
+	if coretypeSet || !hasAVX2 || !preAVXCores[core] {
+		return ""
+	}
+	return "OpenBLAS does not recognise this CPU and runs its " + core + " kernel (no AVX): slower, and it rounds " +
+		"differently from the AVX2 kernels; set OPENBLAS_CORETYPE=Haswell (or use --backend onednn)"
+}
+
 // ISA names the CPU instruction set the current backend dispatches to.
 func ISA() string { return current().impl.isa() }
 

@@ -650,3 +650,34 @@ func TestBF16Helpers(t *testing.T) {
 		}
 	}
 }
+
+// OpenBLAS's pre-AVX fallback on an AVX2 CPU is worth a warning, unless
+// OPENBLAS_CORETYPE chose it; its AVX2/AVX-512 kernels and pre-AVX CPUs are not.
+func TestOpenBLASWarning(t *testing.T) {
+	for _, c := range []struct {
+		core        string
+		set, avx2   bool
+		wantWarning bool
+	}{
+		{"Prescott", false, true, true},
+		{"Nehalem", false, true, true},
+		{"Prescott", true, true, false},
+		{"Prescott", false, false, false},
+		{"Haswell", false, true, false},
+		{"Zen", false, true, false},
+		{"SkylakeX", false, true, false},
+		{"Cooperlake", false, true, false},
+	} {
+		w := openblasWarning(c.core, c.set, c.avx2)
+		if (w != "") != c.wantWarning {
+			t.Errorf("openblasWarning(%q, set %v, avx2 %v) = %q", c.core, c.set, c.avx2, w)
+		}
+		if w != "" && (!strings.Contains(w, c.core) || !strings.Contains(w, "OPENBLAS_CORETYPE=Haswell")) {
+			t.Errorf("warning %q names neither the kernel nor the fix", w)
+		}
+	}
+	// The running backend's own warning agrees with its kernel report.
+	if w := Warning(); w != "" && !strings.Contains(Kernel(), "auto-detected") {
+		t.Errorf("Warning() = %q with kernel %s", w, Kernel())
+	}
+}

@@ -11,6 +11,8 @@ import "C"
 import (
 	"os"
 	"unsafe"
+
+	"golang.org/x/sys/cpu"
 )
 
 // openblas calls cblas_sgemm. OpenBLAS is safe to call from several
@@ -51,6 +53,13 @@ func (o openblas) kernel(Precision) string {
 		return "OpenBLAS sgemm, core " + core + " (OPENBLAS_CORETYPE=" + v + ")"
 	}
 	return "OpenBLAS sgemm, core " + core + " (auto-detected)"
+}
+
+// warning reports OpenBLAS's fallback to a pre-AVX kernel on a CPU with
+// AVX2 (see openblasWarning).
+func (o openblas) warning() string {
+	_, set := os.LookupEnv("OPENBLAS_CORETYPE")
+	return openblasWarning(o.isa(), set, cpu.X86.HasAVX2)
 }
 
 // openblas has no fused bias/activation GEMM.
