@@ -32,52 +32,49 @@ type Replay struct {
 	Difference string `json:"difference,omitempty"`
 }
 
-// FindFinishedRun resolves path to a finished run directory: path itself
-// when it holds results.json, else its one subdirectory that does (a sweep
-// slot, whose run is <slot>/run-<time>).
-func FindFinishedRun(path string) (string, error) {
+// FindFinishedRuns lists, sorted, the finished run directories (those
+// holding results.json) at path: path itself when it is one, else its
+// subdirectories that are (a sweep slot, or a 'koopq train --out'
+// directory), else those one level further down (a sweep directory, whose
+// runs are <slot>/<run>).
+func FindFinishedRuns(path string) ([]string, error) {
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%s does not exist", path)
+		return nil, fmt.Errorf("%s does not exist", path)
 	} else if err != nil {
-		return "", err
-	}
-	if !info.IsDir() {
-		return "", fmt.Errorf("%s is not a directory (give a run directory, the one holding results.json)", path)
-	}
-	if _, err := os.Stat(filepath.Join(path, "results.json")); err == nil {
-		return path, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	found, err := filepath.Glob(filepath.Join(path, "*", "results.json"))
-	if err != nil {
-		return "", err
-	}
-	sort.Strings(found)
-	switch len(found) {
-	case 0:
-		return "", fmt.Errorf("%s holds no finished run: no results.json in it or in its subdirectories (a run writes results.json last)", path)
-	case 1:
-		return filepath.Dir(found[0]), nil
-	}
-	dirs := make([]string, len(found))
-	for i, f := range found {
-		dirs[i] = filepath.Dir(f)
-	}
-	return "", fmt.Errorf("%s holds %d finished runs; name one: %v", path, len(found), dirs)
-}
-
-// ReplayFinalEval evaluates the policy.safetensors of the finished run at
-// path (see FindFinishedRun) as results.json's final evaluation did (same
-// env, episodes and seed, deterministic actions) on workers goroutines
-// (results do not depend on workers), and compares the two episode by
-// episode.
-func ReplayFinalEval(path string, workers int) (*Replay, error) {
-	dir, err := FindFinishedRun(path)
-	if err != nil {
 		return nil, err
 	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory (give a run directory, the one holding results.json, or a directory of runs)", path)
+	}
+	for _, pattern := range []string{"results.json", filepath.Join("*", "results.json"), filepath.Join("*", "*", "results.json")} {
+		found, err := filepath.Glob(filepath.Join(path, pattern))
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			continue
+		}
+		dirs := make([]string, len(found))
+		for i, f := range found {
+			dirs[i] = filepath.Dir(f)
+		}
+		sort.Strings(dirs)
+		return dirs, nil
+	}
+	return nil, fmt.Errorf("%s holds no finished run: no results.json in it or two levels below (a run writes results.json last)", path)
+}
+
+// ErrNoPolicy marks a finished run without policy.safetensors (runs
+// committed before their policies were), which ReplayFinalEval cannot replay.
+var ErrNoPolicy = errors.New("no policy.safetensors: nothing to replay")
+
+// ReplayFinalEval evaluates the policy.safetensors of the finished run in
+// dir (the directory holding results.json) as results.json's final
+// evaluation did (same env, episodes and seed, deterministic actions) on
+// workers goroutines (results do not depend on workers), and compares the
+// two episode by episode. A run without its policy gives ErrNoPolicy.
+func ReplayFinalEval(dir string, workers int) (*Replay, error) {
 	d, err := OpenDir(dir)
 	if err != nil {
 		return nil, err
@@ -93,7 +90,7 @@ func ReplayFinalEval(path string, workers int) (*Replay, error) {
 	}
 	policy := d.File("policy.safetensors")
 	if _, err := os.Stat(policy); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s has results.json but no policy.safetensors: nothing to replay", dir)
+		return nil, fmt.Errorf("%s: %w", dir, ErrNoPolicy)
 	}
 	p, recorded, err := LoadPolicy(policy)
 	if err != nil {

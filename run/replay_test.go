@@ -3,11 +3,12 @@ package run
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-func TestFindFinishedRun(t *testing.T) {
+func TestFindFinishedRuns(t *testing.T) {
 	root := t.TempDir()
 	mk := func(rel string, finished bool) string {
 		d := filepath.Join(root, rel)
@@ -21,21 +22,31 @@ func TestFindFinishedRun(t *testing.T) {
 		}
 		return d
 	}
-	run := mk("slot/run-1", true)
-	mk("slot/run-0", false) // an abandoned attempt without results.json
-	for _, p := range []string{run, filepath.Join(root, "slot")} {
-		if got, err := FindFinishedRun(p); err != nil || got != run {
-			t.Errorf("FindFinishedRun(%s) = %q, %v; want %s", p, got, err, run)
+	a := mk("sweep/a__s0/run-1", true)
+	mk("sweep/a__s0/run-0", false) // an abandoned attempt without results.json
+	b := mk("sweep/b__s0/run-5", true)
+	mk("sweep/c__s0/run-2", false) // still training
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{a, []string{a}}, // a run
+		{filepath.Join(root, "sweep", "a__s0"), []string{a}}, // a slot
+		{filepath.Join(root, "sweep"), []string{a, b}},       // a sweep directory
+	} {
+		got, err := FindFinishedRuns(c.path)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("FindFinishedRuns(%s) = %v, %v; want %v", c.path, got, err, c.want)
 		}
 	}
-	mk("slot/run-2", true)
-	if _, err := FindFinishedRun(filepath.Join(root, "slot")); err == nil || !strings.Contains(err.Error(), "holds 2 finished runs; name one") {
-		t.Errorf("two finished runs: %v", err)
-	}
-	if _, err := FindFinishedRun(mk("empty", false)); err == nil || !strings.Contains(err.Error(), "holds no finished run") {
-		t.Errorf("empty: %v", err)
-	}
-	if _, err := FindFinishedRun(filepath.Join(root, "absent")); err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Errorf("absent: %v", err)
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(root, "sweep", "c__s0"), "holds no finished run"},
+		{filepath.Join(root, "absent"), "does not exist"},
+		{filepath.Join(a, "results.json"), "is not a directory"},
+		{root, "holds no finished run"}, // runs three levels down are not looked for
+	} {
+		if _, err := FindFinishedRuns(c.path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("FindFinishedRuns(%s): %v, want %q", c.path, err, c.want)
+		}
 	}
 }

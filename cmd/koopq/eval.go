@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -23,7 +24,7 @@ func init() {
 		seed     uint64
 		workers  int
 		jsonOut  string
-		runDir   string
+		runDirs  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -32,9 +33,11 @@ func init() {
 			"where the environment has reference returns, the normalized score 100·(R − R_random)/(R_expert − R_random).\n" +
 			"A policy file is checked against the environment before any episode runs: the env it records, its\n" +
 			"observation and action sizes and its action bounds must match.\n" +
-			"With --run DIR it replays a finished run's final evaluation instead: the policy in DIR (a run directory,\n" +
-			"or a sweep slot holding one) with the env, episodes and seed its results.json records, episode by\n" +
-			"episode against the record; it exits 1 when any episode differs.\n" +
+			"With --run DIR it replays finished runs' final evaluations instead: each run's policy with the env,\n" +
+			"episodes and seed its results.json records, episode by episode against the record. DIR is a run\n" +
+			"directory, a sweep slot, or a directory of runs (a sweep's --out, 'train --out'); --run repeats. It\n" +
+			"exits 1 when any episode of any run differs, or when no run could be replayed; runs without\n" +
+			"policy.safetensors are listed and skipped.\n" +
 			"Environments: " + strings.Join(env.Names(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,13 +54,13 @@ func init() {
 					return err
 				}
 			}
-			if runDir != "" {
+			if len(runDirs) > 0 {
 				for _, f := range []string{"policy", "env", "episodes", "seed"} {
 					if cmd.Flags().Changed(f) {
 						return fmt.Errorf("--run replays the run's recorded evaluation: --%s cannot be given with it", f)
 					}
 				}
-				return replayRun(runDir, workers, jsonOut)
+				return replayRuns(runDirs, workers, jsonOut)
 			}
 			var newPolicy func() eval.Policy
 			switch policy {
@@ -138,39 +141,79 @@ func init() {
 	f.Uint64Var(&seed, "seed", 0, "seed of the episodes' initial states")
 	f.IntVar(&workers, "workers", 2, "parallel episode workers")
 	f.StringVar(&jsonOut, "json", "", "also write the result to this JSON file")
-	f.StringVar(&runDir, "run", "", "replay the final evaluation of this finished run (its directory, or a sweep slot holding it) and compare it with results.json")
+	f.StringArrayVar(&runDirs, "run", nil, "replay the final evaluation of the finished runs in this directory (a run, a sweep slot, a sweep or 'train --out' directory; repeatable) and compare each with its results.json")
 	rootCmd.AddCommand(cmd)
 }
 
-// replayRun replays the final evaluation of the finished run at dir and
-// reports it against the record; a difference is an error (exit 1).
-func replayRun(dir string, workers int, jsonOut string) error {
-	r, err := run.ReplayFinalEval(dir, workers)
-	if err != nil {
-		return err
+// replayRuns replays the final evaluation of every finished run under
+// dirs, one line per run, and reports the ones that differ from their
+// records as an error (exit 1); runs without a policy are listed, not
+// failed, unless no run could be replayed at all.
+func replayRuns(dirs []string, workers int, jsonOut string) error {
+	var runs []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		found, err := run.FindFinishedRuns(d)
+		if err != nil {
+			return fmt.Errorf("--run: %w", err)
+		}
+		for _, r := range found {
+			if !seen[r] {
+				seen[r] = true
+				runs = append(runs, r)
+			}
+		}
 	}
-	rec, got := r.Recorded, r.Replayed
-	fmt.Printf("%s: final evaluation, %s, %s (seed %d)\n", r.Run, rec.Env, plural.Count(rec.Episodes, "episode"), rec.Seed)
-	fmt.Printf("recorded return %.2f ± %.2f", rec.Mean, rec.Std)
-	if !math.IsNaN(float64(rec.Normalized)) {
-		fmt.Printf(", normalized %.2f", rec.Normalized)
+	var replays []*run.Replay
+	var noPolicy, differ []string
+	for _, dir := range runs {
+		r, err := run.ReplayFinalEval(dir, workers)
+		if errors.Is(err, run.ErrNoPolicy) {
+			noPolicy = append(noPolicy, dir)
+			fmt.Printf("%s: %v\n", dir, run.ErrNoPolicy)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		replays = append(replays, r)
+		rec, got := r.Recorded, r.Replayed
+		fmt.Printf("%s: %s, %s (seed %d): return %.2f recorded, %.2f replayed", r.Run, rec.Env,
+			plural.Count(rec.Episodes, "episode"), rec.Seed, rec.Mean, got.Mean)
+		if !math.IsNaN(float64(rec.Normalized)) {
+			fmt.Printf(", normalized %.2f / %.2f", rec.Normalized, got.Normalized)
+		}
+		if r.Identical {
+			fmt.Println(": identical")
+		} else {
+			fmt.Printf(": DIFFERS, %s\n", r.Difference)
+			differ = append(differ, r.Run+": "+r.Difference)
+		}
 	}
-	fmt.Printf("\nreplayed return %.2f ± %.2f", got.Mean, got.Std)
-	if !math.IsNaN(float64(got.Normalized)) {
-		fmt.Printf(", normalized %.2f", got.Normalized)
-	}
-	fmt.Println()
 	if jsonOut != "" {
 		if err := writeJSONFile(jsonOut, struct {
-			*run.Replay
+			Replays    []*run.Replay  `json:"replays"`
+			NoPolicy   []string       `json:"no_policy"`
 			Provenance run.Provenance `json:"provenance"`
-		}{r, run.CurrentProvenance()}); err != nil {
+		}{replays, noPolicy, run.CurrentProvenance()}); err != nil {
 			return err
 		}
 	}
-	if !r.Identical {
-		return fmt.Errorf("the replay differs from the record: %s (another machine, GEMM backend or koopq version can round differently; results.json's provenance says which trained it)", r.Difference)
+	if len(runs) > 1 {
+		fmt.Printf("%s replayed: %d identical, %d differ", plural.Count(len(replays), "run"), len(replays)-len(differ), len(differ))
+		if len(noPolicy) > 0 {
+			fmt.Printf("; %s without policy.safetensors not replayed", plural.Count(len(noPolicy), "run"))
+		}
+		fmt.Println()
 	}
-	fmt.Printf("identical: every episode's return and length equal the record\n")
+	switch {
+	case len(differ) > 0:
+		return fmt.Errorf("%s of %d %s from %s (another machine, GEMM backend or koopq version can round "+
+			"differently; each results.json's provenance says which trained it):\n  %s", plural.Count(len(differ), "replay"),
+			len(replays), plural.Pick(len(differ), "differs", "differ"), plural.Pick(len(differ), "its record", "their records"),
+			strings.Join(differ, "\n  "))
+	case len(replays) == 0:
+		return fmt.Errorf("no run could be replayed: %s without policy.safetensors", plural.Count(len(noPolicy), "finished run"))
+	}
 	return nil
 }

@@ -318,42 +318,65 @@ func TestMinariDataset(t *testing.T) {
 	}
 }
 
-// eval --run replays a finished run's final evaluation from its policy and
-// compares it with results.json episode by episode: identical for a fresh
-// run (from the run directory or its sweep-style parent), exit 1 naming the
-// episode when the record was changed, and refused flags leave no file.
+// eval --run replays finished runs' final evaluations from their policies
+// and compares them with results.json episode by episode: identical for a
+// fresh run (given as the run, or as the directory of runs above it), exit
+// 1 naming the run and episode when the record was changed, and refused
+// flags leave no file.
 func TestEvalReplaysRun(t *testing.T) {
 	t.Parallel()
 	fx := fixtures(t)
 	dir := t.TempDir()
-	r := runCLI(t, dir, 3*time.Minute, "train", "--data", fx.Data, "--env", "pendulum", "--hidden", "32,32", "--batch", "32",
-		"--steps", "200", "--bc-steps", "50", "--eval-every", "100", "--eval-episodes", "3", "--seed", "5", "--out", "runs")
-	ok(t, r)
+	for _, seed := range []string{"5", "6"} {
+		r := runCLI(t, dir, 3*time.Minute, "train", "--data", fx.Data, "--env", "pendulum", "--hidden", "32,32", "--batch", "32",
+			"--steps", "200", "--bc-steps", "50", "--eval-every", "100", "--eval-episodes", "3", "--seed", seed, "--out", "runs")
+		ok(t, r)
+	}
 	found, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "results.json"))
-	if len(found) != 1 {
+	if len(found) != 2 {
 		t.Fatalf("results %v", found)
 	}
-	run := filepath.Dir(found[0])
-	for _, target := range []string{run, filepath.Join(dir, "runs")} {
-		r = runCLI(t, dir, time.Minute, "eval", "--run", target, "--json", "replay.json")
-		ok(t, r)
-		if !strings.Contains(r.Stdout, "pendulum, 3 episodes (seed ") || !strings.Contains(r.Stdout, "identical: every episode's return and length equal the record") {
-			t.Errorf("eval --run %s:\n%s", target, r.Stdout)
-		}
-		var rep struct {
+	first, second := filepath.Dir(found[0]), filepath.Dir(found[1])
+	type replays struct {
+		Replays []struct {
 			Run       string `json:"run"`
 			Identical bool   `json:"identical"`
 			Replayed  struct {
 				Returns []float64 `json:"returns"`
 			} `json:"replayed"`
+			Difference string `json:"difference"`
+		} `json:"replays"`
+		NoPolicy []string `json:"no_policy"`
+	}
+	for _, c := range []struct {
+		args []string
+		runs []string
+	}{
+		{[]string{"--run", first}, []string{first}},
+		{[]string{"--run", filepath.Join(dir, "runs")}, []string{first, second}},
+		{[]string{"--run", second, "--run", filepath.Join(dir, "runs")}, []string{second, first}}, // each run once
+	} {
+		r := runCLI(t, dir, time.Minute, append(append([]string{"eval"}, c.args...), "--json", "replay.json")...)
+		ok(t, r)
+		if strings.Count(r.Stdout, ": identical\n") != len(c.runs) || !strings.Contains(r.Stdout, "pendulum, 3 episodes (seed ") {
+			t.Errorf("eval %v:\n%s", c.args, r.Stdout)
 		}
+		if len(c.runs) > 1 && !strings.Contains(r.Stdout, "2 runs replayed: 2 identical, 0 differ") {
+			t.Errorf("eval %v: no summary\n%s", c.args, r.Stdout)
+		}
+		var rep replays
 		readJSON(t, filepath.Join(dir, "replay.json"), &rep)
-		if !rep.Identical || rep.Run != run || len(rep.Replayed.Returns) != 3 {
-			t.Errorf("replay.json %+v", rep)
+		if len(rep.Replays) != len(c.runs) {
+			t.Fatalf("eval %v: replay.json %+v", c.args, rep)
+		}
+		for i, want := range c.runs {
+			if got := rep.Replays[i]; !got.Identical || got.Run != want || len(got.Replayed.Returns) != 3 {
+				t.Errorf("eval %v: replay %d %+v, want run %s", c.args, i, got, want)
+			}
 		}
 	}
 
-	// Change the record of episode 1: the replay must notice.
+	// Change the record of the first run's episode 1: the replay must notice.
 	var res map[string]any
 	readJSON(t, found[0], &res)
 	rets := res["final_eval"].(map[string]any)["returns"].([]any)
@@ -362,26 +385,30 @@ func TestEvalReplaysRun(t *testing.T) {
 	if err := os.WriteFile(found[0], b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = runCLI(t, dir, time.Minute, "eval", "--run", run, "--json", "differs.json")
-	expectCLIError(t, r, "the replay differs from the record: episode 1: recorded return")
-	var rep struct {
-		Identical  bool   `json:"identical"`
-		Difference string `json:"difference"`
+	r := runCLI(t, dir, time.Minute, "eval", "--run", filepath.Join(dir, "runs"), "--json", "differs.json")
+	expectCLIError(t, r, "1 replay of 2 differs from its record")
+	if !strings.Contains(r.Stderr, "\n  "+first+": episode 1: recorded return") {
+		t.Errorf("the error does not name the run and episode:\n%s", r.Stderr)
 	}
+	var rep replays
 	readJSON(t, filepath.Join(dir, "differs.json"), &rep)
-	if rep.Identical || !strings.HasPrefix(rep.Difference, "episode 1:") {
+	if len(rep.Replays) != 2 || rep.Replays[0].Identical || !strings.HasPrefix(rep.Replays[0].Difference, "episode 1:") || !rep.Replays[1].Identical {
 		t.Errorf("differs.json %+v", rep)
 	}
 
 	// Bad uses are refused before anything is written.
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--run", run, "--seed", "3"}, "--seed cannot be given with it"},
-		{[]string{"--run", run, "--policy", "random"}, "--policy cannot be given with it"},
+		{[]string{"--run", first, "--seed", "3"}, "--seed cannot be given with it"},
+		{[]string{"--run", first, "--policy", "random"}, "--policy cannot be given with it"},
 		{[]string{"--run", filepath.Join(dir, "nowhere")}, "does not exist"},
-		{[]string{"--run", dir}, "holds no finished run"},
+		{[]string{"--run", first, "--run", empty}, "holds no finished run"},
 		{[]string{"--run", found[0]}, "is not a directory"},
 	} {
 		r := runCLI(t, dir, time.Minute, append(append([]string{"eval"}, c.args...), "--json", "refused.json")...)
@@ -390,8 +417,14 @@ func TestEvalReplaysRun(t *testing.T) {
 			t.Errorf("%v wrote refused.json", c.args)
 		}
 	}
-	if err := os.Remove(filepath.Join(run, "policy.safetensors")); err != nil {
+
+	// A run without its policy is listed and skipped; alone, it is an error.
+	if err := os.Remove(filepath.Join(second, "policy.safetensors")); err != nil {
 		t.Fatal(err)
 	}
-	expectCLIError(t, runCLI(t, dir, time.Minute, "eval", "--run", run), "no policy.safetensors: nothing to replay")
+	expectCLIError(t, runCLI(t, dir, time.Minute, "eval", "--run", second), "no run could be replayed: 1 finished run without policy.safetensors")
+	if err := os.WriteFile(found[0], nil, 0o644); err != nil { // unreadable record: an error, not a skip
+		t.Fatal(err)
+	}
+	expectCLIError(t, runCLI(t, dir, time.Minute, "eval", "--run", first), "results.json")
 }

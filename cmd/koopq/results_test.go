@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -242,14 +243,17 @@ func TestCommittedPoliciesReplay(t *testing.T) {
 	if len(slots) < 12 {
 		t.Fatalf("found %d committed run policies, want at least the 12 of 2026-11-26: %v", len(slots), slots)
 	}
+	args := []string{"eval"}
 	for _, slot := range slots {
 		abs, err := filepath.Abs(slot)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := runCLI(t, "", time.Minute, "eval", "--run", abs)
-		if r.Code != 0 || !strings.Contains(r.Stdout, "identical:") {
-			t.Errorf("koopq eval --run %s: exit %d\n%s%s", slot, r.Code, r.Stdout, r.Stderr)
-		}
+		args = append(args, "--run", abs)
+	}
+	r := runCLI(t, "", 2*time.Minute, args...)
+	want := fmt.Sprintf("%d runs replayed: %d identical, 0 differ", len(slots), len(slots))
+	if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+		t.Errorf("koopq eval --run <each committed run>: exit %d, want %q\n%s%s", r.Code, want, r.Stdout, r.Stderr)
 	}
 }
