@@ -162,8 +162,8 @@ func SubmitSlurm(ctx context.Context, s *Spec, out string, runs []Run, o SlurmOp
 		return job, sum, err
 	}
 	if o.Progress != nil {
-		fmt.Fprintf(o.Progress, "slurm: submitted array job %s (%d tasks, array %s), script %s, logs %s\n",
-			id, len(runs), compressRanges(idx), path, filepath.Join(dir, id+"_<task>.out"))
+		fmt.Fprintf(o.Progress, "slurm: submitted array job %s (%s, array %s), script %s, logs %s\n",
+			id, plural.Count(len(runs), "task"), compressRanges(idx), path, filepath.Join(dir, id+"_<task>.out"))
 	}
 	if !o.Wait {
 		return job, sum, nil

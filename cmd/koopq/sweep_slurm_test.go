@@ -276,7 +276,7 @@ func TestSweepSlurmMatchesLocal(t *testing.T) {
 	select {
 	case err := <-waited:
 		// The interrupted run is reported and the sweep exits 1.
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "1 runs of job") {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "1 run of job") {
 			t.Fatalf("first slurm sweep: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 		}
 	case <-time.After(3 * time.Minute):
@@ -294,7 +294,7 @@ func TestSweepSlurmMatchesLocal(t *testing.T) {
 
 	// Resubmitting runs only the unfinished task, which resumes.
 	r := runCLIEnv(t, work, cluster.env(), 3*time.Minute, "sweep", "run", "spec.yaml", "--out", slurmOut, "--executor", "slurm", "--poll", "200ms")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "(1 tasks, array 1)") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "(1 task, array 1)") {
 		t.Fatalf("resubmission: %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	b, _ := os.ReadFile(filepath.Join(victim, "train.log"))

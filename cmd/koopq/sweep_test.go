@@ -227,8 +227,8 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 	}
 	r = runCLI(t, work, time.Minute, "sweep", "plan", "spec2.yaml", "--out", out)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "2 of these runs done, 2 left") ||
-		!strings.Contains(r.Stdout, "steps/s (median of 1 finished CQL runs on pendulum-medium)") ||
-		!strings.Contains(r.Stdout, "steps/s (median of 1 finished S4RL-N runs on pendulum-medium)") {
+		!strings.Contains(r.Stdout, "steps/s (median of 1 finished CQL run on pendulum-medium)") ||
+		!strings.Contains(r.Stdout, "steps/s (median of 1 finished S4RL-N run on pendulum-medium)") {
 		t.Errorf("plan with measured speeds: %s%s", r.Stdout, r.Stderr)
 	}
 
@@ -341,7 +341,7 @@ threads: 1
 	os.WriteFile(ref, []byte("label: paper\nsource: Table 1\nscores: {pendulum-medium: {CQL: 1.5}}\n"), 0o644)
 	r = runCLI(t, work, 2*time.Minute, "report", out, "--reps", "100", "--compare", "KFC++:CQL", "--reference", ref, "--out", "rep")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "| P(KFC++ > CQL) | 1 vs 1 |") || !strings.Contains(r.Stdout, "| CQL paper |") ||
-		!strings.Contains(r.Stdout, "2 finished runs, 1 datasets, 2 methods") {
+		!strings.Contains(r.Stdout, "2 finished runs, 1 dataset, 2 methods") {
 		t.Errorf("report: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(work, "rep", "table-vs-reference.md")); err != nil {
