@@ -54,7 +54,12 @@ func init() {
 					return err
 				}
 			}
-			if len(runDirs) > 0 {
+			if cmd.Flags().Changed("run") {
+				for _, d := range runDirs {
+					if d == "" {
+						return fmt.Errorf("--run: empty directory name")
+					}
+				}
 				for _, f := range []string{"policy", "env", "episodes", "seed"} {
 					if cmd.Flags().Changed(f) {
 						return fmt.Errorf("--run replays the run's recorded evaluation: --%s cannot be given with it", f)

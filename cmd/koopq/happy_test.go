@@ -410,6 +410,7 @@ func TestEvalReplaysRun(t *testing.T) {
 		{[]string{"--run", filepath.Join(dir, "nowhere")}, "does not exist"},
 		{[]string{"--run", first, "--run", empty}, "holds no finished run"},
 		{[]string{"--run", found[0]}, "is not a directory"},
+		{[]string{"--run", ""}, "--run: empty directory name"},
 	} {
 		r := runCLI(t, dir, time.Minute, append(append([]string{"eval"}, c.args...), "--json", "refused.json")...)
 		expectCLIError(t, r, c.want)
