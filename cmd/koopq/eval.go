@@ -69,6 +69,8 @@ func init() {
 			}
 			var newPolicy func() eval.Policy
 			switch policy {
+			case "":
+				return fmt.Errorf("--policy: empty; give a policy file, random or untrained")
 			case "random", "untrained":
 				if envName == "" {
 					return fmt.Errorf("--env is required with --policy %s", policy)

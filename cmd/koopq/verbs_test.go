@@ -79,6 +79,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"workers-0", []string{"eval", "--env", "pendulum", "--workers", "0"}, []string{"--workers 0"}},
 		{"unknown-env", []string{"eval", "--env", "pendulun"}, []string{"--env", `"pendulun"`}},
 		{"random-needs-env", []string{"eval", "--policy", "random"}, []string{"--env is required"}},
+		{"policy-empty", []string{"eval", "--policy", ""}, []string{"--policy: empty; give a policy file, random or untrained"}},
 		{"untrained-discrete", []string{"eval", "--policy", "untrained", "--env", "cartpole"}, []string{"cartpole", "discrete"}},
 		{"json-dir-missing", []string{"eval", "--env", "pendulum", "--episodes", "1", "--json", "no/such/dir/r.json"}, []string{"--json", "no/such/dir"}},
 		{"json-is-directory", []string{"eval", "--env", "pendulum", "--episodes", "1", "--json", fx.SubDir}, []string{"--json", "is a directory"}},
