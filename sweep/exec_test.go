@@ -317,7 +317,7 @@ func TestRunLocalTimeLimitHoldsRunsThatCannotFinish(t *testing.T) {
 		t.Fatalf("summary %+v (err %v)\n%s", sum, sum.Err(), progress.String())
 	}
 	if strings.Contains(calls(t, logp), "train") || strings.Contains(progress.String(), "start ") ||
-		!strings.Contains(progress.String(), "hold    "+runs[0].Name+": needs about 2h47m0s at 0.1 steps/s") {
+		!strings.Contains(progress.String(), "hold    "+runs[0].Name+": needs about 2h47m at 0.1 steps/s") {
 		t.Errorf("held runs were started or not reported:\n%s\ncalls:\n%s", progress.String(), calls(t, logp))
 	}
 	if c := Counts(Statuses(out, runs)); c[Pending] != 3 {
@@ -340,7 +340,7 @@ func TestRunLocalTimeLimitHoldsRunsThatCannotFinish(t *testing.T) {
 	os.RemoveAll(out)
 	progress.Reset()
 	if sum := RunLocal(context.Background(), out, runs, o); sum.Done != 2 || sum.Held != 1 ||
-		!strings.Contains(progress.String(), "hold    "+runs[2].Name+": needs about 2h47m0s at 0.1 steps/s") {
+		!strings.Contains(progress.String(), "hold    "+runs[2].Name+": needs about 2h47m at 0.1 steps/s") {
 		t.Errorf("per-method speeds: %+v\n%s", sum, progress.String())
 	}
 	// 'sweep plan --time-limit' predicts the same.

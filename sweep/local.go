@@ -164,7 +164,7 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 				mu.Unlock()
 				if !ok {
 					say("hold    %s: needs about %s at %.1f steps/s (%s), %s left before the time limit; not started",
-						r.Name, need.Round(time.Minute), sp, what, time.Until(o.Deadline).Round(time.Minute))
+						r.Name, FormatMinutes(need), sp, what, FormatMinutes(time.Until(o.Deadline)))
 					continue
 				}
 				say("start   %s", r.Name)

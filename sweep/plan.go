@@ -337,7 +337,7 @@ func FormatSchedule(plan []Planned, limit time.Duration) string {
 		case p.Held:
 			held++
 			fmt.Fprintf(&b, "  hold         %s: needs about %s at %.1f steps/s from %s, past the limit\n",
-				p.Run.Name, p.Need.Round(time.Minute), p.Speed, hm(p.Start))
+				p.Run.Name, FormatMinutes(p.Need), p.Speed, hm(p.Start))
 		default:
 			started++
 			fmt.Fprintf(&b, "  %6s–%-6s%s (%.1f steps/s)\n", hm(p.Start), hm(p.End), p.Run.Name, p.Speed)
@@ -345,7 +345,7 @@ func FormatSchedule(plan []Planned, limit time.Duration) string {
 	}
 	fmt.Fprintf(&b, "%s start and finish", plural.Count(started, "run"))
 	if limit > 0 {
-		fmt.Fprintf(&b, " within %s", limit)
+		fmt.Fprintf(&b, " within %s", FormatMinutes(limit))
 	}
 	fmt.Fprintf(&b, ", %d held by the time limit", held)
 	if unknown > 0 {
@@ -356,4 +356,23 @@ func FormatSchedule(plan []Planned, limit time.Duration) string {
 	}
 	b.WriteString(" (training steps only: evaluation and Koopman precompute make real runs end later)\n")
 	return b.String()
+}
+
+// FormatMinutes writes d rounded to the minute as hours and minutes without
+// the zero fields Go's Duration.String adds: "2h47m", "1h", "11m", "0m".
+// Durations in sweep messages are estimates; seconds would be noise.
+func FormatMinutes(d time.Duration) string {
+	m := int64(d.Round(time.Minute) / time.Minute)
+	sign := ""
+	if m < 0 {
+		sign, m = "-", -m
+	}
+	switch h, mm := m/60, m%60; {
+	case h == 0:
+		return fmt.Sprintf("%s%dm", sign, mm)
+	case mm == 0:
+		return fmt.Sprintf("%s%dh", sign, h)
+	default:
+		return fmt.Sprintf("%s%dh%dm", sign, h, mm)
+	}
 }

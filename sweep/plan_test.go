@@ -235,7 +235,7 @@ func TestSchedule(t *testing.T) {
 	}
 	text := FormatSchedule(Schedule(out, runs, sp, 1, time.Hour, false), time.Hour)
 	for _, s := range []string{"0:00–0:30  a (1.0 steps/s)", "running      b: another process trains it", "failed       c:",
-		"0:30–0:45  d (4.0 steps/s)", "2 runs start and finish within 1h0m0s, 0 held by the time limit, 2 skipped"} {
+		"0:30–0:45  d (4.0 steps/s)", "2 runs start and finish within 1h, 0 held by the time limit, 2 skipped"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("schedule text lacks %q:\n%s", s, text)
 		}
@@ -256,11 +256,11 @@ func TestStatusTimeLeftOfRunningRun(t *testing.T) {
 	if err := writeMarker(SlotDir(out, r), Marker{State: "running", Host: host, PID: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
-	if s := FormatStatus(Statuses(out, []Run{r})); !strings.Contains(s, "running  3600/10000") || !strings.Contains(s, "about 11m0s of training left") {
+	if s := FormatStatus(Statuses(out, []Run{r})); !strings.Contains(s, "running  3600/10000") || !strings.Contains(s, "about 11m of training left") {
 		t.Errorf("status:\n%s", s)
 	}
 	// The executors' progress line says the same.
-	if s := progressLine(RunStatus(out, r)); s != "running a  step 3600/10000 (36%)  score -  10.0 steps/s  about 11m0s of training left" {
+	if s := progressLine(RunStatus(out, r)); s != "running a  step 3600/10000 (36%)  score -  10.0 steps/s  about 11m of training left" {
 		t.Errorf("progress line %q", s)
 	}
 	if s := progressLine(Status{Run: r, Step: 3600, LastScore: 50}); s != "running a  step 3600/10000 (36%)  score 50.0  0.0 steps/s" {
@@ -352,5 +352,23 @@ func TestFormatPlanStateColumn(t *testing.T) {
 	}
 	if strings.Contains(FormatPlan(runs, ""), "state") {
 		t.Error("state column without a sweep directory")
+	}
+}
+
+func TestFormatMinutes(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                            "0m",
+		29 * time.Second:             "0m",
+		31 * time.Second:             "1m",
+		11 * time.Minute:             "11m",
+		time.Hour:                    "1h",
+		2*time.Hour + 47*time.Minute: "2h47m",
+		2*time.Hour + 46*time.Minute + 40*time.Second: "2h47m",
+		-90 * time.Minute: "-1h30m",
+		100 * time.Hour:   "100h",
+	} {
+		if got := FormatMinutes(d); got != want {
+			t.Errorf("FormatMinutes(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

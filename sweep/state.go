@@ -219,7 +219,7 @@ func progressLine(st Status) string {
 	line := fmt.Sprintf("running %s  step %d/%d (%.0f%%)  score %s  %.1f steps/s", r.Name, st.Step, r.Steps,
 		100*float64(st.Step)/float64(max(r.Steps, 1)), fmtScore(st.LastScore), st.StepsPerSec)
 	if st.StepsPerSec > 0 && st.Step < r.Steps {
-		line += fmt.Sprintf("  about %s of training left", timeLeft(r, st, st.StepsPerSec).Round(time.Minute))
+		line += fmt.Sprintf("  about %s of training left", FormatMinutes(timeLeft(r, st, st.StepsPerSec)))
 	}
 	return line
 }
@@ -270,7 +270,7 @@ func FormatStatus(st []Status) string {
 		if s.State == Running && s.StepsPerSec > 0 && s.Step < s.Run.Steps {
 			// Training steps only, at the speed between its last two log rows.
 			eta := timeLeft(s.Run, s, s.StepsPerSec)
-			msg = strings.TrimSpace(fmt.Sprintf("about %s of training left %s", eta.Round(time.Minute), msg))
+			msg = strings.TrimSpace(fmt.Sprintf("about %s of training left %s", FormatMinutes(eta), msg))
 		}
 		rows = append(rows, []string{fmt.Sprint(s.Run.Index), s.Run.Name, s.label(), fmt.Sprintf("%d/%d", s.Step, s.Run.Steps), score, sps, msg})
 	}

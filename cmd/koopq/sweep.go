@@ -273,7 +273,7 @@ finish in time.`,
 			}
 			fmt.Println()
 			if timeLimit > 0 {
-				fmt.Printf("'sweep run --time-limit %s' with %s at once (start–end, hours:minutes from its start):\n", timeLimit, plural.Count(j, "run"))
+				fmt.Printf("'sweep run --time-limit %s' with %s at once (start–end, hours:minutes from its start):\n", limitText(timeLimit), plural.Count(j, "run"))
 				fmt.Print(sweep.FormatSchedule(sweep.Schedule(out, left, speeds, j, timeLimit, retry), timeLimit))
 			}
 			return nil
@@ -478,7 +478,7 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 				}
 				sum := sweep.RunLocal(ctx, out, runs, o)
 				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					fmt.Printf("time limit %s reached: the active trainers checkpointed and stopped (rerun the same command to continue)\n", timeLimit)
+					fmt.Printf("time limit %s reached: the active trainers checkpointed and stopped (rerun the same command to continue)\n", limitText(timeLimit))
 				}
 				fmt.Printf("%d done, %d skipped, %d failed, %d interrupted, %d failed before (not retried), %d running elsewhere, %d held by the time limit\n",
 					sum.Done, sum.Skipped, sum.Failed, sum.Interrupted, sum.NotRetried, sum.Running, sum.Held)
@@ -759,4 +759,13 @@ func needsKoopman(runs []sweep.Run) bool {
 		}
 	}
 	return false
+}
+
+// limitText writes a --time-limit back: whole minutes as "2h40m", anything
+// finer as given (Duration.String).
+func limitText(d time.Duration) string {
+	if d%time.Minute == 0 {
+		return sweep.FormatMinutes(d)
+	}
+	return d.String()
 }
