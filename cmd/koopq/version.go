@@ -20,8 +20,7 @@ import (
 func versionText() string {
 	// Cobra answers --version before any verb's hooks run, so the GEMM
 	// flags are applied here; a bad one is reported on the gemm line.
-	gemmErr := configureGEMM()
-	versionErr = gemmErr
+	versionErr = configureGEMM()
 	p := run.CurrentProvenance()
 	var b strings.Builder
 	fmt.Fprintf(&b, "koopq %s\n", p.Version)
@@ -34,8 +33,8 @@ func versionText() string {
 	}
 	fmt.Fprintf(&b, "commit: %s\n", commit)
 	fmt.Fprintf(&b, "go:     %s %s/%s\n", p.GoVersion, p.OS, p.Arch)
-	if gemmErr != nil {
-		fmt.Fprintf(&b, "gemm:   %v\n", gemmErr)
+	if versionErr != nil {
+		fmt.Fprintf(&b, "gemm:   %v\n", versionErr)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "gemm:   %s %s, ISA %s, %d thread(s) per GEMM; kernel %s\n", p.BLAS, p.BLASPrecision, p.BLASISA, p.BLASThreads, p.BLASKernel)
