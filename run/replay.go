@@ -67,7 +67,7 @@ func FindFinishedRuns(path string) ([]string, error) {
 
 // ErrNoPolicy marks a finished run without policy.safetensors (runs
 // committed before their policies were), which ReplayFinalEval cannot replay.
-var ErrNoPolicy = errors.New("no policy.safetensors: nothing to replay")
+var ErrNoPolicy = errors.New("no policy.safetensors: nothing to evaluate")
 
 // ReplayFinalEval evaluates the policy.safetensors of the finished run in
 // dir (the directory holding results.json) as results.json's final
@@ -75,35 +75,11 @@ var ErrNoPolicy = errors.New("no policy.safetensors: nothing to replay")
 // workers goroutines (results do not depend on workers), and compares the
 // two episode by episode. A run without its policy gives ErrNoPolicy.
 func ReplayFinalEval(dir string, workers int) (*Replay, error) {
-	d, err := OpenDir(dir)
+	rec, newPolicy, err := finalPolicy(dir)
 	if err != nil {
 		return nil, err
 	}
-	var res TrainResult
-	if err := d.ReadJSON("results.json", &res); err != nil {
-		return nil, err
-	}
-	rec := res.Final
-	if rec.Env == "" || rec.Episodes <= 0 || len(rec.Returns) != rec.Episodes || len(rec.Lengths) != rec.Episodes {
-		return nil, fmt.Errorf("%s: results.json's final_eval records no complete evaluation (env %q, %d episodes, %d returns, %d lengths)",
-			dir, rec.Env, rec.Episodes, len(rec.Returns), len(rec.Lengths))
-	}
-	policy := d.File("policy.safetensors")
-	if _, err := os.Stat(policy); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", dir, ErrNoPolicy)
-	}
-	p, recorded, err := LoadPolicy(policy)
-	if err != nil {
-		return nil, err
-	}
-	e, err := env.Make(rec.Env)
-	if err != nil {
-		return nil, fmt.Errorf("%s: final_eval's env: %w", dir, err)
-	}
-	if err := CheckPolicyEnv(policy, p, recorded, rec.Env, e); err != nil {
-		return nil, err
-	}
-	got, err := eval.Evaluate(rec.Env, func() eval.Policy { return p.Clone() }, rec.Episodes, rec.Seed, workers)
+	got, err := eval.Evaluate(rec.Env, newPolicy, rec.Episodes, rec.Seed, workers)
 	if err != nil {
 		return nil, err
 	}
@@ -117,4 +93,87 @@ func ReplayFinalEval(dir string, workers int) (*Replay, error) {
 		}
 	}
 	return r, nil
+}
+
+// Reevaluation is a finished run's final policy evaluated again on fresh
+// episodes (another seed, usually more of them) beside the final
+// evaluation results.json records: one 10-episode evaluation is a noisy
+// score of a policy, and this measures how noisy.
+type Reevaluation struct {
+	// Run is the run directory (the one holding results.json).
+	Run string `json:"run"`
+	// Recorded is results.json's final_eval; Reevaluated the new one, on
+	// the same env with the episodes and seed asked for.
+	Recorded    eval.Result `json:"recorded"`
+	Reevaluated eval.Result `json:"reevaluated"`
+}
+
+// EvalScore is the evaluation's headline number: the normalized score where
+// the env has reference returns, else the mean return; its standard error
+// is the matching std over √episodes.
+func EvalScore(r eval.Result) (score, stdErr float64) {
+	score, std := float64(r.Normalized), float64(r.NormalizedStd)
+	if math.IsNaN(score) {
+		score, std = r.Mean, r.Std
+	}
+	return score, std / math.Sqrt(float64(max(r.Episodes, 1)))
+}
+
+// Difference is the re-evaluated score minus the recorded one (normalized
+// where the env has reference returns, else mean returns).
+func (r *Reevaluation) Difference() float64 {
+	now, _ := EvalScore(r.Reevaluated)
+	then, _ := EvalScore(r.Recorded)
+	return now - then
+}
+
+// ReevaluateFinal evaluates the policy.safetensors of the finished run in
+// dir on the env its final evaluation used, over episodes fresh episodes
+// from seed (deterministic actions, workers goroutines; results do not
+// depend on workers). A run without its policy gives ErrNoPolicy.
+func ReevaluateFinal(dir string, episodes int, seed uint64, workers int) (*Reevaluation, error) {
+	rec, newPolicy, err := finalPolicy(dir)
+	if err != nil {
+		return nil, err
+	}
+	got, err := eval.Evaluate(rec.Env, newPolicy, episodes, seed, workers)
+	if err != nil {
+		return nil, err
+	}
+	return &Reevaluation{Run: dir, Recorded: rec, Reevaluated: got}, nil
+}
+
+// finalPolicy reads the final evaluation that results.json in dir records
+// and loads the run's policy, checked against that evaluation's env; it
+// returns the record and a maker of independent copies of the policy.
+func finalPolicy(dir string) (eval.Result, func() eval.Policy, error) {
+	d, err := OpenDir(dir)
+	if err != nil {
+		return eval.Result{}, nil, err
+	}
+	var res TrainResult
+	if err := d.ReadJSON("results.json", &res); err != nil {
+		return eval.Result{}, nil, err
+	}
+	rec := res.Final
+	if rec.Env == "" || rec.Episodes <= 0 || len(rec.Returns) != rec.Episodes || len(rec.Lengths) != rec.Episodes {
+		return eval.Result{}, nil, fmt.Errorf("%s: results.json's final_eval records no complete evaluation (env %q, %d episodes, %d returns, %d lengths)",
+			dir, rec.Env, rec.Episodes, len(rec.Returns), len(rec.Lengths))
+	}
+	policy := d.File("policy.safetensors")
+	if _, err := os.Stat(policy); errors.Is(err, fs.ErrNotExist) {
+		return eval.Result{}, nil, fmt.Errorf("%s: %w", dir, ErrNoPolicy)
+	}
+	p, recorded, err := LoadPolicy(policy)
+	if err != nil {
+		return eval.Result{}, nil, err
+	}
+	e, err := env.Make(rec.Env)
+	if err != nil {
+		return eval.Result{}, nil, fmt.Errorf("%s: final_eval's env: %w", dir, err)
+	}
+	if err := CheckPolicyEnv(policy, p, recorded, rec.Env, e); err != nil {
+		return eval.Result{}, nil, err
+	}
+	return rec, func() eval.Policy { return p.Clone() }, nil
 }

@@ -38,6 +38,9 @@ func init() {
 			"directory, a sweep slot, or a directory of runs (a sweep's --out, 'train --out'); --run repeats. It\n" +
 			"exits 1 when any episode of any run differs, or when no run could be replayed; runs without\n" +
 			"policy.safetensors are listed and skipped.\n" +
+			"With --run DIR --episodes N --seed S it re-evaluates those policies instead, on N fresh episodes from\n" +
+			"seed S, and prints each next to its recorded final score, with the difference (how noisy the\n" +
+			"recorded score was).\n" +
 			"Environments: " + strings.Join(env.Names(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,10 +63,18 @@ func init() {
 						return fmt.Errorf("--run: empty directory name")
 					}
 				}
-				for _, f := range []string{"policy", "env", "episodes", "seed"} {
+				for _, f := range []string{"policy", "env"} {
 					if cmd.Flags().Changed(f) {
-						return fmt.Errorf("--run replays the run's recorded evaluation: --%s cannot be given with it", f)
+						return fmt.Errorf("--run evaluates each run's own policy on the env its results.json records: --%s cannot be given with it", f)
 					}
+				}
+				ep, sd := cmd.Flags().Changed("episodes"), cmd.Flags().Changed("seed")
+				switch {
+				case ep && sd:
+					return reevaluateRuns(runDirs, episodes, seed, workers, jsonOut)
+				case ep || sd:
+					return fmt.Errorf("--run with --episodes and --seed re-evaluates the runs' final policies on fresh episodes: " +
+						"give both (without either, --run replays the recorded evaluation)")
 				}
 				return replayRuns(runDirs, workers, jsonOut)
 			}
@@ -148,7 +159,7 @@ func init() {
 	f.Uint64Var(&seed, "seed", 0, "seed of the episodes' initial states")
 	f.IntVar(&workers, "workers", 2, "parallel episode workers")
 	f.StringVar(&jsonOut, "json", "", "also write the result to this JSON file")
-	f.StringArrayVar(&runDirs, "run", nil, "replay the final evaluation of the finished runs in this directory (a run, a sweep slot, a sweep or 'train --out' directory; repeatable) and compare each with its results.json")
+	f.StringArrayVar(&runDirs, "run", nil, "replay the final evaluation of the finished runs in this directory (a run, a sweep slot, a sweep or 'train --out' directory; repeatable) and compare each with its results.json; with --episodes and --seed, re-evaluate their final policies on fresh episodes")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -157,19 +168,9 @@ func init() {
 // records as an error (exit 1); runs without a policy are listed, not
 // failed, unless no run could be replayed at all.
 func replayRuns(dirs []string, workers int, jsonOut string) error {
-	var runs []string
-	seen := map[string]bool{}
-	for _, d := range dirs {
-		found, err := run.FindFinishedRuns(d)
-		if err != nil {
-			return fmt.Errorf("--run: %w", err)
-		}
-		for _, r := range found {
-			if !seen[r] {
-				seen[r] = true
-				runs = append(runs, r)
-			}
-		}
+	runs, err := finishedRuns(dirs)
+	if err != nil {
+		return err
 	}
 	var replays []*run.Replay
 	var noPolicy, differ []string
@@ -221,6 +222,94 @@ func replayRuns(dirs []string, workers int, jsonOut string) error {
 			strings.Join(differ, "\n  "))
 	case len(replays) == 0:
 		return fmt.Errorf("no run could be replayed: %s without policy.safetensors", plural.Count(len(noPolicy), "finished run"))
+	}
+	return nil
+}
+
+// finishedRuns lists the finished runs under dirs (each --run), each once,
+// in the order given.
+func finishedRuns(dirs []string) ([]string, error) {
+	var runs []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		found, err := run.FindFinishedRuns(d)
+		if err != nil {
+			return nil, fmt.Errorf("--run: %w", err)
+		}
+		for _, r := range found {
+			if !seen[r] {
+				seen[r] = true
+				runs = append(runs, r)
+			}
+		}
+	}
+	return runs, nil
+}
+
+// reevaluateRuns evaluates the final policy of every finished run under
+// dirs on episodes fresh episodes from seed and prints each score beside
+// the recorded final one, then the differences' mean, mean magnitude and
+// largest; runs without a policy are listed, not failed, unless no run
+// could be evaluated at all.
+func reevaluateRuns(dirs []string, episodes int, seed uint64, workers int, jsonOut string) error {
+	runs, err := finishedRuns(dirs)
+	if err != nil {
+		return err
+	}
+	var evals []*run.Reevaluation
+	var noPolicy []string
+	var sum, sumAbs float64
+	var largest *run.Reevaluation
+	for _, dir := range runs {
+		r, err := run.ReevaluateFinal(dir, episodes, seed, workers)
+		if errors.Is(err, run.ErrNoPolicy) {
+			noPolicy = append(noPolicy, dir)
+			fmt.Printf("%s: %v\n", dir, run.ErrNoPolicy)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		evals = append(evals, r)
+		rec, now := r.Recorded, r.Reevaluated
+		what := "normalized score"
+		if math.IsNaN(float64(rec.Normalized)) {
+			what = "mean return"
+		}
+		then, _ := run.EvalScore(rec)
+		score, se := run.EvalScore(now)
+		d := r.Difference()
+		fmt.Printf("%s: %s %s, recorded %.2f (%s, seed %d), re-evaluated %.2f ± %.2f SE (%s, seed %d): %+.2f\n",
+			r.Run, rec.Env, what, then, plural.Count(rec.Episodes, "episode"), rec.Seed, score, se,
+			plural.Count(episodes, "episode"), seed, d)
+		sum += d
+		sumAbs += math.Abs(d)
+		if largest == nil || math.Abs(d) > math.Abs(largest.Difference()) {
+			largest = r
+		}
+	}
+	if jsonOut != "" {
+		if err := writeJSONFile(jsonOut, struct {
+			Episodes      int                 `json:"episodes"`
+			Seed          uint64              `json:"seed"`
+			Reevaluations []*run.Reevaluation `json:"reevaluations"`
+			NoPolicy      []string            `json:"no_policy"`
+			Provenance    run.Provenance      `json:"provenance"`
+		}{episodes, seed, evals, noPolicy, run.CurrentProvenance()}); err != nil {
+			return err
+		}
+	}
+	if len(evals) == 0 {
+		return fmt.Errorf("no run could be re-evaluated: %s without policy.safetensors", plural.Count(len(noPolicy), "finished run"))
+	}
+	if len(runs) > 1 {
+		n := float64(len(evals))
+		fmt.Printf("%s re-evaluated: difference (re-evaluated − recorded) mean %+.2f, mean magnitude %.2f, largest %+.2f (%s)",
+			plural.Count(len(evals), "run"), sum/n, sumAbs/n, largest.Difference(), largest.Run)
+		if len(noPolicy) > 0 {
+			fmt.Printf("; %s without policy.safetensors not re-evaluated", plural.Count(len(noPolicy), "run"))
+		}
+		fmt.Println()
 	}
 	return nil
 }

@@ -6,12 +6,17 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/run"
 )
 
 // readJSON decodes path into v, failing the test on error.
@@ -376,6 +381,50 @@ func TestEvalReplaysRun(t *testing.T) {
 		}
 	}
 
+	// With --episodes and --seed the final policies are evaluated on fresh
+	// episodes: the same returns as 'eval --policy' with those flags, beside
+	// the recorded score.
+	r := runCLI(t, dir, time.Minute, "eval", "--run", filepath.Join(dir, "runs"), "--episodes", "4", "--seed", "9", "--json", "re.json")
+	ok(t, r)
+	if strings.Count(r.Stdout, "(4 episodes, seed 9): ") != 2 || !strings.Contains(r.Stdout, "2 runs re-evaluated: difference (re-evaluated − recorded) mean ") {
+		t.Errorf("eval --run --episodes --seed:\n%s", r.Stdout)
+	}
+	var re struct {
+		Episodes      int    `json:"episodes"`
+		Seed          uint64 `json:"seed"`
+		Reevaluations []struct {
+			Run         string      `json:"run"`
+			Recorded    eval.Result `json:"recorded"`
+			Reevaluated eval.Result `json:"reevaluated"`
+		} `json:"reevaluations"`
+	}
+	readJSON(t, filepath.Join(dir, "re.json"), &re)
+	if re.Episodes != 4 || re.Seed != 9 || len(re.Reevaluations) != 2 {
+		t.Fatalf("re.json %+v", re)
+	}
+	for i, want := range []string{first, second} {
+		got := re.Reevaluations[i]
+		ok(t, runCLI(t, dir, time.Minute, "eval", "--policy", filepath.Join(want, "policy.safetensors"), "--episodes", "4", "--seed", "9", "--json", "one.json"))
+		var one struct {
+			Result eval.Result `json:"result"`
+		}
+		readJSON(t, filepath.Join(dir, "one.json"), &one)
+		var res run.TrainResult
+		readJSON(t, filepath.Join(want, "results.json"), &res)
+		if got.Run != want || !slices.Equal(got.Reevaluated.Returns, one.Result.Returns) || len(got.Reevaluated.Returns) != 4 ||
+			!slices.Equal(got.Recorded.Returns, res.Final.Returns) {
+			t.Errorf("re-evaluation %d: %+v\nwant run %s, returns %v, recorded %v", i, got, want, one.Result.Returns, res.Final.Returns)
+		}
+		then, now := float64(res.Final.Normalized), float64(one.Result.Normalized)
+		if math.IsNaN(then) {
+			then, now = res.Final.Mean, one.Result.Mean
+		}
+		if line := fmt.Sprintf("recorded %.2f (3 episodes, seed %d), re-evaluated %.2f ± ", then, res.Final.Seed, now); !strings.Contains(r.Stdout, want+": pendulum ") ||
+			!strings.Contains(r.Stdout, line) || !strings.Contains(r.Stdout, fmt.Sprintf("seed 9): %+.2f\n", now-then)) {
+			t.Errorf("no line %q with its difference for %s:\n%s", line, want, r.Stdout)
+		}
+	}
+
 	// Change the record of the first run's episode 1: the replay must notice.
 	var res map[string]any
 	readJSON(t, found[0], &res)
@@ -385,7 +434,7 @@ func TestEvalReplaysRun(t *testing.T) {
 	if err := os.WriteFile(found[0], b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runCLI(t, dir, time.Minute, "eval", "--run", filepath.Join(dir, "runs"), "--json", "differs.json")
+	r = runCLI(t, dir, time.Minute, "eval", "--run", filepath.Join(dir, "runs"), "--json", "differs.json")
 	expectCLIError(t, r, "1 replay of 2 differs from its record")
 	if !strings.Contains(r.Stderr, "\n  "+first+": episode 1: recorded return") {
 		t.Errorf("the error does not name the run and episode:\n%s", r.Stderr)
@@ -405,7 +454,10 @@ func TestEvalReplaysRun(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--run", first, "--seed", "3"}, "--seed cannot be given with it"},
+		{[]string{"--run", first, "--seed", "3"}, "give both"},
+		{[]string{"--run", first, "--episodes", "30"}, "give both"},
+		{[]string{"--run", first, "--episodes", "0", "--seed", "3"}, "--episodes"},
+		{[]string{"--run", first, "--env", "pendulum"}, "--env cannot be given with it"},
 		{[]string{"--run", first, "--policy", "random"}, "--policy cannot be given with it"},
 		{[]string{"--run", filepath.Join(dir, "nowhere")}, "does not exist"},
 		{[]string{"--run", first, "--run", empty}, "holds no finished run"},
@@ -424,6 +476,8 @@ func TestEvalReplaysRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectCLIError(t, runCLI(t, dir, time.Minute, "eval", "--run", second), "no run could be replayed: 1 finished run without policy.safetensors")
+	expectCLIError(t, runCLI(t, dir, time.Minute, "eval", "--run", second, "--episodes", "2", "--seed", "1"),
+		"no run could be re-evaluated: 1 finished run without policy.safetensors")
 	if err := os.WriteFile(found[0], nil, 0o644); err != nil { // unreadable record: an error, not a skip
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,5 +256,60 @@ func TestCommittedPoliciesReplay(t *testing.T) {
 	want := fmt.Sprintf("%d runs replayed: %d identical, 0 differ", len(slots), len(slots))
 	if r.Code != 0 || !strings.Contains(r.Stdout, want) {
 		t.Errorf("koopq eval --run <each committed run>: exit %d, want %q\n%s%s", r.Code, want, r.Stdout, r.Stderr)
+	}
+}
+
+// TestCommittedEval100Reproduce: the study's 100-episode re-evaluations
+// (results/study-locomotion/eval100/<slot>.json, one 'eval --policy' each)
+// come out episode for episode from 'eval --run <slot> --episodes 100
+// --seed 7000', the one command that remakes them all; two are rerun here
+// (about 7 s each), and every file must name a committed run with a policy.
+func TestCommittedEval100Reproduce(t *testing.T) {
+	study := filepath.Join("..", "..", "results", "study-locomotion")
+	files, err := filepath.Glob(filepath.Join(study, "eval100", "*.json"))
+	if err != nil || len(files) < 15 {
+		t.Fatalf("found %d eval100 files (%v), want at least the 15 of 2026-11-26", len(files), err)
+	}
+	type result struct {
+		Episodes int       `json:"episodes"`
+		Seed     uint64    `json:"seed"`
+		Returns  []float64 `json:"returns"`
+		Lengths  []int     `json:"lengths"`
+	}
+	slotOf := map[string]string{}
+	for _, f := range files {
+		slot := strings.TrimSuffix(filepath.Base(f), ".json")
+		policies, _ := filepath.Glob(filepath.Join(study, "*", slot, "*", "policy.safetensors"))
+		more, _ := filepath.Glob(filepath.Join(study, "*", "runs", slot, "*", "policy.safetensors"))
+		if policies = append(policies, more...); len(policies) != 1 {
+			t.Errorf("%s: want one committed run with a policy in slot %s, found %v", f, slot, policies)
+			continue
+		}
+		slotOf[f] = filepath.Dir(filepath.Dir(policies[0]))
+		var c struct{ Result result }
+		readJSON(t, f, &c)
+		if c.Result.Episodes != 100 || c.Result.Seed != 7000 || len(c.Result.Returns) != 100 {
+			t.Errorf("%s: %d episodes, seed %d, %d returns; want 100 from seed 7000", f, c.Result.Episodes, c.Result.Seed, len(c.Result.Returns))
+		}
+	}
+	for _, slot := range []string{"hopper-medium__cql-w7.4__s0", "hopper-medium__kfcpp__s2"} {
+		f := filepath.Join(study, "eval100", slot+".json")
+		dir, err := filepath.Abs(slotOf[f])
+		if err != nil || slotOf[f] == "" {
+			t.Fatalf("%s: no committed run (%v)", f, err)
+		}
+		out := filepath.Join(t.TempDir(), "re.json")
+		r := runCLI(t, "", 2*time.Minute, "eval", "--run", dir, "--episodes", "100", "--seed", "7000", "--json", out)
+		ok(t, r)
+		var committed struct{ Result result }
+		readJSON(t, f, &committed)
+		var re struct {
+			Reevaluations []struct{ Reevaluated result }
+		}
+		readJSON(t, out, &re)
+		if len(re.Reevaluations) != 1 || !slices.Equal(re.Reevaluations[0].Reevaluated.Returns, committed.Result.Returns) ||
+			!slices.Equal(re.Reevaluations[0].Reevaluated.Lengths, committed.Result.Lengths) {
+			t.Errorf("%s: 'eval --run %s --episodes 100 --seed 7000' does not give the committed episodes", f, dir)
+		}
 	}
 }
