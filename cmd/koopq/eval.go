@@ -173,14 +173,9 @@ func replayRuns(dirs []string, workers int, jsonOut string) error {
 		return err
 	}
 	var replays []*run.Replay
-	var noPolicy, differ []string
-	for _, dir := range runs {
+	var differ []string
+	noPolicy, err := eachWithPolicy(runs, func(dir string) error {
 		r, err := run.ReplayFinalEval(dir, workers)
-		if errors.Is(err, run.ErrNoPolicy) {
-			noPolicy = append(noPolicy, dir)
-			fmt.Printf("%s: %v\n", dir, run.ErrNoPolicy)
-			continue
-		}
 		if err != nil {
 			return err
 		}
@@ -197,6 +192,10 @@ func replayRuns(dirs []string, workers int, jsonOut string) error {
 			fmt.Printf(": DIFFERS, %s\n", r.Difference)
 			differ = append(differ, r.Run+": "+r.Difference)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if jsonOut != "" {
 		if err := writeJSONFile(jsonOut, struct {
@@ -257,16 +256,10 @@ func reevaluateRuns(dirs []string, episodes int, seed uint64, workers int, jsonO
 		return err
 	}
 	var evals []*run.Reevaluation
-	var noPolicy []string
 	var sum, sumAbs float64
 	var largest *run.Reevaluation
-	for _, dir := range runs {
+	noPolicy, err := eachWithPolicy(runs, func(dir string) error {
 		r, err := run.ReevaluateFinal(dir, episodes, seed, workers)
-		if errors.Is(err, run.ErrNoPolicy) {
-			noPolicy = append(noPolicy, dir)
-			fmt.Printf("%s: %v\n", dir, run.ErrNoPolicy)
-			continue
-		}
 		if err != nil {
 			return err
 		}
@@ -287,6 +280,10 @@ func reevaluateRuns(dirs []string, episodes int, seed uint64, workers int, jsonO
 		if largest == nil || math.Abs(d) > math.Abs(largest.Difference()) {
 			largest = r
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if jsonOut != "" {
 		if err := writeJSONFile(jsonOut, struct {
@@ -312,4 +309,22 @@ func reevaluateRuns(dirs []string, episodes int, seed uint64, workers int, jsonO
 		fmt.Println()
 	}
 	return nil
+}
+
+// eachWithPolicy calls do for each run in turn and stops at its first
+// error, except run.ErrNoPolicy: such runs are printed, collected in
+// noPolicy and skipped.
+func eachWithPolicy(runs []string, do func(dir string) error) (noPolicy []string, err error) {
+	for _, dir := range runs {
+		err := do(dir)
+		if errors.Is(err, run.ErrNoPolicy) {
+			noPolicy = append(noPolicy, dir)
+			fmt.Printf("%s: %v\n", dir, run.ErrNoPolicy)
+			continue
+		}
+		if err != nil {
+			return noPolicy, err
+		}
+	}
+	return noPolicy, nil
 }
