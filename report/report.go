@@ -296,6 +296,10 @@ type Report struct {
 	Curves   []DatasetCurves `json:"learning_curves"`
 	// Pairs are the requested comparisons (Options.Pairs).
 	Pairs []PairCI `json:"pairs,omitempty"`
+	// MeanDifferences are Welch's t-tests of the difference of mean scores,
+	// per dataset, for every method against the baseline and every
+	// requested pair, on each dataset where both have at least two runs.
+	MeanDifferences []MeanDifference `json:"mean_differences,omitempty"`
 	// Ablations is nil when no run is an ablation: rows are each ablated
 	// method followed by its ablations, columns the datasets.
 	Ablations *Table `json:"ablations,omitempty"`
@@ -490,6 +494,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 		}
 		rep.Pairs = append(rep.Pairs, pc)
 	}
+	rep.MeanDifferences = meanDifferences(main, rep.Datasets, rep.Methods, rep.Baseline, o.Pairs, o.Level)
 	if len(all) == 0 {
 		all = []float64{0}
 	}

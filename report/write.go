@@ -235,6 +235,18 @@ func (r *Report) Summary() string {
 		}
 		b.WriteString("\n")
 	}
+	if len(r.MeanDifferences) > 0 {
+		fmt.Fprintf(&b, "\n## Difference of means per dataset (Welch's t-test, %s CIs)\n\n"+
+			"| comparison | dataset | runs | mean difference | %[1]s CI | t | df | p, two-sided |\n|---|---|---:|---:|---:|---:|---:|---:|\n", level)
+		for _, d := range r.MeanDifferences {
+			w := d.Welch
+			fmt.Fprintf(&b, "| %s − %s | %s | %d vs %d | %+.1f | %s | %s | %s | %s |\n", d.Method, d.Over, d.Dataset, w.N, w.M, w.Diff,
+				interval(w.Lo, w.Hi), orDash(w.T, "%.2f"), orDash(w.DF, "%.1f"), orDash(w.P, "%.3g"))
+		}
+		b.WriteString("\nWelch's test assumes roughly normal seed-to-seed scores, which a few seeds cannot check; the rank " +
+			"test's p-values above assume nothing about their shape. Cells where either method has fewer than two runs " +
+			"are left out; \"–\" where both have no spread.\n")
+	}
 	if r.Ablations != nil {
 		fmt.Fprintf(&b, "\n## Ablations (mean ± std over seeds)\n\n%s", r.Ablations.Markdown("variant"))
 	}
@@ -312,4 +324,20 @@ func (r *Report) Write(dir string) ([]string, error) {
 	figs, err := r.plots(dir)
 	written = append(written, figs...)
 	return written, err
+}
+
+// interval formats [lo, hi] with signs, or "–" when undefined.
+func interval(lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return "–"
+	}
+	return fmt.Sprintf("[%+.1f, %+.1f]", lo, hi)
+}
+
+// orDash formats v with format, or "–" when it is undefined.
+func orDash(v float64, format string) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf(format, v)
 }

@@ -1,0 +1,113 @@
+package report
+
+import (
+	"encoding/json"
+	"math"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Welch's test against scipy (stats.ttest_ind with equal_var=False, and
+// the interval from stats.t.ppf with the Welch–Satterthwaite df), on
+// samples of the study's sizes and on unequal ones.
+func TestWelchMatchesScipy(t *testing.T) {
+	cases := [][2][]float64{
+		{{54.8, 73.0, 45.0}, {88.6, 91.8, 75.3}}, // the study's KFC++ and CQL final scores on hopper-medium
+		{{50.8, 36.0}, {46.7, 66.2, 12.5}},
+		{{1.5, 2.25, 3.0, 10.0, 0.5}, {4.0, 4.5}},
+	}
+	js, _ := json.Marshal(cases)
+	script := `
+import json, sys
+import numpy as np
+from scipy import stats
+out = []
+for x, y in json.loads(sys.argv[1]):
+    x, y = np.array(x), np.array(y)
+    r = stats.ttest_ind(x, y, equal_var=False)
+    vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
+    df = (vx + vy) ** 2 / (vx ** 2 / (len(x) - 1) + vy ** 2 / (len(y) - 1))
+    d, se = x.mean() - y.mean(), np.sqrt(vx + vy)
+    q = stats.t.ppf(0.975, df)
+    out.append([d, r.statistic, df, r.pvalue, d - q * se, d + q * se])
+print(json.dumps(out))
+`
+	out, err := exec.Command("/usr/bin/python3", "-c", script, string(js)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scipy reference (Debian python3-scipy under /usr/bin/python3, installed by make deps): %v\n%s", err, out)
+	}
+	var ref [][6]float64
+	if err := json.Unmarshal([]byte(strings.TrimSpace(string(out))), &ref); err != nil {
+		t.Fatalf("scipy output %q: %v", out, err)
+	}
+	rel := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	for i, c := range cases {
+		w, ok := WelchTest(c[0], c[1], 0.95)
+		want := ref[i]
+		if !ok || w.N != len(c[0]) || w.M != len(c[1]) || !rel(w.Diff, want[0]) || !rel(w.T, want[1]) || !rel(w.DF, want[2]) ||
+			!rel(w.P, want[3]) || !rel(w.Lo, want[4]) || !rel(w.Hi, want[5]) {
+			t.Errorf("case %d: %+v; scipy diff %v t %v df %v p %v CI [%v, %v]", i, w, want[0], want[1], want[2], want[3], want[4], want[5])
+		}
+	}
+}
+
+func TestWelchEdgeCases(t *testing.T) {
+	if _, ok := WelchTest([]float64{1}, []float64{1, 2}, 0.95); ok {
+		t.Error("one score in x: want no test")
+	}
+	if _, ok := WelchTest([]float64{1, 2}, nil, 0.95); ok {
+		t.Error("no scores in y: want no test")
+	}
+	// No spread in either sample: the difference is defined, the test is not.
+	w, ok := WelchTest([]float64{3, 3}, []float64{1, 1, 1}, 0.95)
+	if !ok || w.Diff != 2 || w.SE != 0 || !math.IsNaN(w.T) || !math.IsNaN(w.P) || !math.IsNaN(w.Lo) || !math.IsNaN(w.Hi) {
+		t.Errorf("no spread: %+v", w)
+	}
+	b, err := json.Marshal(w)
+	if err != nil || !strings.Contains(string(b), `"p_two_sided":null`) || !strings.Contains(string(b), `"diff":2`) {
+		t.Errorf("JSON %s (%v)", b, err)
+	}
+	// A wider level gives a wider interval around the same difference.
+	x, y := []float64{1, 4, 2, 8}, []float64{3, 5, 9}
+	w90, _ := WelchTest(x, y, 0.90)
+	w99, _ := WelchTest(x, y, 0.99)
+	if !(w99.Lo < w90.Lo && w90.Hi < w99.Hi) || w90.Diff != w99.Diff || w90.P != w99.P {
+		t.Errorf("90%% %+v, 99%% %+v", w90, w99)
+	}
+}
+
+// The report tests every method against the baseline and every requested
+// pair (once) on each dataset where both have two or more runs, and
+// prints them in the summary.
+func TestReportMeanDifferences(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, 0, "hopper-medium", "CQL", "", 0, 90, []float64{60, 90}, true)
+	writeRun(t, root, 1, "hopper-medium", "CQL", "", 1, 70, []float64{60, 70}, true)
+	writeRun(t, root, 2, "hopper-medium", "KFC++", "", 0, 50, []float64{40, 50}, true)
+	writeRun(t, root, 3, "hopper-medium", "KFC++", "", 1, 60, []float64{40, 60}, true)
+	writeRun(t, root, 4, "hopper-medium", "S4RL-N", "", 0, 80, []float64{40, 80}, true) // one run: no test
+	writeRun(t, root, 5, "walker2d-medium", "CQL", "", 0, 30, []float64{20, 30}, true)
+	writeRun(t, root, 6, "walker2d-medium", "KFC++", "", 0, 40, []float64{20, 40}, true)
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(runs, Options{Reps: 50, Baseline: "CQL", Pairs: []Pair{{"KFC++", "CQL"}, {"KFC++", "S4RL-N"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.MeanDifferences) != 1 {
+		t.Fatalf("mean differences %+v, want only KFC++ − CQL on hopper-medium", rep.MeanDifferences)
+	}
+	d := rep.MeanDifferences[0]
+	want, _ := WelchTest([]float64{50, 60}, []float64{90, 70}, 0.95)
+	if d.Method != "KFC++" || d.Over != "CQL" || d.Dataset != "hopper-medium" || d.Welch != want || d.Welch.Diff != -25 {
+		t.Errorf("got %+v, want KFC++ − CQL on hopper-medium %+v", d, want)
+	}
+	s := rep.Summary()
+	if !strings.Contains(s, "## Difference of means per dataset (Welch's t-test, 95% CIs)") ||
+		!strings.Contains(s, "| KFC++ − CQL | hopper-medium | 2 vs 2 | -25.0 | [") {
+		t.Errorf("summary has no Welch table:\n%s", s)
+	}
+}
