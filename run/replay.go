@@ -66,7 +66,8 @@ func FindFinishedRuns(path string) ([]string, error) {
 }
 
 // ErrNoPolicy marks a finished run without policy.safetensors (runs
-// committed before their policies were), which ReplayFinalEval cannot replay.
+// committed before their policies were), which ReplayFinalEval and
+// ReevaluateFinal cannot evaluate.
 var ErrNoPolicy = errors.New("no policy.safetensors: nothing to evaluate")
 
 // ReplayFinalEval evaluates the policy.safetensors of the finished run in
