@@ -1,12 +1,9 @@
 package report
 
 import (
-	"encoding/json"
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"os/exec"
-	"strings"
 	"testing"
 )
 
@@ -108,7 +105,6 @@ func TestRankTestMatchesScipy(t *testing.T) {
 		{{1.2, 3.4, 5.1, 0.7, 9.9}, {2.2, 4.4, 6.0, 7.1, 8.3, 10.5}},
 		{{1, 2, 2, 3, 5, 5}, {2, 3, 3, 4, 5, 6, 6}},
 	}
-	js, _ := json.Marshal(cases)
 	script := `
 import json, sys
 import numpy as np
@@ -123,14 +119,8 @@ for x, y in json.loads(sys.argv[1]):
     out.append([g, l] + e)
 print(json.dumps(out))
 `
-	out, err := exec.Command("/usr/bin/python3", "-c", script, string(js)).CombinedOutput()
-	if err != nil {
-		t.Fatalf("scipy reference (Debian python3-scipy under /usr/bin/python3, installed by make deps): %v\n%s", err, out)
-	}
 	var ref [][4]float64
-	if err := json.Unmarshal([]byte(strings.TrimSpace(string(out))), &ref); err != nil {
-		t.Fatalf("scipy output %q: %v", out, err)
-	}
+	scipyJSON(t, script, cases, &ref)
 	for i, c := range cases {
 		r := PermutationPoI(Tasks{c[0]}, Tasks{c[1]}, nil)
 		if !near(r.PGreater, ref[i][0], 1e-12) || !near(r.PLess, ref[i][1], 1e-12) {

@@ -129,7 +129,6 @@ func TestBootstrapReproducible(t *testing.T) {
 // agree to the resampling noise (≈0.05 here between two scipy seeds).
 func TestBootstrapIQMMatchesScipy(t *testing.T) {
 	x := []float64{3.1, -2.0, 7.5, 12.0, 0.4, 5.5, 9.9, -4.2, 15.3, 6.6, 2.2, 8.8, 1.0, 11.1, 4.4, -0.7, 13.5, 7.0, 3.3, 10.2}
-	js, _ := json.Marshal(x)
 	script := `
 import json, sys
 import numpy as np
@@ -139,14 +138,8 @@ r = stats.bootstrap((x,), lambda a, axis: stats.trim_mean(a, 0.25, axis=axis), n
                     method='percentile', confidence_level=0.95, random_state=1)
 print(json.dumps([stats.trim_mean(x, 0.25), r.confidence_interval.low, r.confidence_interval.high]))
 `
-	out, err := exec.Command("/usr/bin/python3", "-c", script, string(js)).CombinedOutput()
-	if err != nil {
-		t.Fatalf("scipy reference (Debian python3-scipy under /usr/bin/python3, installed by make deps): %v\n%s", err, out)
-	}
 	var ref [3]float64
-	if err := json.Unmarshal([]byte(strings.TrimSpace(string(out))), &ref); err != nil {
-		t.Fatalf("scipy output %q: %v", out, err)
-	}
+	scipyJSON(t, script, x, &ref)
 	ci := BootstrapIQM(Tasks{x}, 40000, 0.95, rand.New(rand.NewPCG(11, 12)))
 	if !near(ci.Value, ref[0], 1e-12) {
 		t.Errorf("IQM %v, scipy trim_mean %v", ci.Value, ref[0])
@@ -155,4 +148,23 @@ print(json.dumps([stats.trim_mean(x, 0.25), r.confidence_interval.low, r.confide
 		t.Errorf("CI [%v, %v], scipy [%v, %v]", ci.Lo, ci.Hi, ref[1], ref[2])
 	}
 	t.Logf("koopq IQM %.4f [%.4f, %.4f], scipy %.4f [%.4f, %.4f]", ci.Value, ci.Lo, ci.Hi, ref[0], ref[1], ref[2])
+}
+
+// scipyJSON runs script under Debian's /usr/bin/python3 (numpy and scipy,
+// installed by make deps) with in, JSON-encoded, as sys.argv[1], and
+// decodes the JSON the script prints into out: the independent reference
+// the statistics tests compare with.
+func scipyJSON(t *testing.T, script string, in, out any) {
+	t.Helper()
+	js, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := exec.Command("/usr/bin/python3", "-c", script, string(js)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scipy reference (Debian python3-scipy under /usr/bin/python3, installed by make deps): %v\n%s", err, b)
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(string(b))), out); err != nil {
+		t.Fatalf("scipy output %q: %v", b, err)
+	}
 }

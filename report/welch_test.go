@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"math"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -17,7 +16,6 @@ func TestWelchMatchesScipy(t *testing.T) {
 		{{50.8, 36.0}, {46.7, 66.2, 12.5}},
 		{{1.5, 2.25, 3.0, 10.0, 0.5}, {4.0, 4.5}},
 	}
-	js, _ := json.Marshal(cases)
 	script := `
 import json, sys
 import numpy as np
@@ -33,14 +31,8 @@ for x, y in json.loads(sys.argv[1]):
     out.append([d, r.statistic, df, r.pvalue, d - q * se, d + q * se])
 print(json.dumps(out))
 `
-	out, err := exec.Command("/usr/bin/python3", "-c", script, string(js)).CombinedOutput()
-	if err != nil {
-		t.Fatalf("scipy reference (Debian python3-scipy under /usr/bin/python3, installed by make deps): %v\n%s", err, out)
-	}
 	var ref [][6]float64
-	if err := json.Unmarshal([]byte(strings.TrimSpace(string(out))), &ref); err != nil {
-		t.Fatalf("scipy output %q: %v", out, err)
-	}
+	scipyJSON(t, script, cases, &ref)
 	rel := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 	for i, c := range cases {
 		w, ok := WelchTest(c[0], c[1], 0.95)
