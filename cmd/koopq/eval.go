@@ -256,8 +256,8 @@ func reevaluateRuns(dirs []string, episodes int, seed uint64, workers int, jsonO
 		return err
 	}
 	var evals []*run.Reevaluation
-	var sum, sumAbs float64
-	var largest *run.Reevaluation
+	var sum, sumAbs, largestD float64
+	var largest string
 	noPolicy, err := eachWithPolicy(runs, func(dir string) error {
 		r, err := run.ReevaluateFinal(dir, episodes, seed, workers)
 		if err != nil {
@@ -277,8 +277,8 @@ func reevaluateRuns(dirs []string, episodes int, seed uint64, workers int, jsonO
 			plural.Count(episodes, "episode"), seed, d)
 		sum += d
 		sumAbs += math.Abs(d)
-		if largest == nil || math.Abs(d) > math.Abs(largest.Difference()) {
-			largest = r
+		if largest == "" || math.Abs(d) > math.Abs(largestD) {
+			largest, largestD = r.Run, d
 		}
 		return nil
 	})
@@ -302,7 +302,7 @@ func reevaluateRuns(dirs []string, episodes int, seed uint64, workers int, jsonO
 	if len(runs) > 1 {
 		n := float64(len(evals))
 		fmt.Printf("%s re-evaluated: difference (re-evaluated − recorded) mean %+.2f, mean magnitude %.2f, largest %+.2f (%s)",
-			plural.Count(len(evals), "run"), sum/n, sumAbs/n, largest.Difference(), largest.Run)
+			plural.Count(len(evals), "run"), sum/n, sumAbs/n, largestD, largest)
 		if len(noPolicy) > 0 {
 			fmt.Printf("; %s without policy.safetensors not re-evaluated", plural.Count(len(noPolicy), "run"))
 		}
