@@ -91,10 +91,11 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 	}
 	// The examples in the repository are valid specs of the promised size.
 	for spec, want := range map[string]string{
-		"smoke.yaml":                  "6 runs (1 dataset × 3 methods × 2 seeds + 0 ablation runs)",
-		"paper-table1-gym.yaml":       "225 runs (9 datasets × 5 methods × 5 seeds + 0 ablation runs), 225000000 gradient steps",
-		"study-locomotion.yaml":       "60 runs (3 datasets × 5 methods × 3 seeds + 15 ablation runs), 6000000 gradient steps",
-		"study-locomotion-alpha.yaml": "9 runs (1 dataset × 3 methods × 3 seeds + 0 ablation runs), 900000 gradient steps",
+		"smoke.yaml":                               "6 runs (1 dataset × 3 methods × 2 seeds + 0 ablation runs)",
+		"paper-table1-gym.yaml":                    "225 runs (9 datasets × 5 methods × 5 seeds + 0 ablation runs), 225000000 gradient steps",
+		"study-locomotion.yaml":                    "60 runs (3 datasets × 5 methods × 3 seeds + 15 ablation runs), 6000000 gradient steps",
+		"study-locomotion-alpha.yaml":              "9 runs (1 dataset × 3 methods × 3 seeds + 0 ablation runs), 900000 gradient steps",
+		"study-locomotion-walker2d-diagnosis.yaml": "2 runs (1 dataset × 2 methods × 1 seed + 0 ablation runs), 120000 gradient steps",
 	} {
 		p, _ := filepath.Abs(filepath.Join("..", "..", "examples", spec))
 		r := runCLI(t, dir, time.Minute, "sweep", "plan", p)
