@@ -170,16 +170,26 @@ type DatasetCurves struct {
 // say how a method trained, not how well: e.g. a smaller α′ means CQL's
 // Lagrange loop weakened the conservative penalty, and ‖s̃ − s‖ is how far
 // the augmentation moved the states (raw units; logged by koopq after
-// 648ab9f, "–" for runs made before).
-var DiagnosticColumns = []struct{ Key, Title string }{
-	{"q_data", "Q(s̃, a) data"},
-	{"q_policy", "Q(s, π)"},
-	{"q_random", "Q(s, random)"},
-	{"cql_gap", "CQL gap"},
-	{"alpha_prime", "α′"},
-	{"q_loss", "critic loss"},
-	{"log_pi", "log π"},
-	{"shift_l2", "‖s̃ − s‖"},
+// 648ab9f, "–" for runs made before). Key names the column (in
+// diagnostics.csv and report.json), Metric the logged statistic it is made
+// of. A column is the statistic's mean over the last DiagnosticWindow of
+// training, or with Peak its largest logged value over the whole run: the
+// critic loss peak tells a run whose critic diverged on the way (e.g. from
+// 10 to thousands) and then settled from one that never did, which the
+// end-of-training mean hides.
+var DiagnosticColumns = []struct {
+	Key, Metric, Title string
+	Peak               bool
+}{
+	{"q_data", "q_data", "Q(s̃, a) data", false},
+	{"q_policy", "q_policy", "Q(s, π)", false},
+	{"q_random", "q_random", "Q(s, random)", false},
+	{"cql_gap", "cql_gap", "CQL gap", false},
+	{"alpha_prime", "alpha_prime", "α′", false},
+	{"q_loss", "q_loss", "critic loss", false},
+	{"q_loss_peak", "q_loss", "critic loss peak", true},
+	{"log_pi", "log_pi", "log π", false},
+	{"shift_l2", "shift_l2", "‖s̃ − s‖", false},
 }
 
 // DiagnosticWindow is the part of training the diagnostics average over:
@@ -190,7 +200,8 @@ const DiagnosticWindow = 0.2
 // Diagnostics is the training-diagnostics table: one row per dataset ×
 // method, one column per DiagnosticColumns entry any run logged; each cell
 // is the mean ± std over seeds of every run's mean over its
-// DiagnosticWindow (Cell.Scores hold those per-run means, Best is unused).
+// DiagnosticWindow, or of its peak for a Peak column (Cell.Scores hold
+// those per-run values, Best is unused).
 type Diagnostics struct {
 	Columns []string  `json:"columns"`
 	Titles  []string  `json:"titles"`
@@ -223,14 +234,27 @@ func endMean(pts []Point) float64 {
 	return sum / float64(n)
 }
 
+// peak is the largest score in pts (NaN when pts is empty).
+func peak(pts []Point) float64 {
+	v := math.NaN()
+	for _, p := range pts {
+		if math.IsNaN(v) || p.Score > v {
+			v = p.Score
+		}
+	}
+	return v
+}
+
 // diagnostics builds the table over the finished runs rs, rows in the
 // order of datasets then methods (ablations after the main methods).
 func diagnostics(rs []Result, datasets, methods []string) *Diagnostics {
 	d := &Diagnostics{}
-	for _, c := range DiagnosticColumns {
+	var cols []int // indices into DiagnosticColumns of d.Columns
+	for i, c := range DiagnosticColumns {
 		for _, r := range rs {
-			if len(r.Train[c.Key]) > 0 {
+			if len(r.Train[c.Metric]) > 0 {
 				d.Columns, d.Titles = append(d.Columns, c.Key), append(d.Titles, c.Title)
+				cols = append(cols, i)
 				break
 			}
 		}
@@ -245,10 +269,15 @@ func diagnostics(rs []Result, datasets, methods []string) *Diagnostics {
 				continue
 			}
 			row := DiagRow{Dataset: ds, Method: m}
-			for _, col := range d.Columns {
+			for _, i := range cols {
+				col := DiagnosticColumns[i]
+				reduce := endMean
+				if col.Peak {
+					reduce = peak
+				}
 				var c Cell
 				for _, r := range sel {
-					if v := endMean(r.Train[col]); !math.IsNaN(v) {
+					if v := reduce(r.Train[col.Metric]); !math.IsNaN(v) {
 						c.Scores, c.Seeds = append(c.Scores, v), append(c.Seeds, r.Seed)
 					}
 				}

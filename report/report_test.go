@@ -344,9 +344,15 @@ func TestDiagnosticsTable(t *testing.T) {
 	// log steps 1000..10000: the window is steps 9000 and 10000 (> 8000).
 	logOf := func(alpha func(step int) float64) string {
 		var b strings.Builder
-		b.WriteString("step,alpha_prime,q_data\n")
+		b.WriteString("step,alpha_prime,q_data,q_loss\n")
 		for s := 1000; s <= 10000; s += 1000 {
-			fmt.Fprintf(&b, "%d,%g,%d\n", s, alpha(s), s/100)
+			// The critic loss spikes to 100·α′(5000) at step 5000 and is 1
+			// elsewhere: its peak column sees the spike, an end mean would not.
+			loss := 1.0
+			if s == 5000 {
+				loss = 100 * alpha(s)
+			}
+			fmt.Fprintf(&b, "%d,%g,%d,%g\n", s, alpha(s), s/100, loss)
 		}
 		return b.String()
 	}
@@ -370,8 +376,16 @@ func TestDiagnosticsTable(t *testing.T) {
 	if d == nil {
 		t.Fatal("no diagnostics")
 	}
-	if !slices.Equal(d.Columns, []string{"q_data", "alpha_prime"}) {
-		t.Fatalf("columns %v, want q_data and alpha_prime in DiagnosticColumns' order", d.Columns)
+	if !slices.Equal(d.Columns, []string{"q_data", "alpha_prime", "q_loss", "q_loss_peak"}) {
+		t.Fatalf("columns %v, want q_data, alpha_prime, q_loss and q_loss_peak in DiagnosticColumns' order", d.Columns)
+	}
+	// Critic loss: end mean 1 in every run; peak 100·α′(5000): CQL seeds 0
+	// and 1 → 500 and 600, KFC++ a quarter, KFC++-residual 50.
+	for k, w := range []struct{ peak, std float64 }{{550, math.Sqrt(5000)}, {137.5, math.Sqrt(5000) / 4}, {50, 0}} {
+		end, pk := d.Rows[k].Cells[2], d.Rows[k].Cells[3]
+		if math.Abs(end.Mean-1) > 1e-12 || math.Abs(pk.Mean-w.peak) > 1e-9 || (pk.N() > 1 && math.Abs(pk.Std-w.std) > 1e-9) {
+			t.Errorf("row %d: critic loss %v, peak %v ± %v; want 1 and %v ± %v", k, end.Mean, pk.Mean, pk.Std, w.peak, w.std)
+		}
 	}
 	// CQL seed 0: α′ mean of 9 and 10 = 9.5; seed 1: 10.5 → 10 ± 0.707.
 	// KFC++: a quarter of that. q_data: mean of 90 and 100 = 95 for all.
@@ -394,7 +408,7 @@ func TestDiagnosticsTable(t *testing.T) {
 		}
 	}
 	md := d.Markdown()
-	if !strings.Contains(md, "| hopper-medium | KFC++ | 2 | 95 ± 0 | 2.5 ± 0.18 |") {
+	if !strings.Contains(md, "| hopper-medium | KFC++ | 2 | 95 ± 0 | 2.5 ± 0.18 | 1 ± 0 | 137.5 ± 18 |") || !strings.Contains(md, "critic loss peak |") {
 		t.Errorf("diagnostics markdown lacks the KFC++ row:\n%s", md)
 	}
 	if !strings.Contains(rep.Summary(), "## Training diagnostics") {
@@ -411,7 +425,7 @@ func TestDiagnosticsTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "hopper-medium,CQL,alpha_prime,10,0.7071067812,2\n") {
+	if !strings.Contains(string(b), "hopper-medium,CQL,alpha_prime,10,0.7071067812,2\n") || !strings.Contains(string(b), "hopper-medium,CQL,q_loss_peak,550,70.71067812,2\n") {
 		t.Errorf("diagnostics.csv:\n%s", b)
 	}
 	if w, h := pngSize(t, filepath.Join(out, "curves-hopper-medium.png")); w < 3*h { // three 5.5×3.8 in panels side by side
