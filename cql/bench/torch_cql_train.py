@@ -35,7 +35,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from torch_cql import mlp
+
+
+def mlp(sizes):
+    """A ReLU MLP with the given layer sizes (no activation after the last)."""
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
 
 
 def load(path):
@@ -52,19 +61,23 @@ def load(path):
 
 
 class Trainer:
-    def __init__(self, data, seed, lagrange, weight, thresh, bc_steps):
+    """The CQL(H) learner on data = (obs [N,S], act [N,A], rew [N], next obs
+    [N,S], done [N]) tensors; hidden are the hidden layer widths of the actor
+    and both critics (the paper: 256, 256)."""
+
+    def __init__(self, data, seed, lagrange, weight, thresh, bc_steps, hidden=(256, 256)):
         torch.manual_seed(seed)
         self.obs, self.act, self.rew, self.nxt, self.done = data
         self.S, self.A = self.obs.shape[1], self.act.shape[1]
-        S, A = self.S, self.A
-        self.actor = mlp([S, 256, 256, 2 * A])
-        self.q = [mlp([S + A, 256, 256, 1]) for _ in range(2)]
+        S, A, H = self.S, self.A, list(hidden)
+        self.actor = mlp([S] + H + [2 * A])
+        self.q = [mlp([S + A] + H + [1]) for _ in range(2)]
         for net in [self.actor] + self.q:
             for m in net:
                 if isinstance(m, torch.nn.Linear):
                     torch.nn.init.xavier_uniform_(m.weight)
                     torch.nn.init.zeros_(m.bias)
-        self.qt = [mlp([S + A, 256, 256, 1]) for _ in range(2)]
+        self.qt = [mlp([S + A] + H + [1]) for _ in range(2)]
         for t, q in zip(self.qt, self.q):
             t.load_state_dict(q.state_dict())
             t.requires_grad_(False)
