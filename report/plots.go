@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -213,6 +214,7 @@ func (r *Report) curvePlot(title, ylabel string, curves []Curve) (*plot.Plot, er
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "gradient steps"
+	p.X.Tick.Marker = stepTicks{}
 	p.Y.Label.Text = ylabel
 	p.Add(plotter.NewGrid())
 	for _, cv := range curves {
@@ -275,4 +277,20 @@ func saveRow(ps []*plot.Plot, dir, name string, w, h vg.Length) ([]string, error
 		out = append(out, path)
 	}
 	return out, nil
+}
+
+// stepTicks labels a gradient-step axis: gonum's default tick positions,
+// written as plain numbers (2500, not 2500.00 as the default labels a range
+// such as 1000–23000).
+type stepTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (stepTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+		}
+	}
+	return ts
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -574,5 +575,25 @@ func TestCurveLegendCountsSeeds(t *testing.T) {
 	}
 	if bytes.Contains(b, []byte("1 seeds")) {
 		t.Error(`curves-hopper-medium.svg says "1 seeds"`)
+	}
+}
+
+// Gradient-step axes label their ticks as plain numbers: gonum's default
+// labels the range 1000–23000 as 2500.00, 12500.00, …
+func TestStepTicksArePlainNumbers(t *testing.T) {
+	for _, r := range [][2]float64{{1000, 23000}, {5000, 100000}, {0, 300}} {
+		var labels []string
+		for _, tk := range (stepTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label == "" {
+				continue
+			}
+			labels = append(labels, tk.Label)
+			if v, err := strconv.ParseFloat(tk.Label, 64); err != nil || v != tk.Value || strings.Contains(tk.Label, ".") {
+				t.Errorf("range %v: tick %v labelled %q", r, tk.Value, tk.Label)
+			}
+		}
+		if len(labels) < 2 {
+			t.Errorf("range %v: labels %v, want at least two", r, labels)
+		}
 	}
 }
