@@ -126,7 +126,6 @@ class Trainer:
             ac = a.clamp(-1 + 1e-6, 1 - 1e-6)
             u = torch.atanh(ac)
             actor_loss = (self.alpha * logp_pi - self.logp_u(u, mu, std, ac)).mean()
-            q_pi = torch.zeros(())
         else:
             q_pi = torch.min(*[q(torch.cat([s, a_pi], 1)).squeeze(1) for q in self.q])
             actor_loss = (self.alpha * logp_pi - q_pi).mean()
