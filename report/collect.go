@@ -68,6 +68,10 @@ type Result struct {
 	// Segments are the processes that trained a finished run, in order:
 	// one for a run never interrupted, one more per resume.
 	Segments []Segment `json:"segments,omitempty"`
+	// Settings are the run's training settings from its config (nil when
+	// results.json or config.json holds none): Build refuses a cell whose
+	// runs differ in one and notes settings that differ between datasets.
+	Settings Settings `json:"-"`
 	// InProgress marks a run that has not finished (no results.json yet):
 	// Score is its latest evaluation and it enters only the learning
 	// curves (CollectOptions.InProgress).
@@ -259,11 +263,21 @@ func readRun(dir string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var raw struct {
+		Config json.RawMessage `json:"config"`
+	}
 	if err := json.Unmarshal(b, &rf); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
 	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	settings, err := settingsOf(raw.Config)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: config: %w", filepath.Join(dir, "results.json"), err)
+	}
 	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rf.Config.Augment, Score: num(rf.Final.Normalized), Order: -1,
-		Precision: rf.Provenance.BLASPrecision}
+		Precision: rf.Provenance.BLASPrecision, Settings: settings}
 	r.Final = r.Score
 	for _, sg := range rf.Segments {
 		r.Segments = append(r.Segments, sg.Provenance.segment(sg.From, sg.To, sg.Seconds))
@@ -306,6 +320,7 @@ func readInProgress(dir string) (Result, error) {
 		Step       int      `json:"step"`
 		Normalized *float64 `json:"normalized_score"`
 	}
+	var settings Settings
 	for name, v := range map[string]any{"config.json": &cfg, "history.json": &hist} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -314,8 +329,13 @@ func readInProgress(dir string) (Result, error) {
 		if err := json.Unmarshal(b, v); err != nil {
 			return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 		}
+		if name == "config.json" {
+			if settings, err = settingsOf(b); err != nil {
+				return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+			}
+		}
 	}
-	r := Result{Dir: dir, Seed: cfg.CQL.Seed, Augment: cfg.Augment, Score: math.NaN(), Order: -1, InProgress: true}
+	r := Result{Dir: dir, Seed: cfg.CQL.Seed, Augment: cfg.Augment, Score: math.NaN(), Order: -1, InProgress: true, Settings: settings}
 	for _, h := range hist {
 		if v := num(h.Normalized); !math.IsNaN(v) {
 			r.History = append(r.History, Point{Step: h.Step, Score: v})

@@ -150,7 +150,7 @@ func writeInProgress(t *testing.T, root string, index int, dataset, method strin
 	slot := filepath.Join(root, fmt.Sprintf("%s__%s__s%d", dataset, method, seed))
 	dir := filepath.Join(slot, "run-20260101-000000")
 	os.MkdirAll(dir, 0o755)
-	cfg := map[string]any{"env": "hopper", "data": "/d/" + dataset + ".hdf5", "augment": "none", "cql": map[string]any{"seed": seed}}
+	cfg := map[string]any{"env": "pendulum", "data": "/d/" + dataset + ".hdf5", "augment": strings.ToLower(method), "cql": map[string]any{"seed": seed}}
 	var h []map[string]any
 	for i, v := range hist {
 		h = append(h, map[string]any{"step": 100 * (i + 1), "normalized_score": v})

@@ -336,6 +336,10 @@ type Report struct {
 	// dataset × method (main methods, then ablations); nil when no run
 	// logged any.
 	Diagnostics *Diagnostics `json:"diagnostics,omitempty"`
+	// SettingDifferences are the training settings that differ between
+	// datasets for the same method (datasets run under different
+	// protocols); empty when every dataset had the same settings.
+	SettingDifferences []SettingDifference `json:"setting_differences,omitempty"`
 	// Reference is Options.Reference, for the side-by-side table.
 	Reference *Reference `json:"reference,omitempty"`
 	Runs      []Result   `json:"runs"`
@@ -417,6 +421,9 @@ func Build(runs []Result, o Options) (*Report, error) {
 			runs[i].Score = sum / float64(o.Last)
 		}
 	}
+	if err := checkRuns(runs); err != nil {
+		return nil, err
+	}
 	var main, abl, partial []Result
 	for _, r := range runs {
 		switch {
@@ -442,6 +449,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 	}
 	rep.Datasets = order(curveRuns, func(r Result) string { return r.Dataset })
 	rep.Methods = order(curveRuns, func(r Result) string { return r.Method })
+	rep.SettingDifferences = settingDifferences(curveRuns, rep.Datasets, rep.Methods)
 
 	rep.Table.Columns = rep.Methods
 	for _, d := range rep.Datasets {

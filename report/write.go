@@ -190,6 +190,21 @@ func pvalue(p float64, exact bool) string {
 	return fmt.Sprintf("≈%.3g", p)
 }
 
+// settingsNote says which training settings differ between datasets (a
+// paragraph to follow the paper-format table), or "" when none do.
+func (r *Report) settingsNote() string {
+	if len(r.SettingDifferences) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n**Datasets trained under different settings** (the same method, other config values: these rows " +
+		"follow different protocols, and aggregates over datasets pool them):\n\n")
+	for _, d := range r.SettingDifferences {
+		fmt.Fprintf(&b, "- %s\n", d)
+	}
+	return b.String()
+}
+
 // Summary renders the aggregate statistics as Markdown.
 func (r *Report) Summary() string {
 	var b strings.Builder
@@ -198,7 +213,7 @@ func (r *Report) Summary() string {
 	if r.Settings.Last > 1 {
 		score = fmt.Sprintf("Normalized score, each run's mean of its last %d evaluations", r.Settings.Last)
 	}
-	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s\n", score, r.Table.Markdown("dataset"))
+	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s%s\n", score, r.Table.Markdown("dataset"), r.settingsNote())
 	fmt.Fprintf(&b, "## Aggregates over all datasets × seeds (%s CIs, %d stratified bootstrap resamples, seed %d)\n\n",
 		level, r.Settings.BootstrapReps, r.Settings.Seed)
 	fmt.Fprintf(&b, "| method | runs | IQM | mean | P(method > %s) | p, method > %[1]s | p, method < %[1]s |\n|---|---:|---:|---:|---:|---:|---:|\n", r.Baseline)
@@ -286,7 +301,7 @@ func (r *Report) Write(dir string) ([]string, error) {
 		return nil
 	}
 	files := []struct{ name, text string }{
-		{"table.md", r.Table.Markdown("dataset")},
+		{"table.md", r.Table.Markdown("dataset") + r.settingsNote()},
 		{"table.csv", r.Table.CSV("dataset", "method")},
 		{"table.tex", r.Table.LaTeX("dataset")},
 		{"summary.md", r.Summary()},
