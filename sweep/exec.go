@@ -153,6 +153,13 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	if err := os.MkdirAll(slot, 0o755); err != nil {
 		return Pending, err
 	}
+	unlock, err := lockSlot(slot)
+	if errors.Is(err, errSlotBusy) {
+		return Running, fmt.Errorf("run %s: running elsewhere (a process on this machine holds %s): %w", r.Name, filepath.Join(slot, slotLock), ErrSkipped)
+	} else if err != nil {
+		return Pending, fmt.Errorf("run %s: %w", r.Name, err)
+	}
+	defer unlock()
 	if err := checkIdentity(slot, r); err != nil {
 		return Failed, err
 	}
@@ -240,6 +247,35 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	m.Error = fmt.Sprintf("%v: %s", runErr, logTail(filepath.Join(slot, "train.log")))
 	_ = writeMarker(slot, m)
 	return Failed, fmt.Errorf("run %s failed: %s (log %s)", r.Name, m.Error, filepath.Join(slot, "train.log"))
+}
+
+// slotLock is the file in a run's slot that the process executing the run
+// holds an exclusive flock(2) on for as long as it runs.
+const slotLock = ".lock"
+
+// errSlotBusy says another process holds a slot's lock.
+var errSlotBusy = errors.New("slot locked")
+
+// lockSlot takes the slot's lock without waiting, so that two sweep
+// processes on one directory (a command started twice, two allocations)
+// never execute the same run: checking the run's state and writing its
+// marker are two steps another process could come between. The kernel
+// drops the lock when its holder dies (kill -9 included), so a lock is never
+// stale. It returns errSlotBusy when another process (or another execution
+// in this one) holds it, and the function that releases it.
+func lockSlot(slot string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(slot, slotLock), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, errSlotBusy
+		}
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // ExitInterrupted is the exit status of `koopq train` when a signal

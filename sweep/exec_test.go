@@ -64,6 +64,22 @@ func setupFake(t *testing.T) (bin, logPath string) {
 	return bin, logPath
 }
 
+// waitStarted waits (up to 20 s) for the blocking fake trainer to create
+// its FAKE_BLOCK file.
+func waitStarted(t *testing.T, started string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(started); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("fake trainer never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func calls(t *testing.T, p string) string {
 	b, _ := os.ReadFile(p)
 	return string(b)
@@ -158,16 +174,7 @@ func TestExecuteInterruptForwardsSIGINT(t *testing.T) {
 		s, err := Execute(ctx, out, runs[0], ExecOptions{Koopq: bin, StopGrace: 20 * time.Second})
 		done <- res{s, err}
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(started); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("fake trainer never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitStarted(t, started)
 	if st := RunStatus(out, runs[0]); st.State != Running {
 		t.Errorf("status while running: %+v", st)
 	}
@@ -452,5 +459,61 @@ func TestSummaryErrCountsAgree(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want prefix %q", c.sum, err, c.want)
 		}
+	}
+}
+
+// Two sweep processes on one directory (a command started twice, two batch
+// allocations) must never train the same run at once: of many executions
+// of one pending run released together, exactly one starts a trainer and
+// the others skip it as running elsewhere. Before the slot lock they could
+// all read "pending" before any wrote its marker, and several trained it.
+func TestConcurrentExecutesStartOneTrainer(t *testing.T) {
+	_, runs := mustParse(t, testSpec, Checker{})
+	for round := 0; round < 5; round++ { // the race is timing-dependent: several rounds
+		concurrentRound(t, runs[0])
+	}
+}
+
+func concurrentRound(t *testing.T, run Run) {
+	bin, logp := setupFake(t)
+	out := t.TempDir()
+	started := filepath.Join(t.TempDir(), "started")
+	t.Setenv("FAKE_BLOCK", started)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const n = 16
+	type res struct {
+		s   State
+		err error
+	}
+	done := make(chan res, n)
+	gate := make(chan struct{})
+	for i := 0; i < n; i++ {
+		go func() {
+			<-gate
+			s, err := Execute(ctx, out, run, ExecOptions{Koopq: bin, StopGrace: 20 * time.Second})
+			done <- res{s, err}
+		}()
+	}
+	close(gate)
+	// n−1 executions return at once (skipped); the one that runs blocks.
+	for i := 0; i < n-1; i++ {
+		select {
+		case r := <-done:
+			if r.s != Running || !errors.Is(r.err, ErrSkipped) || !strings.Contains(r.err.Error(), "running elsewhere") {
+				t.Errorf("execution %d: %v %v, want skipped as running elsewhere", i, r.s, r.err)
+			}
+		case <-time.After(20 * time.Second):
+			cancel()
+			t.Fatalf("only %d of %d executions returned: more than one trainer runs\n%s", i, n-1, calls(t, logp))
+		}
+	}
+	waitStarted(t, started)
+	cancel()
+	if r := <-done; r.s != Pending || !errors.Is(r.err, context.Canceled) {
+		t.Errorf("the running execution: %v %v", r.s, r.err)
+	}
+	if c := strings.Count("\n"+calls(t, logp), "\ntrain "); c != 1 {
+		t.Errorf("%d trainers started, want 1:\n%s", c, calls(t, logp))
 	}
 }
