@@ -245,6 +245,29 @@ func TestRunLocalConcurrency(t *testing.T) {
 	}
 }
 
+// Two sweeps on one directory at once train every run exactly once
+// between them, and what one skips because the other took it counts as
+// running elsewhere.
+func TestTwoSweepsShareADirectory(t *testing.T) {
+	bin, logp := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	for round := 0; round < 3; round++ {
+		out := t.TempDir()
+		os.WriteFile(logp, nil, 0o644)
+		sums := make(chan Summary, 2)
+		for i := 0; i < 2; i++ {
+			go func() { sums <- RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 2}) }()
+		}
+		a, b := <-sums, <-sums
+		if n := strings.Count(calls(t, logp), "train --data"); n != len(runs) {
+			t.Fatalf("round %d: %d trainers for %d runs:\n%s", round, n, len(runs), calls(t, logp))
+		}
+		if a.Done+b.Done != len(runs) || a.Failed+b.Failed != 0 || a.Err() != nil || b.Err() != nil {
+			t.Errorf("round %d: summaries %+v and %+v", round, a, b)
+		}
+	}
+}
+
 func TestRunLocalFailuresAndOrphans(t *testing.T) {
 	bin, _ := setupFake(t)
 	_, runs := mustParse(t, testSpec, Checker{})

@@ -178,6 +178,8 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 					if st.StepsPerSec > 0 { // results.json: this process's speed
 						measured = append(measured, finishedSpeed{r.Dataset, r.Method, r.Augment, st.StepsPerSec})
 					}
+				case errors.Is(err, ErrSkipped) && state == Running: // another process took it first
+					sum.Running++
 				case errors.Is(err, ErrSkipped):
 					sum.Skipped++
 				case state == Pending && ctx.Err() != nil:
