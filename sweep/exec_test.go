@@ -256,7 +256,9 @@ func TestTwoSweepsShareADirectory(t *testing.T) {
 		os.WriteFile(logp, nil, 0o644)
 		sums := make(chan Summary, 2)
 		for i := 0; i < 2; i++ {
-			go func() { sums <- RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 2}) }()
+			go func() {
+				sums <- RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin}, Jobs: 2})
+			}()
 		}
 		a, b := <-sums, <-sums
 		if n := strings.Count(calls(t, logp), "train --data"); n != len(runs) {
