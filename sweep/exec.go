@@ -262,7 +262,8 @@ var errSlotBusy = errors.New("slot locked")
 // marker are two steps another process could come between. The kernel
 // drops the lock when its holder dies (kill -9 included), so a lock is never
 // stale. It returns errSlotBusy when another process (or another execution
-// in this one) holds it, and the function that releases it.
+// in this one) holds it, and the function that releases it. On a filesystem
+// without flock it takes no lock and leaves the guarding to the marker.
 func lockSlot(slot string) (unlock func(), err error) {
 	f, err := os.OpenFile(filepath.Join(slot, slotLock), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
@@ -272,6 +273,12 @@ func lockSlot(slot string) (unlock func(), err error) {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, errSlotBusy
+		}
+		if errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {
+			// A filesystem without flock (some network and FUSE mounts):
+			// the state marker alone guards the run, as before the lock.
+			f.Close()
+			return func() {}, nil
 		}
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
