@@ -277,7 +277,6 @@ func lockSlot(slot string) (unlock func(), err error) {
 		if errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {
 			// A filesystem without flock (some network and FUSE mounts):
 			// the state marker alone guards the run, as before the lock.
-			f.Close()
 			return func() {}, nil
 		}
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
