@@ -172,25 +172,42 @@ type DatasetCurves struct {
 // the augmentation moved the states (raw units; logged by koopq after
 // 648ab9f, "–" for runs made before). Key names the column (in
 // diagnostics.csv and report.json), Metric the logged statistic it is made
-// of. A column is the statistic's mean over the last DiagnosticWindow of
-// training, or with Peak its largest logged value over the whole run: the
-// critic loss peak tells a run whose critic diverged on the way (e.g. from
-// 10 to thousands) and then settled from one that never did, which the
-// end-of-training mean hides.
+// of, Stat how a run's logged values become one number: the mean over the
+// last DiagnosticWindow of training, the largest value over the whole run
+// (the critic loss peak tells a run whose critic diverged on the way, e.g.
+// from 10 to thousands, and then settled from one that never did, which the
+// end-of-training mean hides), or the median after the first
+// DiagnosticWindow (the critic loss median: how large the Bellman error
+// typically was once training was under way, robust to single spikes).
 var DiagnosticColumns = []struct {
 	Key, Metric, Title string
-	Peak               bool
+	Stat               DiagStat
 }{
-	{"q_data", "q_data", "Q(s̃, a) data", false},
-	{"q_policy", "q_policy", "Q(s, π)", false},
-	{"q_random", "q_random", "Q(s, random)", false},
-	{"cql_gap", "cql_gap", "CQL gap", false},
-	{"alpha_prime", "alpha_prime", "α′", false},
-	{"q_loss", "q_loss", "critic loss", false},
-	{"q_loss_peak", "q_loss", "critic loss peak", true},
-	{"log_pi", "log_pi", "log π", false},
-	{"shift_l2", "shift_l2", "‖s̃ − s‖", false},
+	{"q_data", "q_data", "Q(s̃, a) data", EndMean},
+	{"q_policy", "q_policy", "Q(s, π)", EndMean},
+	{"q_random", "q_random", "Q(s, random)", EndMean},
+	{"cql_gap", "cql_gap", "CQL gap", EndMean},
+	{"alpha_prime", "alpha_prime", "α′", EndMean},
+	{"q_loss", "q_loss", "critic loss", EndMean},
+	{"q_loss_peak", "q_loss", "critic loss peak", Peak},
+	{"q_loss_median", "q_loss", "critic loss median", LateMedian},
+	{"log_pi", "log_pi", "log π", EndMean},
+	{"shift_l2", "shift_l2", "‖s̃ − s‖", EndMean},
 }
+
+// DiagStat is how a diagnostics column reduces one run's logged values.
+type DiagStat int
+
+const (
+	// EndMean is the mean over the last DiagnosticWindow of training.
+	EndMean DiagStat = iota
+	// Peak is the largest logged value.
+	Peak
+	// LateMedian is the median of the values logged after the first
+	// DiagnosticWindow of training (steps above DiagnosticWindow × the last
+	// logged step: 20k–100k for a 100k-step run).
+	LateMedian
+)
 
 // DiagnosticWindow is the part of training the diagnostics average over:
 // each run's logged values at steps above (1 − DiagnosticWindow) × its
@@ -234,6 +251,30 @@ func endMean(pts []Point) float64 {
 	return sum / float64(n)
 }
 
+// lateMedian is the median of pts after the first DiagnosticWindow of
+// training (NaN when pts is empty).
+func lateMedian(pts []Point) float64 {
+	if len(pts) == 0 {
+		return math.NaN()
+	}
+	from := float64(pts[len(pts)-1].Step) * DiagnosticWindow
+	var v []float64
+	for _, p := range pts {
+		if float64(p.Step) > from {
+			v = append(v, p.Score)
+		}
+	}
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(v)
+	if n := len(v); n%2 == 1 {
+		return v[n/2]
+	} else {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+}
+
 // peak is the largest score in pts (NaN when pts is empty).
 func peak(pts []Point) float64 {
 	v := math.NaN()
@@ -271,10 +312,7 @@ func diagnostics(rs []Result, datasets, methods []string) *Diagnostics {
 			row := DiagRow{Dataset: ds, Method: m}
 			for _, i := range cols {
 				col := DiagnosticColumns[i]
-				reduce := endMean
-				if col.Peak {
-					reduce = peak
-				}
+				reduce := map[DiagStat]func([]Point) float64{EndMean: endMean, Peak: peak, LateMedian: lateMedian}[col.Stat]
 				var c Cell
 				for _, r := range sel {
 					if v := reduce(r.Train[col.Metric]); !math.IsNaN(v) {

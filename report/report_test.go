@@ -347,9 +347,11 @@ func TestDiagnosticsTable(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("step,alpha_prime,q_data,q_loss\n")
 		for s := 1000; s <= 10000; s += 1000 {
-			// The critic loss spikes to 100·α′(5000) at step 5000 and is 1
-			// elsewhere: its peak column sees the spike, an end mean would not.
-			loss := 1.0
+			// The critic loss is step/1000 (1…10) except for a spike to
+			// 100·α′(5000) at step 5000: its peak column sees the spike, the
+			// end mean (steps 9000, 10000) does not, and the median after
+			// the first fifth (steps 3000…10000) is 7.5 whatever the spike.
+			loss := float64(s) / 1000
 			if s == 5000 {
 				loss = 100 * alpha(s)
 			}
@@ -377,15 +379,17 @@ func TestDiagnosticsTable(t *testing.T) {
 	if d == nil {
 		t.Fatal("no diagnostics")
 	}
-	if !slices.Equal(d.Columns, []string{"q_data", "alpha_prime", "q_loss", "q_loss_peak"}) {
-		t.Fatalf("columns %v, want q_data, alpha_prime, q_loss and q_loss_peak in DiagnosticColumns' order", d.Columns)
+	if !slices.Equal(d.Columns, []string{"q_data", "alpha_prime", "q_loss", "q_loss_peak", "q_loss_median"}) {
+		t.Fatalf("columns %v, want q_data, alpha_prime, q_loss, q_loss_peak and q_loss_median in DiagnosticColumns' order", d.Columns)
 	}
-	// Critic loss: end mean 1 in every run; peak 100·α′(5000): CQL seeds 0
-	// and 1 → 500 and 600, KFC++ a quarter, KFC++-residual 50.
+	// Critic loss: end mean 9.5 and median 7.5 in every run; peak
+	// 100·α′(5000): CQL seeds 0 and 1 → 500 and 600, KFC++ a quarter,
+	// KFC++-residual 50.
 	for k, w := range []struct{ peak, std float64 }{{550, math.Sqrt(5000)}, {137.5, math.Sqrt(5000) / 4}, {50, 0}} {
-		end, pk := d.Rows[k].Cells[2], d.Rows[k].Cells[3]
-		if math.Abs(end.Mean-1) > 1e-12 || math.Abs(pk.Mean-w.peak) > 1e-9 || (pk.N() > 1 && math.Abs(pk.Std-w.std) > 1e-9) {
-			t.Errorf("row %d: critic loss %v, peak %v ± %v; want 1 and %v ± %v", k, end.Mean, pk.Mean, pk.Std, w.peak, w.std)
+		end, pk, med := d.Rows[k].Cells[2], d.Rows[k].Cells[3], d.Rows[k].Cells[4]
+		if math.Abs(end.Mean-9.5) > 1e-12 || math.Abs(pk.Mean-w.peak) > 1e-9 || (pk.N() > 1 && math.Abs(pk.Std-w.std) > 1e-9) ||
+			med.Mean != 7.5 || med.Std > 0 {
+			t.Errorf("row %d: critic loss %v, peak %v ± %v, median %v ± %v; want 9.5, %v ± %v and 7.5", k, end.Mean, pk.Mean, pk.Std, med.Mean, med.Std, w.peak, w.std)
 		}
 	}
 	// CQL seed 0: α′ mean of 9 and 10 = 9.5; seed 1: 10.5 → 10 ± 0.707.
@@ -409,7 +413,7 @@ func TestDiagnosticsTable(t *testing.T) {
 		}
 	}
 	md := d.Markdown()
-	if !strings.Contains(md, "| hopper-medium | KFC++ | 2 | 95 ± 0 | 2.5 ± 0.18 | 1 ± 0 | 137.5 ± 18 |") || !strings.Contains(md, "critic loss peak |") {
+	if !strings.Contains(md, "| hopper-medium | KFC++ | 2 | 95 ± 0 | 2.5 ± 0.18 | 9.5 ± 0 | 137.5 ± 18 | 7.5 ± 0 |") || !strings.Contains(md, "critic loss peak | critic loss median |") {
 		t.Errorf("diagnostics markdown lacks the KFC++ row:\n%s", md)
 	}
 	if !strings.Contains(rep.Summary(), "## Training diagnostics") {
