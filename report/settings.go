@@ -119,24 +119,16 @@ func checkRuns(rs []Result) error {
 		m[k] = r
 	}
 	type cellKey struct{ dataset, method string }
-	first := map[cellKey]Result{}
-	var cells []cellKey
+	cells := map[cellKey][]Result{}
 	for _, r := range rs {
 		c := cellKey{r.Dataset, r.Method}
-		f, ok := first[c]
-		if !ok {
-			first[c] = r
-			cells = append(cells, c)
-			continue
+		for _, f := range cells[c] { // every pair: runs may lack different keys
+			if key, ok := differ(f.Settings, r.Settings); ok {
+				return fmt.Errorf("report: %s %s pools runs trained with different settings: %s = %s in %s but %s in %s; report them apart, or give them different method names in the sweep spec",
+					r.Dataset, r.Method, key, f.Settings[key], f.Dir, r.Settings[key], r.Dir)
+			}
 		}
-		if f.Settings == nil && r.Settings != nil {
-			first[c] = r
-			continue
-		}
-		if key, ok := differ(f.Settings, r.Settings); ok {
-			return fmt.Errorf("report: %s %s pools runs trained with different settings: %s = %s in %s but %s in %s; report them apart, or give them different method names in the sweep spec",
-				r.Dataset, r.Method, key, f.Settings[key], f.Dir, r.Settings[key], r.Dir)
-		}
+		cells[c] = append(cells[c], r)
 	}
 	return nil
 }

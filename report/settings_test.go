@@ -105,6 +105,19 @@ func TestCellWithDifferentSettingsIsAnError(t *testing.T) {
 		t.Errorf("cell %+v", rep.Table.Rows[0].Cells[0])
 	}
 
+	// Every pair is compared: the first run lacking the key does not hide
+	// a conflict between the others.
+	withCQL(t, root, "walker2d-medium", "CQL", 0, "walker2d", map[string]any{"min_q_weight": 10})
+	withCQL(t, root, "walker2d-medium", "CQL", 2, "walker2d", map[string]any{"lagrange": false, "min_q_weight": 10})
+	runs, err = Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = Build(runs, Options{Reps: 50}); err == nil || !strings.Contains(err.Error(), "cql.lagrange = true in") {
+		t.Errorf("conflict behind a run without the key: got %v", err)
+	}
+	withCQL(t, root, "walker2d-medium", "CQL", 2, "walker2d", map[string]any{"min_q_weight": 10})
+
 	// An unfinished run of the cell is held to the same settings.
 	writeInProgress(t, root, 3, "walker2d-medium", "CQL", 5, []float64{10})
 	cfg := filepath.Join(root, "walker2d-medium__CQL__s5", "run-20260101-000000", "config.json")
