@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/koopq/koopq/internal/atomicfile"
+	"github.com/koopq/koopq/internal/lockfile"
 )
 
 // Dir is one run's directory:
@@ -73,31 +73,17 @@ func OpenDir(path string) (*Dir, error) {
 // that two processes never work on one run. A second Lock fails at once
 // with an error naming the holder's pid.
 func (d *Dir) Lock() (unlock func(), err error) {
-	p := d.File(".lock")
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("run directory %s: %w", d.Path, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(p)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			pid := strings.TrimSpace(string(holder))
-			if pid == "" {
-				pid = "unknown"
-			}
-			return nil, fmt.Errorf("run directory %s is in use by another koopq process (pid %s); wait for it to end or stop it first", d.Path, pid)
+	unlock, holder, err := lockfile.TryLock(d.File(".lock"))
+	switch {
+	case errors.Is(err, lockfile.ErrBusy):
+		if holder == "" {
+			holder = "unknown"
 		}
+		return nil, fmt.Errorf("run directory %s is in use by another koopq process (pid %s); wait for it to end or stop it first", d.Path, holder)
+	case err != nil:
 		return nil, fmt.Errorf("locking run directory %s: %w", d.Path, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return func() {
-		_ = f.Truncate(0)
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return unlock, nil
 }
 
 // CleanTemp removes the temporary files (.tmp-*) that a killed process left

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/koopq/koopq/internal/lockfile"
 )
 
 // ExecOptions says how one run is executed.
@@ -250,7 +252,7 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 }
 
 // slotLock is the file in a run's slot that the process executing the run
-// holds an exclusive flock(2) on for as long as it runs.
+// holds an exclusive flock(2) on for as long as it runs (internal/lockfile).
 const slotLock = ".lock"
 
 // errSlotBusy says another process holds a slot's lock.
@@ -259,29 +261,21 @@ var errSlotBusy = errors.New("slot locked")
 // lockSlot takes the slot's lock without waiting, so that two sweep
 // processes on one directory (a command started twice, two allocations)
 // never execute the same run: checking the run's state and writing its
-// marker are two steps another process could come between. The kernel
-// drops the lock when its holder dies (kill -9 included), so a lock is never
-// stale. It returns errSlotBusy when another process (or another execution
-// in this one) holds it, and the function that releases it. On a filesystem
-// without flock it takes no lock and leaves the guarding to the marker.
+// marker are two steps another process could come between. It returns
+// errSlotBusy when another process (or another execution in this one)
+// holds it, and the function that releases it. On a filesystem without
+// flock it takes no lock and leaves the guarding to the marker.
 func lockSlot(slot string) (unlock func(), err error) {
-	f, err := os.OpenFile(filepath.Join(slot, slotLock), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
+	unlock, _, err = lockfile.TryLock(filepath.Join(slot, slotLock))
+	switch {
+	case errors.Is(err, lockfile.ErrBusy):
+		return nil, errSlotBusy
+	case errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS):
+		// A filesystem without flock (some network and FUSE mounts): the
+		// state marker alone guards the run, as before the lock.
+		return func() {}, nil
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, errSlotBusy
-		}
-		if errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {
-			// A filesystem without flock (some network and FUSE mounts):
-			// the state marker alone guards the run, as before the lock.
-			return func() {}, nil
-		}
-		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
-	}
-	return func() { f.Close() }, nil
+	return unlock, err
 }
 
 // ExitInterrupted is the exit status of `koopq train` when a signal

@@ -1,0 +1,47 @@
+// Package lockfile takes exclusive, non-blocking flock(2) locks on files:
+// how koopq keeps two processes off one run directory (run.Dir.Lock) and two
+// sweep processes off one run's slot (sweep.Execute). The kernel drops a
+// lock when its holder dies, kill -9 included, so a lock is never stale.
+package lockfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// ErrBusy is returned (wrapped) by TryLock when another open file
+// description, in this process or another, holds the lock.
+var ErrBusy = errors.New("locked by another process")
+
+// TryLock takes an exclusive lock on path (created if missing) without
+// waiting, and writes this process's pid into the file. It returns the
+// function that releases the lock (and empties the file). When the lock is
+// held elsewhere the error wraps ErrBusy and holder is the pid written by
+// the holder ("" when unknown); other failures wrap the system error (e.g.
+// ENOLCK on a filesystem without flock).
+func TryLock(path string) (unlock func(), holder string, err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := os.ReadFile(path)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, strings.TrimSpace(string(b)), fmt.Errorf("%s: %w", path, ErrBusy)
+		}
+		return nil, "", fmt.Errorf("flock %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return func() {
+		_ = f.Truncate(0)
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, "", nil
+}
