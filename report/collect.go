@@ -151,14 +151,10 @@ type CollectOptions struct {
 
 // the parts of results.json and sweep-run.json the report reads.
 type resultsFile struct {
-	Config struct {
-		Env     string `json:"env"`
-		Data    string `json:"data"`
-		Augment string `json:"augment"`
-	} `json:"config"`
-	Seed  uint64 `json:"seed"`
-	Steps int    `json:"steps"`
-	Final struct {
+	Config runConfig `json:"config"`
+	Seed   uint64    `json:"seed"`
+	Steps  int       `json:"steps"`
+	Final  struct {
 		Normalized *float64 `json:"normalized_score"`
 	} `json:"final_eval"`
 	History []struct {
@@ -172,6 +168,30 @@ type resultsFile struct {
 		Seconds    float64         `json:"wall_seconds"`
 		Provenance *provenanceFile `json:"provenance"`
 	} `json:"segments"`
+}
+
+// runConfig is the part of a run's config the report reads: its labels and
+// its Settings, taken from the one decoding of results.json.
+type runConfig struct {
+	Env, Data, Augment string
+	Settings           Settings
+}
+
+func (c *runConfig) UnmarshalJSON(b []byte) error {
+	var p struct {
+		Env     string `json:"env"`
+		Data    string `json:"data"`
+		Augment string `json:"augment"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	s, err := settingsOf(b)
+	if err != nil {
+		return err
+	}
+	*c = runConfig{Env: p.Env, Data: p.Data, Augment: p.Augment, Settings: s}
+	return nil
 }
 
 type sweepRunFile struct {
@@ -263,21 +283,11 @@ func readRun(dir string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var raw struct {
-		Config json.RawMessage `json:"config"`
-	}
 	if err := json.Unmarshal(b, &rf); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
 	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
-	}
-	settings, err := settingsOf(raw.Config)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: config: %w", filepath.Join(dir, "results.json"), err)
-	}
 	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rf.Config.Augment, Score: num(rf.Final.Normalized), Order: -1,
-		Precision: rf.Provenance.BLASPrecision, Settings: settings}
+		Precision: rf.Provenance.BLASPrecision, Settings: rf.Config.Settings}
 	r.Final = r.Score
 	for _, sg := range rf.Segments {
 		r.Segments = append(r.Segments, sg.Provenance.segment(sg.From, sg.To, sg.Seconds))
