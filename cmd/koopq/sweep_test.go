@@ -95,7 +95,7 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 		"paper-table1-gym.yaml":                    "225 runs (9 datasets × 5 methods × 5 seeds + 0 ablation runs), 225000000 gradient steps",
 		"study-locomotion.yaml":                    "60 runs (3 datasets × 5 methods × 3 seeds + 15 ablation runs), 6000000 gradient steps",
 		"study-locomotion-alpha.yaml":              "9 runs (1 dataset × 3 methods × 3 seeds + 0 ablation runs), 900000 gradient steps",
-		"study-locomotion-walker2d-diagnosis.yaml": "2 runs (1 dataset × 2 methods × 1 seed + 0 ablation runs), 120000 gradient steps",
+		"study-locomotion-walker2d-diagnosis.yaml": "3 runs (1 dataset × 3 methods × 1 seed + 0 ablation runs), 180000 gradient steps",
 		"study-locomotion-w10.yaml":                "30 runs (2 datasets × 5 methods × 3 seeds + 0 ablation runs), 3000000 gradient steps",
 		"study-locomotion-w10-clean.yaml":          "6 runs (2 datasets × 1 method × 3 seeds + 0 ablation runs), 600000 gradient steps",
 	} {
