@@ -96,6 +96,7 @@ func TestSweepPlanAndKubernetes(t *testing.T) {
 		"study-locomotion.yaml":                    "60 runs (3 datasets × 5 methods × 3 seeds + 15 ablation runs), 6000000 gradient steps",
 		"study-locomotion-alpha.yaml":              "9 runs (1 dataset × 3 methods × 3 seeds + 0 ablation runs), 900000 gradient steps",
 		"study-locomotion-walker2d-diagnosis.yaml": "3 runs (1 dataset × 3 methods × 1 seed + 0 ablation runs), 180000 gradient steps",
+		"study-locomotion-halfcheetah-tau.yaml":    "1 run (1 dataset × 1 method × 1 seed + 0 ablation runs), 30000 gradient steps",
 		"study-locomotion-w10.yaml":                "30 runs (2 datasets × 5 methods × 3 seeds + 0 ablation runs), 3000000 gradient steps",
 		"study-locomotion-w10-clean.yaml":          "6 runs (2 datasets × 1 method × 3 seeds + 0 ablation runs), 600000 gradient steps",
 	} {
