@@ -18,6 +18,8 @@ import (
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/atomicfile"
+	"github.com/koopq/koopq/internal/lockfile"
 	"github.com/koopq/koopq/policies"
 	"github.com/koopq/koopq/sac"
 )
@@ -214,6 +216,50 @@ type D4RLFile struct {
 	SACSteps    int     `json:"sac_steps,omitempty"`
 	Seconds     float64 `json:"seconds"`
 	Description string  `json:"description"`
+}
+
+// D4RLSummaryFile is the summary koopq collect keeps beside the datasets it
+// writes: one D4RLFile per dataset file in the directory, sorted by name.
+const D4RLSummaryFile = "collect-d4rl.json"
+
+// RecordD4RLFiles adds files to dir's D4RLSummaryFile and returns its path.
+// An entry with the same name (a dataset made again) is replaced; entries of
+// other datasets, written by earlier or concurrent collections into the same
+// directory (two sweeps preparing different datasets), are kept. The update
+// holds a lock on <summary>.lock and replaces the file atomically. A summary
+// that is not a list of datasets is an error and is left as it is.
+func RecordD4RLFiles(dir string, files []D4RLFile) (string, error) {
+	p := filepath.Join(dir, D4RLSummaryFile)
+	unlock, err := lockfile.Lock(p + ".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	byName := map[string]D4RLFile{}
+	if b, err := os.ReadFile(p); err == nil {
+		var old []D4RLFile
+		if err := json.Unmarshal(b, &old); err != nil {
+			return "", fmt.Errorf("%s is not koopq collect's summary (a list of datasets): %v; move it away and collect again", p, err)
+		}
+		for _, f := range old {
+			byName[f.Name] = f
+		}
+	} else if !os.IsNotExist(err) {
+		return "", err
+	}
+	for _, f := range files {
+		byName[f.Name] = f
+	}
+	all := make([]D4RLFile, 0, len(byName))
+	for _, f := range byName {
+		all = append(all, f)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	b, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return p, atomicfile.Write(p, append(b, '\n'), nil)
 }
 
 // d4rlSource is where one dataset's rows come from.

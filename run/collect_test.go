@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/koopq/koopq/dataset"
@@ -249,5 +251,69 @@ func TestExportBestExpert(t *testing.T) {
 	}
 	if _, err := os.Stat(bad); !os.IsNotExist(err) {
 		t.Fatalf("a refused export created %s", bad)
+	}
+}
+
+// RecordD4RLFiles keeps every dataset recorded in a directory's summary:
+// later and concurrent records add entries, a dataset recorded again
+// replaces its own, and a summary that is not a list is refused unchanged.
+func TestRecordD4RLFiles(t *testing.T) {
+	dir := t.TempDir()
+	read := func() []D4RLFile {
+		t.Helper()
+		var fs []D4RLFile
+		b, err := os.ReadFile(filepath.Join(dir, D4RLSummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &fs); err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	if _, err := RecordD4RLFiles(dir, []D4RLFile{{Name: "walker2d-medium-v2", Rows: 1}, {Name: "hopper-medium-v2", Rows: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := RecordD4RLFiles(dir, []D4RLFile{{Name: fmt.Sprintf("env%d-medium-v2", i), Rows: i}})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := RecordD4RLFiles(dir, []D4RLFile{{Name: "hopper-medium-v2", Rows: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	fs := read()
+	if len(fs) != 10 {
+		t.Fatalf("%d entries, want 10: %v", len(fs), fs)
+	}
+	for i, f := range fs {
+		if i > 0 && fs[i-1].Name >= f.Name {
+			t.Errorf("entries not sorted by name: %q before %q", fs[i-1].Name, f.Name)
+		}
+		if f.Name == "hopper-medium-v2" && f.Rows != 2 || f.Name == "walker2d-medium-v2" && f.Rows != 1 {
+			t.Errorf("entry %+v", f)
+		}
+	}
+	bad := []byte(`{"name": "not a list"}`)
+	if err := os.WriteFile(filepath.Join(dir, D4RLSummaryFile), bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RecordD4RLFiles(dir, []D4RLFile{{Name: "x-medium-v2"}}); err == nil || !strings.Contains(err.Error(), "move it away") {
+		t.Errorf("summary that is not a list: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, D4RLSummaryFile)); !bytes.Equal(b, bad) {
+		t.Errorf("the refused summary was changed: %s", b)
 	}
 }

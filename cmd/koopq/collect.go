@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,9 +132,8 @@ func init() {
 				if err != nil {
 					return err
 				}
-				b, _ := json.MarshalIndent(files, "", "  ")
-				p := filepath.Join(out, "collect-d4rl.json")
-				if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+				p, err := run.RecordD4RLFiles(out, files)
+				if err != nil {
 					return err
 				}
 				fmt.Printf("wrote %s\n", p)

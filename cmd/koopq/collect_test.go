@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/koopq/koopq/run"
 )
 
 // Bad collect invocations fail with one clear error line and write nothing.
@@ -65,6 +69,33 @@ func TestCollectD4RLName(t *testing.T) {
 	info := runCLI(t, dir, time.Minute, "dataset", "info", filepath.Join(dir, "a", "hopper-random-v2.hdf5"))
 	if info.Code != 0 || !strings.Contains(info.Stdout, "normalized") || !strings.Contains(info.Stdout, "hopper-random-v2") {
 		t.Fatalf("dataset info:\n%s%s", info.Stdout, info.Stderr)
+	}
+
+	// A later collection into the same directory adds to its summary
+	// (collect-d4rl.json) instead of replacing it, and a dataset made again
+	// replaces its own entry only.
+	for _, c := range []struct {
+		name, rows string
+		want       map[string]int
+	}{
+		{"walker2d-random-v2", "300", map[string]int{"hopper-random-v2": 3000, "walker2d-random-v2": 300}},
+		{"hopper-random-v2", "500", map[string]int{"hopper-random-v2": 500, "walker2d-random-v2": 300}},
+	} {
+		r := runCLI(t, dir, time.Minute, "collect", c.name, "--transitions", c.rows, "--out", filepath.Join(dir, "a"))
+		if r.Code != 0 {
+			t.Fatalf("collect %s: exit %d\n%s%s", c.name, r.Code, r.Stdout, r.Stderr)
+		}
+		var sum []run.D4RLFile
+		if err := json.Unmarshal(readFile(t, filepath.Join(dir, "a", run.D4RLSummaryFile)), &sum); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, f := range sum {
+			got[f.Name] = f.Rows
+		}
+		if !reflect.DeepEqual(got, c.want) || len(sum) != len(c.want) || sum[0].Name != "hopper-random-v2" {
+			t.Errorf("after collect %s: summary %v (order %v), want %v", c.name, got, sum, c.want)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
-// Package lockfile takes exclusive, non-blocking flock(2) locks on files:
-// how koopq keeps two processes off one run directory (run.Dir.Lock) and two
-// sweep processes off one run's slot (sweep.Execute). The kernel drops a
+// Package lockfile takes exclusive flock(2) locks on files: non-blocking
+// (TryLock) is how koopq keeps two processes off one run directory
+// (run.Dir.Lock) and two sweep processes off one run's slot (sweep.Execute);
+// blocking (Lock) serializes short read-modify-write updates of a file that
+// several processes share (koopq collect's collect-d4rl.json). The kernel drops a
 // lock when its holder dies, kill -9 included, so a lock is never stale.
 package lockfile
 
@@ -24,11 +26,24 @@ var ErrBusy = errors.New("locked by another process")
 // the holder ("" when unknown); other failures wrap the system error (e.g.
 // ENOLCK on a filesystem without flock).
 func TryLock(path string) (unlock func(), holder string, err error) {
+	return lock(path, syscall.LOCK_EX|syscall.LOCK_NB)
+}
+
+// Lock takes an exclusive lock on path (created if missing), waiting for
+// as long as another holder keeps it, and writes this process's pid into
+// the file. It returns the function that releases the lock. Meant for
+// updates that hold the lock for milliseconds; errors wrap the system error.
+func Lock(path string) (unlock func(), err error) {
+	unlock, _, err = lock(path, syscall.LOCK_EX)
+	return unlock, err
+}
+
+func lock(path string, how int) (unlock func(), holder string, err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		b, _ := os.ReadFile(path)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
