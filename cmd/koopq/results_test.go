@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -310,6 +311,68 @@ func TestCommittedEval100Reproduce(t *testing.T) {
 		if len(re.Reevaluations) != 1 || !slices.Equal(re.Reevaluations[0].Reevaluated.Returns, committed.Result.Returns) ||
 			!slices.Equal(re.Reevaluations[0].Reevaluated.Lengths, committed.Result.Lengths) {
 			t.Errorf("%s: 'eval --run %s --episodes 100 --seed 7000' does not give the committed episodes", f, dir)
+		}
+	}
+}
+
+// TestCommittedSweepDirsTrackOnlySmallFiles: every committed sweep directory
+// under results/ (a runs/ folder of slots with sweep-run.json) is one the
+// README lets `koopq sweep run --out` write into, so git must ignore what a
+// sweep leaves there besides the small files (checkpoints, logs, state,
+// locks) and keep the files `koopq report` and `koopq eval` read. The
+// directories under results/study-locomotion other than runs/ once tracked
+// checkpoints.
+func TestCommittedSweepDirsTrackOnlySmallFiles(t *testing.T) {
+	root := filepath.Join("..", "..")
+	var dirs []string
+	for _, pat := range []string{"results/*/runs/*/sweep-run.json", "results/*/*/runs/*/sweep-run.json"} {
+		found, err := filepath.Glob(filepath.Join(root, pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range found {
+			d, err := filepath.Rel(root, filepath.Dir(filepath.Dir(f)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	if len(dirs) < 5 {
+		t.Fatalf("found %d committed sweep directories, want at least the 5 of 2026-11-26: %v", len(dirs), dirs)
+	}
+	ignored := []string{"s/train.log", "s/state.json", "s/.lock", "s/run-1/.lock", "s/run-1/metrics.jsonl",
+		"s/run-1/checkpoints/latest.safetensors", "s/run-1/checkpoints/config.json"}
+	tracked := []string{"s/sweep-run.json", "s/run-1/config.json", "s/run-1/results.json", "s/run-1/history.json",
+		"s/run-1/metrics.csv", "s/run-1/policy.safetensors"}
+	var paths []string
+	for _, d := range dirs {
+		for _, f := range append(append([]string{}, ignored...), tracked...) {
+			paths = append(paths, filepath.ToSlash(filepath.Join(d, f)))
+		}
+	}
+	cmd := exec.Command("git", append([]string{"check-ignore", "--no-index"}, paths...)...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+		t.Fatalf("git check-ignore: %v", err)
+	}
+	got := map[string]bool{}
+	for _, l := range strings.Fields(string(out)) {
+		got[l] = true
+	}
+	for _, d := range dirs {
+		for _, f := range ignored {
+			if p := filepath.ToSlash(filepath.Join(d, f)); !got[p] {
+				t.Errorf("%s is not ignored: a sweep writing there would leave it for `git add`", p)
+			}
+		}
+		for _, f := range tracked {
+			if p := filepath.ToSlash(filepath.Join(d, f)); got[p] {
+				t.Errorf("%s is ignored: the committed results would lose it", p)
+			}
 		}
 	}
 }
