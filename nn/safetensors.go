@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/koopq/koopq/internal/stheader"
 )
 
 // SaveSafetensors writes tensors (name → param values and shape) plus string
@@ -89,39 +91,12 @@ type Tensor struct {
 // LoadSafetensors reads every F32 tensor and the metadata of a safetensors file.
 // Malformed or truncated files give an error naming the problem.
 func LoadSafetensors(path string) (map[string]Tensor, map[string]string, error) {
-	f, err := os.Open(path)
+	f, h, err := stheader.Open(path)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err // "no such file or directory", "too many levels of symbolic links", ...
-		}
-		return nil, nil, fmt.Errorf("safetensors %s: %w", path, err)
+		return nil, nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, fmt.Errorf("safetensors %s: %w", path, err)
-	}
-	if st.IsDir() {
-		return nil, nil, fmt.Errorf("safetensors %s: is a directory, want a .safetensors file", path)
-	}
-	var lb [8]byte
-	if _, err := io.ReadFull(f, lb[:]); err != nil {
-		return nil, nil, fmt.Errorf("safetensors %s: file too short for a header", path)
-	}
-	hl := binary.LittleEndian.Uint64(lb[:])
-	if hl > uint64(st.Size())-8 || hl > 100<<20 {
-		return nil, nil, fmt.Errorf("safetensors %s: header length %d exceeds file size %d", path, hl, st.Size())
-	}
-	hb := make([]byte, hl)
-	if _, err := io.ReadFull(f, hb); err != nil {
-		return nil, nil, fmt.Errorf("safetensors %s: reading header: %w", path, err)
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(hb, &raw); err != nil {
-		return nil, nil, fmt.Errorf("safetensors %s: bad header JSON: %w", path, err)
-	}
-	dataLen := st.Size() - 8 - int64(hl)
-	meta := map[string]string{}
+	raw, meta, dataLen := h.Entries, h.Meta, h.DataLen
 	out := map[string]Tensor{}
 	names := make([]string, 0, len(raw))
 	for k := range raw {
@@ -133,12 +108,6 @@ func LoadSafetensors(path string) (map[string]Tensor, map[string]string, error) 
 		return nil, nil, fmt.Errorf("safetensors %s: reading data: %w", path, err)
 	}
 	for _, name := range names {
-		if name == "__metadata__" {
-			if err := json.Unmarshal(raw[name], &meta); err != nil {
-				return nil, nil, fmt.Errorf("safetensors %s: bad metadata: %w", path, err)
-			}
-			continue
-		}
 		var e struct {
 			Dtype   string  `json:"dtype"`
 			Shape   []int   `json:"shape"`

@@ -227,14 +227,14 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	case ctx.Err() != nil:
 		m.State, m.Error = "interrupted", "stopped by a signal"
 		_ = writeMarker(slot, m)
-		return Pending, fmt.Errorf("run %s: interrupted at step %d: %w", r.Name, after.Step, ctx.Err())
+		return Pending, fmt.Errorf("run %s: interrupted at step %d: %w", r.Name, interruptedAt(after), ctx.Err())
 	case exitCode(runErr) == ExitInterrupted:
 		// The trainer itself got the signal (a batch system signals every
 		// process of a job, and it may exit before this process sees its
 		// own): it checkpointed, so the run is resumable, not failed.
 		m.State, m.Error = "interrupted", "the trainer was stopped by a signal"
 		_ = writeMarker(slot, m)
-		return Pending, fmt.Errorf("run %s: trainer interrupted at step %d (it resumes on the next run)", r.Name, after.Step)
+		return Pending, fmt.Errorf("run %s: trainer interrupted at step %d (it resumes on the next run)", r.Name, interruptedAt(after))
 	}
 	m.State = "failed"
 	cleanOrphans(slot)
@@ -346,3 +346,8 @@ func logTail(path string) string {
 	}
 	return ""
 }
+
+// interruptedAt is the step an interrupted trainer stopped at: on a signal it
+// checkpoints the step it is at, which is past its last logged one (st.Step,
+// a multiple of --log-every); without that checkpoint, the last logged step.
+func interruptedAt(st Status) int { return max(st.Step, st.Checkpoint) }

@@ -233,10 +233,11 @@ func Left(out string, runs []Run) (left []Run, done int) {
 }
 
 // timeLeft is the time run r still trains at perSec steps/s (> 0): its
-// steps beyond what its status st has logged (the zero Status: all of
-// them). 'sweep run --time-limit', Schedule and 'sweep status' use it.
+// steps beyond where its status st stands (Status.resumeStep: a running
+// run's last logged step, a pending one's checkpoint; the zero Status: all
+// of them). 'sweep run --time-limit', Schedule and 'sweep status' use it.
 func timeLeft(r Run, st Status, perSec float64) time.Duration {
-	return time.Duration(float64(max(r.Steps-st.Step, 0)) / perSec * float64(time.Second))
+	return time.Duration(float64(max(r.Steps-st.resumeStep(), 0)) / perSec * float64(time.Second))
 }
 
 // Planned is one run's place in a predicted local schedule (Schedule).

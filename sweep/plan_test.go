@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -204,13 +205,15 @@ func TestSchedule(t *testing.T) {
 		t.Errorf("two slots, one taken by a run of unknown speed: %+v", got)
 	}
 
-	// A partial run (1800 steps logged) needs half its time; a run another
-	// process trains and a failed run take no slot.
+	// A partial run (checkpoint at step 1800, logged to 2700) needs half
+	// its time; a run another process trains and a failed run take no slot.
 	out := t.TempDir()
 	dir := filepath.Join(SlotDir(out, runs[0]), "run")
-	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(filepath.Join(dir, "checkpoints"), 0o755)
 	os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644)
-	os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte(`{"step":900,"wall_seconds":1}`+"\n"+`{"step":1800,"wall_seconds":2}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte(`{"step":1800,"wall_seconds":1}`+"\n"+`{"step":2700,"wall_seconds":2}`+"\n"), 0o644)
+	header := `{"__metadata__":{"state":"{\"steps\":1800}"}}`
+	os.WriteFile(filepath.Join(dir, "checkpoints", "latest.safetensors"), append(binary.LittleEndian.AppendUint64(nil, uint64(len(header))), header...), 0o644)
 	host, _ := os.Hostname()
 	os.MkdirAll(SlotDir(out, runs[1]), 0o755)
 	os.MkdirAll(SlotDir(out, runs[2]), 0o755)
@@ -370,5 +373,50 @@ func TestFormatMinutes(t *testing.T) {
 		if got := FormatMinutes(d); got != want {
 			t.Errorf("FormatMinutes(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// A partial run resumes from its checkpoint, not from its last logged step
+// (after a kill -9 the log runs ahead by up to --checkpoint-every): the time
+// it still needs, `sweep status` and an interruption's message count from
+// the checkpoint's step, read from its header. A pending run without a
+// checkpoint starts over and needs all its steps.
+func TestPartialRunCountsFromItsCheckpoint(t *testing.T) {
+	r := Run{Name: "a", Steps: 10000}
+	out := t.TempDir()
+	dir := filepath.Join(SlotDir(out, r), "run")
+	os.MkdirAll(filepath.Join(dir, "checkpoints"), 0o755)
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte(`{"step":8000,"wall_seconds":800}`+"\n"+`{"step":9000,"wall_seconds":900}`+"\n"), 0o644)
+	ckpt := filepath.Join(dir, "checkpoints", "latest.safetensors")
+	header := `{"__metadata__":{"koopq.kind":"cql-learner","state":"{\"steps\":5000,\"log_alpha\":0}"}}`
+	os.WriteFile(ckpt, append(binary.LittleEndian.AppendUint64(nil, uint64(len(header))), header...), 0o644)
+
+	st := RunStatus(out, r)
+	if st.State != Pending || !st.Partial || st.Step != 9000 || st.Checkpoint != 5000 {
+		t.Fatalf("status %+v, want a partial run logged to 9000 with its checkpoint at 5000", st)
+	}
+	if got, want := timeLeft(r, st, 10), 500*time.Second; got != want {
+		t.Errorf("time left %v, want %v (5000 steps from the checkpoint at 10 steps/s)", got, want)
+	}
+	if s := FormatStatus([]Status{st}); !strings.Contains(s, "partial") || !strings.Contains(s, "resumes from its checkpoint at step 5000") {
+		t.Errorf("status table:\n%s", s)
+	}
+	if got := interruptedAt(Status{Step: 4000, Checkpoint: 4629}); got != 4629 {
+		t.Errorf("interrupted at %d, want the checkpoint's 4629 (a signal checkpoints past the last log row)", got)
+	}
+	if got := interruptedAt(Status{Step: 4000}); got != 4000 {
+		t.Errorf("interrupted without a checkpoint step: %d, want 4000", got)
+	}
+
+	// A checkpoint whose header cannot be read: the last logged step, as before.
+	os.WriteFile(ckpt, []byte("not a checkpoint"), 0o644)
+	if st := RunStatus(out, r); !st.Partial || st.Checkpoint != 0 || timeLeft(r, st, 10) != 100*time.Second {
+		t.Errorf("unreadable checkpoint: %+v, time left %v", st, timeLeft(r, st, 10))
+	}
+	// No checkpoint: the run starts over.
+	os.Remove(ckpt)
+	if st := RunStatus(out, r); st.Partial || timeLeft(r, st, 10) != 1000*time.Second {
+		t.Errorf("no checkpoint: %+v, time left %v, want all 10000 steps", st, timeLeft(r, st, 10))
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/plural"
+	"github.com/koopq/koopq/internal/stheader"
 )
 
 // State is where a run stands.
@@ -51,6 +52,11 @@ type Status struct {
 	Partial bool
 	// Step is the last logged gradient step.
 	Step int
+	// Checkpoint is the gradient step of the run's checkpoint, the step a
+	// partial run resumes from (0: no checkpoint, or one whose step cannot
+	// be read). It can lag Step by up to the run's --checkpoint-every when
+	// the trainer was killed without warning.
+	Checkpoint int
 	// LastScore is the normalized score of the latest evaluation (NaN: none).
 	LastScore float64
 	// StepsPerSec is the training speed (results.json for finished runs, the
@@ -191,6 +197,7 @@ func RunStatus(out string, r Run) Status {
 		}
 		if _, err := os.Stat(filepath.Join(st.TrainDir, "checkpoints", "latest.safetensors")); err == nil {
 			st.Partial = true
+			st.Checkpoint = checkpointStep(filepath.Join(st.TrainDir, "checkpoints", "latest.safetensors"))
 		}
 	}
 	if m, ok := readMarker(slot); ok {
@@ -209,6 +216,38 @@ func RunStatus(out string, r Run) Status {
 		}
 	}
 	return st
+}
+
+// checkpointStep reads the gradient step of a `koopq train` checkpoint from
+// its header (the "state" metadata), without loading the weights; 0 when it
+// cannot be read.
+func checkpointStep(path string) int {
+	h, err := stheader.Read(path)
+	if err != nil {
+		return 0
+	}
+	var state struct {
+		Steps int `json:"steps"`
+	}
+	if json.Unmarshal([]byte(h.Meta["state"]), &state) != nil {
+		return 0
+	}
+	return state.Steps
+}
+
+// resumeStep is the step the run stands at for the time it still needs: a
+// running run's last logged step; a pending run's checkpoint (a partial
+// run resumes there, not at its last logged step), else 0 (it starts over).
+func (s Status) resumeStep() int {
+	switch {
+	case s.State != Pending:
+		return s.Step
+	case s.Partial && s.Checkpoint > 0:
+		return s.Checkpoint
+	case s.Partial:
+		return s.Step // a checkpoint whose step could not be read
+	}
+	return 0
 }
 
 // progressLine is the line the local and Slurm executors print for an active
@@ -271,6 +310,9 @@ func FormatStatus(st []Status) string {
 			// Training steps only, at the speed between its last two log rows.
 			eta := timeLeft(s.Run, s, s.StepsPerSec)
 			msg = strings.TrimSpace(fmt.Sprintf("about %s of training left %s", FormatMinutes(eta), msg))
+		}
+		if s.State == Pending && s.Partial && s.Checkpoint > 0 {
+			msg = strings.TrimSpace(fmt.Sprintf("resumes from its checkpoint at step %d %s", s.Checkpoint, msg))
 		}
 		rows = append(rows, []string{fmt.Sprint(s.Run.Index), s.Run.Name, s.label(), fmt.Sprintf("%d/%d", s.Step, s.Run.Steps), score, sps, msg})
 	}
