@@ -159,7 +159,7 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 				if !ok {
 					sum.Held++
 				} else {
-					active[r.Index] = activeRun{r, RunStatus(out, r).Step}
+					active[r.Index] = activeRun{r, RunStatus(out, r).resumeStep()}
 				}
 				mu.Unlock()
 				if !ok {
