@@ -409,6 +409,16 @@ func TestPartialRunCountsFromItsCheckpoint(t *testing.T) {
 		t.Errorf("interrupted without a checkpoint step: %d, want 4000", got)
 	}
 
+	// A failed run that --retry-failed starts again also resumes there.
+	host, _ := os.Hostname()
+	if err := writeMarker(SlotDir(out, r), Marker{State: "failed", Host: host, Error: "boom"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := RunStatus(out, r); st.State != Failed || timeLeft(r, st, 10) != 500*time.Second {
+		t.Errorf("failed run with a checkpoint: %+v, time left %v, want 500s", st, timeLeft(r, st, 10))
+	}
+	os.Remove(filepath.Join(SlotDir(out, r), "state.json"))
+
 	// A checkpoint whose header cannot be read: the last logged step, as before.
 	os.WriteFile(ckpt, []byte("not a checkpoint"), 0o644)
 	if st := RunStatus(out, r); !st.Partial || st.Checkpoint != 0 || timeLeft(r, st, 10) != 100*time.Second {

@@ -236,11 +236,13 @@ func checkpointStep(path string) int {
 }
 
 // resumeStep is the step the run stands at for the time it still needs: a
-// running run's last logged step; a pending run's checkpoint (a partial
-// run resumes there, not at its last logged step), else 0 (it starts over).
+// running or finished run's last logged step; for a pending run (or a
+// failed one that --retry-failed starts again) its checkpoint's step, where
+// `koopq train --resume` continues, not its last logged one; without a
+// checkpoint 0 (it starts over).
 func (s Status) resumeStep() int {
 	switch {
-	case s.State != Pending:
+	case s.State == Running || s.State == Done:
 		return s.Step
 	case s.Partial && s.Checkpoint > 0:
 		return s.Checkpoint
