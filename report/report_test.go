@@ -419,6 +419,11 @@ func TestDiagnosticsTable(t *testing.T) {
 	if !strings.Contains(rep.Summary(), "## Training diagnostics") {
 		t.Error("summary has no diagnostics section")
 	}
+	// The section's heading states both windows (a bad format verb once
+	// printed "%!f(BADINDEX)" for the second); no verb error anywhere.
+	if sum := rep.Summary(); !strings.Contains(sum, "last 20% of logged steps") || !strings.Contains(sum, "its median after the first 20% of logged steps") || strings.Contains(sum, "%!") {
+		t.Errorf("summary's diagnostics heading:\n%s", sum)
+	}
 	if len(rep.Curves[0].AlphaPrimeCurves) != 2 {
 		t.Errorf("%d α′ curves, want 2 (main methods only)", len(rep.Curves[0].AlphaPrimeCurves))
 	}

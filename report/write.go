@@ -266,7 +266,7 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, "\n## Ablations (mean ± std over seeds)\n\n%s", r.Ablations.Markdown("variant"))
 	}
 	if r.Diagnostics != nil {
-		fmt.Fprintf(&b, "\n## Training diagnostics (mean ± std over seeds of each run's mean over its last %.0f%% of logged steps; the critic loss peak is each run's largest logged critic loss, the critic loss median its median after the first %[1].0f%% of logged steps)\n\n%s",
+		fmt.Fprintf(&b, "\n## Training diagnostics (mean ± std over seeds of each run's mean over its last %.0f%% of logged steps; the critic loss peak is each run's largest logged critic loss, the critic loss median its median after the first %.0[1]f%% of logged steps)\n\n%s",
 			100*DiagnosticWindow, r.Diagnostics.Markdown())
 	}
 	if t := r.ReferenceTable(); t != "" {
