@@ -421,7 +421,8 @@ func TestDiagnosticsTable(t *testing.T) {
 	}
 	// The section's heading states both windows (a bad format verb once
 	// printed "%!f(BADINDEX)" for the second); no verb error anywhere.
-	if sum := rep.Summary(); !strings.Contains(sum, "last 20% of logged steps") || !strings.Contains(sum, "its median after the first 20% of logged steps") || strings.Contains(sum, "%!") {
+	if sum := rep.Summary(); !strings.Contains(sum, "last 20% of logged steps") || !strings.Contains(sum, "its median after the first 20% of logged steps") || strings.Contains(sum, "%!") ||
+		!strings.Contains(sum, "critic loss peak | critic loss median |") {
 		t.Errorf("summary's diagnostics heading:\n%s", sum)
 	}
 	if len(rep.Curves[0].AlphaPrimeCurves) != 2 {

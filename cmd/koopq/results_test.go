@@ -45,6 +45,11 @@ func TestCommittedReportsReproduce(t *testing.T) {
 		if b, err := os.ReadFile(rep); err != nil || json.Unmarshal(b, &settings) != nil {
 			t.Fatalf("%s: unreadable", rep)
 		}
+		// Its summary has no format-verb error (every committed summary
+		// once said "%!s(float64=20)" where the diagnostics table belonged).
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(rep), "summary.md")); err != nil || bytes.Contains(b, []byte("%!")) {
+			t.Errorf("%s: summary.md unreadable (%v) or holds a format-verb error", filepath.Dir(rep), err)
+		}
 		inputs := settings.Settings.Inputs
 		if len(inputs) == 0 {
 			inputs = []string{filepath.Join(filepath.Dir(filepath.Dir(rep)), "runs")}
