@@ -2,12 +2,17 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
+
+	"github.com/koopq/koopq/internal/lockfile"
 )
 
 // MissingData lists the datasets of runs (runs of s) whose files are missing
@@ -135,12 +140,7 @@ func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progr
 		if st.Kind == PrepKoopman && failed[st.Datasets[0]] != nil {
 			continue
 		}
-		err := runTool(ctx, koopq, st.Args, st.Log, st.String(), progress)
-		if err == nil {
-			if _, serr := os.Stat(st.Path); serr != nil {
-				err = fmt.Errorf("koopq %s did not write %s", st.verb(), st.Path)
-			}
-		}
+		err := prepareStep(ctx, st, koopq, progress)
 		for _, name := range st.Datasets {
 			switch {
 			case err == nil:
@@ -152,6 +152,57 @@ func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progr
 		}
 	}
 	return failed
+}
+
+// prepareStep runs one preparation step under a lock on its output
+// (<dir>/.<name>.prepare.lock), so that sweep processes sharing a data root
+// (several `sweep run` on one --out, started together) make each dataset
+// and Koopman model once: a process that finds the lock held says so and
+// waits (a cancelled ctx stops the wait); once it holds the lock, a file the
+// other made is not made again, and a training the other left interrupted
+// is resumed.
+func prepareStep(ctx context.Context, st PrepStep, koopq string, progress io.Writer) error {
+	if err := os.MkdirAll(filepath.Dir(st.Path), 0o755); err != nil {
+		return err
+	}
+	lock := filepath.Join(filepath.Dir(st.Path), "."+filepath.Base(st.Path)+".prepare.lock")
+	unlock, holder, err := lockfile.TryLock(lock)
+	if errors.Is(err, lockfile.ErrBusy) {
+		if progress != nil {
+			fmt.Fprintf(progress, "%s: waiting for another process (pid %s) that is making %s\n", st, holder, st.Path)
+		}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for errors.Is(err, lockfile.ErrBusy) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tick.C:
+			}
+			unlock, _, err = lockfile.TryLock(lock)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := os.Stat(st.Path); err == nil {
+		if progress != nil {
+			fmt.Fprintf(progress, "%s: made by another process: %s\n", st, st.Path)
+		}
+		return nil
+	}
+	args := st.Args
+	if _, err := os.Stat(st.Path + ".ckpt"); err == nil && st.Kind == PrepKoopman && !slices.Contains(args, "--resume") {
+		args = append(slices.Clone(args), "--resume") // the other process was stopped during the training
+	}
+	if err := runTool(ctx, koopq, args, st.Log, st.String(), progress); err != nil {
+		return err
+	}
+	if _, err := os.Stat(st.Path); err != nil {
+		return fmt.Errorf("koopq %s did not write %s", st.verb(), st.Path)
+	}
+	return nil
 }
 
 // runTool runs `koopq args...` with its output appended to logPath.

@@ -2,10 +2,14 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/koopq/koopq/internal/lockfile"
 )
 
 // Prepare trains a missing shared Koopman model and continues an
@@ -147,5 +151,65 @@ func TestPreparation(t *testing.T) {
 	}
 	if steps := Preparation(s, runs, root); len(steps) != 0 {
 		t.Errorf("all present: %+v", steps)
+	}
+}
+
+// Two sweep processes preparing one data root at once (two `sweep run` on
+// one --out, started together) collect each dataset and train each Koopman
+// model once: the second waits for the first's lock and then finds the
+// files made.
+func TestConcurrentPrepareMakesEachFileOnce(t *testing.T) {
+	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}",
+		"data: data/hopper-medium.hdf5, collect: {seed: 0}, koopman: {model: models/h.safetensors, seed: 0}}", 1)
+	s, runs := mustParse(t, text, Checker{})
+	sel, err := Selection{Datasets: []string{"hopper-medium"}}.Apply(s, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	log := filepath.Join(root, "verbs")
+	fake := filepath.Join(root, "koopq")
+	// Records its verb, takes a while, then writes the --out file.
+	script := "#!/bin/sh\nprintf '%s ' \"$1\" >> " + log +
+		"\nsleep 0.5\nverb=$1\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --out ]; then if [ $verb = collect ]; then mkdir -p \"$2\" && : > \"$2/hopper-medium.hdf5\"; else : > \"$2\"; fi; fi; shift; done\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var progress [2]strings.Builder
+	failed := make([]map[string]error, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			failed[i] = Prepare(context.Background(), s, sel, root, fake, &progress[i])
+		}()
+	}
+	wg.Wait()
+	for i := range 2 {
+		if len(failed[i]) != 0 {
+			t.Fatalf("process %d: %v\n%s", i, failed[i], progress[i].String())
+		}
+	}
+	got, _ := os.ReadFile(log)
+	if strings.TrimSpace(string(got)) != "collect koopman" {
+		t.Errorf("koopq ran %q, want each step once: \"collect koopman\"\n%s\n%s", got, progress[0].String(), progress[1].String())
+	}
+	if all := progress[0].String() + progress[1].String(); !strings.Contains(all, "made by another process") {
+		t.Errorf("neither process says it found the other's files:\n%s", all)
+	}
+
+	// A cancelled wait stops at once with the context's error.
+	lock := filepath.Join(root, "models", ".h2.safetensors.prepare.lock")
+	unlock, _, err := lockfile.TryLock(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	st := PrepStep{Kind: PrepKoopman, Datasets: []string{"x"}, Path: filepath.Join(root, "models", "h2.safetensors"), Args: []string{"koopman", "train"}, Log: filepath.Join(root, "models", "h2.log")}
+	if err := prepareStep(ctx, st, fake, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled wait: %v", err)
 	}
 }
