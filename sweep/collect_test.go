@@ -3,11 +3,13 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/koopq/koopq/internal/lockfile"
 )
@@ -76,14 +78,7 @@ func TestPrepareOnlyWhatSelectedRunsUse(t *testing.T) {
 	}
 	for _, c := range cases {
 		root := t.TempDir()
-		log := filepath.Join(root, "verbs")
-		fake := filepath.Join(root, "koopq")
-		// Records its verb, writes the --out file (collect: --out is a directory).
-		script := "#!/bin/sh\nprintf '%s ' \"$1\" >> " + log +
-			"\nverb=$1\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --out ]; then if [ $verb = collect ]; then mkdir -p \"$2\" && : > \"$2/hopper-medium.hdf5\"; else : > \"$2\"; fi; fi; shift; done\n"
-		if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		fake, log := fakePrepKoopq(t, root, 0)
 		sel, err := c.sel.Apply(s, runs)
 		if err != nil {
 			t.Fatal(err)
@@ -167,14 +162,7 @@ func TestConcurrentPrepareMakesEachFileOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	log := filepath.Join(root, "verbs")
-	fake := filepath.Join(root, "koopq")
-	// Records its verb, takes a while, then writes the --out file.
-	script := "#!/bin/sh\nprintf '%s ' \"$1\" >> " + log +
-		"\nsleep 0.5\nverb=$1\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --out ]; then if [ $verb = collect ]; then mkdir -p \"$2\" && : > \"$2/hopper-medium.hdf5\"; else : > \"$2\"; fi; fi; shift; done\n"
-	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fake, log := fakePrepKoopq(t, root, 500*time.Millisecond)
 	var wg sync.WaitGroup
 	var progress [2]strings.Builder
 	failed := make([]map[string]error, 2)
@@ -212,4 +200,19 @@ func TestConcurrentPrepareMakesEachFileOnce(t *testing.T) {
 	if err := prepareStep(ctx, st, fake, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled wait: %v", err)
 	}
+}
+
+// fakePrepKoopq writes a stand-in for koopq under root that appends its verb
+// to the returned log, waits delay, then writes its --out file (collect:
+// --out is a directory, given hopper-medium.hdf5).
+func fakePrepKoopq(t *testing.T, root string, delay time.Duration) (fake, log string) {
+	t.Helper()
+	log = filepath.Join(root, "verbs")
+	fake = filepath.Join(root, "koopq")
+	script := "#!/bin/sh\nprintf '%s ' \"$1\" >> " + log + fmt.Sprintf("\nsleep %.3f", delay.Seconds()) +
+		"\nverb=$1\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --out ]; then if [ $verb = collect ]; then mkdir -p \"$2\" && : > \"$2/hopper-medium.hdf5\"; else : > \"$2\"; fi; fi; shift; done\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return fake, log
 }
