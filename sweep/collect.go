@@ -115,12 +115,7 @@ func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 		if _, err := os.Stat(p); err == nil {
 			continue
 		}
-		args := d.KoopmanArgs(root)
-		if _, err := os.Stat(p + ".ckpt"); err == nil {
-			// An earlier sweep was stopped during this training: continue it.
-			args = append(args, "--resume")
-		}
-		steps = append(steps, PrepStep{Kind: PrepKoopman, Datasets: []string{d.Name}, Path: p, Args: args, Log: p + ".log"})
+		steps = append(steps, PrepStep{Kind: PrepKoopman, Datasets: []string{d.Name}, Path: p, Args: resumeKoopman(d.KoopmanArgs(root), p), Log: p + ".log"})
 	}
 	return steps
 }
@@ -152,6 +147,16 @@ func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progr
 		}
 	}
 	return failed
+}
+
+// resumeKoopman returns the `koopq koopman train` arguments args with
+// --resume added when an earlier training of model was stopped (its
+// <model>.ckpt exists), so that it continues instead of being refused.
+func resumeKoopman(args []string, model string) []string {
+	if _, err := os.Stat(model + ".ckpt"); err != nil || slices.Contains(args, "--resume") {
+		return args
+	}
+	return append(slices.Clone(args), "--resume")
 }
 
 // prepareStep runs one preparation step under a lock on its output
@@ -193,8 +198,8 @@ func prepareStep(ctx context.Context, st PrepStep, koopq string, progress io.Wri
 		return nil
 	}
 	args := st.Args
-	if _, err := os.Stat(st.Path + ".ckpt"); err == nil && st.Kind == PrepKoopman && !slices.Contains(args, "--resume") {
-		args = append(slices.Clone(args), "--resume") // the other process was stopped during the training
+	if st.Kind == PrepKoopman {
+		args = resumeKoopman(args, st.Path) // the other process may have been stopped during the training
 	}
 	if err := runTool(ctx, koopq, args, st.Log, st.String(), progress); err != nil {
 		return err
