@@ -76,6 +76,9 @@ func cacheKey(m *koopman.Model, d *dataset.Dataset, kind cacheKind, n int, sym k
 	g := blas.Describe()
 	fmt.Fprintf(h, "%s kind=%d rows=%d\nmodel=%+v\nsym=%+v\ngemm=%s %s %s %s\n", cacheMagic, kind, n, m.Cfg, sym,
 		g.Backend, g.Precision, g.ISA, g.Kernel)
+	if g.Subnormals != "kept" { // files made before the setting existed kept subnormals: their keys stay valid
+		fmt.Fprintf(h, "subnormals=%s\n", g.Subnormals)
+	}
 	for _, p := range m.Params() {
 		fmt.Fprintf(h, "%s %v\n", p.Name, p.Shape)
 		writeF32(h, p.Data)

@@ -37,9 +37,13 @@ type Provenance struct {
 	BLASISA       string `json:"blas_isa"`       // CPU instruction set the GEMM backend dispatches to
 	BLASThreads   int    `json:"blas_threads"`   // threads inside one GEMM call
 	BLASKernel    string `json:"blas_kernel"`    // implementation: oneDNN matmul kernels, or OpenBLAS core type and whether OPENBLAS_CORETYPE forced it
-	GOMAXPROCS    int    `json:"gomaxprocs"`
-	Started       string `json:"started"` // RFC 3339
-	CommandLine   string `json:"command_line"`
+	// BLASSubnormals is "flushed" (GEMMs under FTZ/DAZ, the default) or
+	// "kept" (IEEE subnormals: KOOPQ_SUBNORMALS=keep, or gonum); empty in
+	// files written before koopq recorded it (they kept subnormals).
+	BLASSubnormals string `json:"blas_subnormals,omitempty"`
+	GOMAXPROCS     int    `json:"gomaxprocs"`
+	Started        string `json:"started"` // RFC 3339
+	CommandLine    string `json:"command_line"`
 }
 
 // CurrentProvenance describes this process.
@@ -49,6 +53,7 @@ func CurrentProvenance() Provenance {
 		Started: time.Now().UTC().Format(time.RFC3339), CommandLine: strings.Join(os.Args, " ")}
 	g := blas.Describe()
 	p.BLAS, p.BLASPrecision, p.BLASISA, p.BLASThreads, p.BLASKernel = g.Backend, g.Precision, g.ISA, g.Threads, g.Kernel
+	p.BLASSubnormals = g.Subnormals
 	v := version.Get()
 	p.Version, p.Commit, p.Dirty, p.CommitSource = v.Module, v.Commit, v.Dirty, v.Source
 	p.Hostname, _ = os.Hostname()

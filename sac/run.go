@@ -313,7 +313,7 @@ func Resume(ctx context.Context, dir string, opts ResumeOptions, progress func(R
 	if st.Done {
 		return ReadRunResult(dir)
 	}
-	kernel := blas.Backend() + " " + blas.Kernel()
+	kernel := blasKernel()
 	if resumed && st.BLAS != "" && st.BLAS != kernel {
 		if !opts.AllowBLASChange {
 			return nil, fmt.Errorf("sac run %s was made with BLAS %q, this process has %q: the continuation would not be "+
@@ -667,4 +667,15 @@ func PolicyReturn(envName, file string, episodes int, seed uint64, stochastic bo
 		return 0, err
 	}
 	return policyReturn(e, p, episodes, rand.New(rand.NewPCG(seed, 0x5e7a1)), stochastic)
+}
+
+// blasKernel names the GEMM code a run's numbers depend on: backend, kernel,
+// and ", subnormals flushed" under FTZ/DAZ (runs recorded before koopq had
+// the setting kept subnormals, and their names lack the suffix).
+func blasKernel() string {
+	k := blas.Backend() + " " + blas.Kernel()
+	if blas.Subnormals() == "flushed" {
+		k += ", subnormals flushed"
+	}
+	return k
 }

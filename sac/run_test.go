@@ -3,7 +3,6 @@ package sac
 import (
 	"bytes"
 	"context"
-	"github.com/koopq/koopq/internal/blas"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -169,7 +168,7 @@ func TestRunCancelCheckpointsAndKernelCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kernel := blas.Backend() + " " + blas.Kernel()
+	kernel := blasKernel()
 	want := []BLASSpan{{0, "someblas other-kernel"}, {1000, kernel}}
 	if !reflect.DeepEqual(res.BLASHistory, want) || res.BLAS != kernel || res.Expert.Step != cfg.SAC.TotalSteps {
 		t.Fatalf("resumed across kernels: history %v, blas %q, expert step %d; want %v, %q, %d",

@@ -95,6 +95,37 @@ type impl interface {
 	setThreads(n int)
 	// affine is Affine's fused path; false when the backend has none.
 	affine(p Precision, threads int, rows, in, out int, x, w, bias, y []float32, act Act) bool
+	// flushes reports whether the backend honours SetFlushSubnormals.
+	flushes() bool
+}
+
+// flushSubnormals: GEMMs run with MXCSR's FTZ and DAZ bits set (see
+// SetFlushSubnormals). On by default; KOOPQ_SUBNORMALS=keep turns it off.
+var flushSubnormals atomic.Bool
+
+func init() { flushSubnormals.Store(os.Getenv("KOOPQ_SUBNORMALS") != "keep") }
+
+// SetFlushSubnormals chooses whether the cgo backends (oneDNN, OpenBLAS)
+// run each GEMM with subnormal float32 inputs read as zero and subnormal
+// results written as zero (x86 MXCSR DAZ and FTZ, set for the call and
+// restored before it returns to Go, so no Go code runs with them). On by
+// default: on Intel CPUs an FMA that meets a subnormal takes a microcode
+// assist, and CQL's gradients carry them (logsumexp weights below 1.2e-38),
+// which made training steps up to 3× slower (README "Speed"). A subnormal
+// is below 1.2e-38 in magnitude, so a GEMM changes only where a product or
+// a result is that small. KOOPQ_SUBNORMALS=keep sets the default off.
+func SetFlushSubnormals(on bool) { flushSubnormals.Store(on) }
+
+// FlushSubnormals reports SetFlushSubnormals' setting.
+func FlushSubnormals() bool { return flushSubnormals.Load() }
+
+// Subnormals names what the current backend does with subnormal GEMM
+// operands: "flushed" (FTZ/DAZ) or "kept" (IEEE; gonum always keeps them).
+func Subnormals() string {
+	if flushSubnormals.Load() && current().impl.flushes() {
+		return "flushed"
+	}
+	return "kept"
 }
 
 var (
@@ -246,17 +277,20 @@ type Info struct {
 	ISA       string `json:"isa"`       // instruction set dispatched to
 	Kernel    string `json:"kernel"`    // implementation detail, see Kernel
 	Threads   int    `json:"threads"`   // threads inside one GEMM call
+	// Subnormals is "flushed" (GEMMs under FTZ/DAZ) or "kept" (IEEE).
+	Subnormals string `json:"subnormals"`
 }
 
 // Describe returns the current backend, precision, ISA, kernel and threads.
 func Describe() Info {
 	c := current()
-	return Info{Backend: c.name, Precision: c.prec.String(), ISA: c.impl.isa(), Kernel: c.impl.kernel(c.prec), Threads: Threads()}
+	return Info{Backend: c.name, Precision: c.prec.String(), ISA: c.impl.isa(), Kernel: c.impl.kernel(c.prec), Threads: Threads(),
+		Subnormals: Subnormals()}
 }
 
 // String formats Info on one line, e.g. for --version.
 func (i Info) String() string {
-	return fmt.Sprintf("%s %s, ISA %s, %d thread(s) per GEMM; %s", i.Backend, i.Precision, i.ISA, i.Threads, i.Kernel)
+	return fmt.Sprintf("%s %s, ISA %s, %d thread(s) per GEMM, subnormals %s; %s", i.Backend, i.Precision, i.ISA, i.Threads, i.Subnormals, i.Kernel)
 }
 
 // SetThreads sets the number of threads used inside one GEMM call (n < 1

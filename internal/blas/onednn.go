@@ -32,6 +32,7 @@ package blas
 //     primitive then runs without the reorders.
 
 /*
+#cgo CFLAGS: -fopenmp
 #cgo LDFLAGS: -ldnnl -lgomp
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,35 @@ static int kq_run(dnnl_primitive_t p, dnnl_stream_t s, dnnl_memory_t from, int f
 	return (int)dnnl_primitive_execute(p, s, n, args);
 }
 
+// MXCSR's flush-to-zero (bit 15: subnormal results become 0) and
+// denormals-are-zero (bit 6: subnormal inputs read as 0) bits. On Intel
+// CPUs an AVX-512 FMA that meets a subnormal takes a microcode assist of
+// ~100 cycles: CQL's logsumexp weights underflow to subnormals once Q at
+// random actions sits ~90 below the rest, and 1% of subnormal entries in
+// an output gradient made a 256×256×7936 GEMM 22× slower (README "Speed").
+#define KQ_FTZ_DAZ 0x8040u
+
+// kq_csr_enter sets (ftz) or clears the two bits for this call on the
+// calling thread, and with nthr > 1 on every thread of its OpenMP team
+// (the team's threads run only oneDNN code, so their setting is simply
+// left for the next call to renew). It returns the caller's MXCSR, which
+// the caller restores before returning to Go.
+static unsigned int kq_csr_enter(int ftz, int nthr) {
+	unsigned int old = _mm_getcsr();
+	unsigned int want = ftz ? (old | KQ_FTZ_DAZ) : (old & ~KQ_FTZ_DAZ);
+	_mm_setcsr(want);
+	if (nthr > 1) {
+		#pragma omp parallel num_threads(nthr)
+		_mm_setcsr((_mm_getcsr() & ~KQ_FTZ_DAZ) | (want & KQ_FTZ_DAZ));
+		_mm_setcsr(want);
+	}
+	return old;
+}
+
+// kq_csr returns the calling thread's MXCSR (tests: Go code must see the
+// bits unchanged after a GEMM).
+static unsigned int kq_csr(void) { return _mm_getcsr(); }
+
 // kq_exec runs one cached GEMM on Go memory a, b, c (pinned by cgo for this
 // call) with the slot's C buffers; every Go pointer is cleared before return.
 //
@@ -179,8 +209,9 @@ static int kq_run(dnnl_primitive_t p, dnnl_stream_t s, dnnl_memory_t from, int f
 // bf16 (kq_to_bf16, tight strides): they are used directly and the f32
 // reorders are skipped.
 static int kq_exec(kq_mm *e, dnnl_stream_t s, void *scr, void *abuf, void *bbuf,
-		const float *a, const float *b, const void *a16, const void *b16, const float *bias, float *c, int nthr) {
+		const float *a, const float *b, const void *a16, const void *b16, const float *bias, float *c, int nthr, int ftz) {
 	omp_set_num_threads(nthr);
+	unsigned int csr = kq_csr_enter(ftz, nthr);
 	int st = 0;
 	if (e->bf16 && a16) {
 		dnnl_memory_set_data_handle(e->src, (void *)a16);
@@ -202,6 +233,7 @@ static int kq_exec(kq_mm *e, dnnl_stream_t s, void *scr, void *abuf, void *bbuf,
 	if (!st) st = (int)dnnl_stream_wait(s);
 	dnnl_memory_t ms[6] = {e->src, e->wei, e->dst, e->a32, e->b32, e->bia};
 	for (int i = 0; i < 6; i++) if (ms[i]) dnnl_memory_set_data_handle(ms[i], DNNL_MEMORY_NONE);
+	_mm_setcsr(csr);
 	return st;
 }
 
@@ -508,6 +540,9 @@ func (o *onednn) entry(s *slot, key dnnlKey) *C.kq_mm {
 	return e
 }
 
+// flushes: kq_exec sets FTZ/DAZ on the calling thread and its OpenMP team.
+func (o *onednn) flushes() bool { return true }
+
 func cbool(b bool) C.int {
 	if b {
 		return 1
@@ -607,7 +642,7 @@ func (o *onednn) exec(key dnnlKey, a, b []float32, a16, b16 []uint16, bias, c []
 	}
 	s := o.getSlot()
 	e := o.entry(s, key)
-	st := C.kq_exec(e, s.stream, s.scr, s.abuf, s.bbuf, ap, bq, ah, bh, bp, (*C.float)(unsafe.Pointer(&c[0])), C.int(key.threads))
+	st := C.kq_exec(e, s.stream, s.scr, s.abuf, s.bbuf, ap, bq, ah, bh, bp, (*C.float)(unsafe.Pointer(&c[0])), C.int(key.threads), cbool(flushSubnormals.Load()))
 	o.putSlot(s)
 	if st != 0 {
 		panic(fmt.Sprintf("blas: oneDNN matmul failed (dnnl status %d) for %+v", int(st), key))

@@ -5,6 +5,47 @@ package blas
 /*
 #cgo LDFLAGS: -lopenblas
 #include <cblas.h>
+#include <immintrin.h>
+
+#include <pthread.h>
+
+// OpenBLAS's own (exported) thread-pool shutdown; its next multi-threaded
+// call starts the pool again from the calling thread.
+extern void blas_thread_shutdown_(void);
+
+// kq_sgemm is cblas_sgemm with MXCSR's flush-to-zero and denormals-are-zero
+// bits set (ftz) or cleared for the call on the calling thread, restored
+// before returning to Go (see onednn.go's KQ_FTZ_DAZ). OpenBLAS's worker
+// threads cannot be reached per call: a new thread inherits its creator's
+// MXCSR, so when GEMMs run on more than one thread and the pool was made
+// under the other setting, the pool is shut down (under the write lock, no
+// GEMM running) and OpenBLAS remakes it from inside this call's setting.
+static pthread_rwlock_t kq_pool_lock = PTHREAD_RWLOCK_INITIALIZER;
+static int kq_pool_ftz = -1; // the setting the current pool was made under; -1: unknown (made at load)
+
+static void kq_sgemm(int ftz, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+		const float *b, int ldb, float beta, float *c, int ldc) {
+	unsigned int old = _mm_getcsr();
+	_mm_setcsr(ftz ? (old | 0x8040u) : (old & ~0x8040u));
+	pthread_rwlock_rdlock(&kq_pool_lock);
+	if (openblas_get_num_threads() > 1 && __atomic_load_n(&kq_pool_ftz, __ATOMIC_ACQUIRE) != ftz) {
+		pthread_rwlock_unlock(&kq_pool_lock);
+		pthread_rwlock_wrlock(&kq_pool_lock);
+		if (kq_pool_ftz != ftz) {
+			blas_thread_shutdown_();
+			__atomic_store_n(&kq_pool_ftz, ftz, __ATOMIC_RELEASE);
+		}
+		// The first GEMM after the shutdown remakes the pool: run it
+		// under the write lock, so no other caller restarts it first.
+		cblas_sgemm(CblasRowMajor, (enum CBLAS_TRANSPOSE)ta, (enum CBLAS_TRANSPOSE)tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+		pthread_rwlock_unlock(&kq_pool_lock);
+		_mm_setcsr(old);
+		return;
+	}
+	cblas_sgemm(CblasRowMajor, (enum CBLAS_TRANSPOSE)ta, (enum CBLAS_TRANSPOSE)tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+	pthread_rwlock_unlock(&kq_pool_lock);
+	_mm_setcsr(old);
+}
 */
 import "C"
 
@@ -32,11 +73,18 @@ func (openblas) gemm(_ Precision, _ int, transA, transB bool, m, n, k int, alpha
 	if transB {
 		tb = C.CblasTrans
 	}
-	C.cblas_sgemm(C.CblasRowMajor, ta, tb, C.blasint(m), C.blasint(n), C.blasint(k),
-		C.float(alpha), (*C.float)(unsafe.Pointer(&a[0])), C.blasint(lda),
-		(*C.float)(unsafe.Pointer(&b[0])), C.blasint(ldb),
-		C.float(beta), (*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
+	ftz := C.int(0)
+	if flushSubnormals.Load() {
+		ftz = 1
+	}
+	C.kq_sgemm(ftz, C.int(ta), C.int(tb), C.int(m), C.int(n), C.int(k),
+		C.float(alpha), (*C.float)(unsafe.Pointer(&a[0])), C.int(lda),
+		(*C.float)(unsafe.Pointer(&b[0])), C.int(ldb),
+		C.float(beta), (*C.float)(unsafe.Pointer(&c[0])), C.int(ldc))
 }
+
+// flushes: kq_sgemm sets FTZ/DAZ on the calling thread and its pool.
+func (openblas) flushes() bool { return true }
 
 // OpenBLAS has no bf16 GEMM in Debian's build (cblas_sbgemm is not exported).
 func (openblas) supports(p Precision) bool { return p == F32 }

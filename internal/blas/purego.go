@@ -35,6 +35,9 @@ func (gonum) isa() string { return "Go (gonum SSE kernels)" }
 
 func (gonum) kernel(Precision) string { return "gonum blas32 (pure Go)" }
 
+// gonum runs in Go, whose MXCSR koopq leaves alone: subnormals are kept.
+func (gonum) flushes() bool { return false }
+
 // gonum has no fused bias/activation GEMM.
 func (gonum) affine(Precision, int, int, int, int, []float32, []float32, []float32, []float32, Act) bool {
 	return false

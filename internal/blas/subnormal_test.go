@@ -1,0 +1,60 @@
+package blas
+
+import (
+	"runtime"
+	"testing"
+)
+
+// A GEMM whose inputs are subnormal (1e-39) or whose products are
+// (1e-20 · 1e-20): with subnormals flushed, the cgo backends read such
+// inputs as 0 and write such results as 0; kept, they give the IEEE values.
+// gonum (pure Go) always keeps them. Also with 2 threads per GEMM (oneDNN's
+// OpenMP team must flush too: every row of the output comes out 0), and Go
+// arithmetic on the same OS thread right after the GEMM still makes
+// subnormals (the MXCSR bits do not leak back into Go).
+func TestSubnormalsFlushedInGEMM(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer SetFlushSubnormals(FlushSubnormals())
+	defer SetThreads(Threads())
+	const m, n, k = 512, 512, 64 // large enough for both backends to split it over 2 threads
+	for _, be := range Available() {
+		for _, threads := range []int{1, 2} {
+			for _, flush := range []bool{true, false} {
+				use(t, be, F32)
+				SetThreads(threads)
+				SetFlushSubnormals(flush)
+				wantZero := flush && be != "gonum"
+				if got := Describe().Subnormals; got != map[bool]string{true: "flushed", false: "kept"}[wantZero] {
+					t.Errorf("%s flush=%v: Describe().Subnormals = %q", be, flush, got)
+				}
+				// Subnormal input: A = 1e-39 everywhere, B = 1e30: IEEE gives 64e-9.
+				a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+				for i := range a {
+					a[i] = 1e-39
+				}
+				for i := range b {
+					b[i] = 1e30
+				}
+				MatMul(false, false, m, n, k, a, b, c, false)
+				// Subnormal products: 1e-20 · 1e-20 = 1e-40 per term, 64 terms.
+				for i := range a {
+					a[i], b[i] = 1e-20, 1e-20
+				}
+				c2 := make([]float32, m*n)
+				MatMul(false, false, m, n, k, a, b, c2, false)
+				for i := range c {
+					if wantZero && (c[i] != 0 || c2[i] != 0) {
+						t.Fatalf("%s, %d threads, flushed: C[%d] = %g (subnormal input), %g (subnormal products), want 0", be, threads, i, c[i], c2[i])
+					}
+					if !wantZero && (c[i] < 6e-8 || c[i] > 7e-8 || c2[i] == 0) {
+						t.Fatalf("%s, %d threads, kept: C[%d] = %g (want ≈ 6.4e-8), %g (want ≈ 6.4e-39)", be, threads, i, c[i], c2[i])
+					}
+				}
+				if y := b[0] * b[1]; y == 0 { // 1e-40, made by Go code
+					t.Fatalf("%s, %d threads, flush=%v: Go arithmetic flushed a subnormal after the GEMM (MXCSR leaked)", be, threads, flush)
+				}
+			}
+		}
+	}
+}
