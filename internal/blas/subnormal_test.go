@@ -1,6 +1,8 @@
 package blas
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 )
@@ -54,6 +56,47 @@ func TestSubnormalsFlushedInGEMM(t *testing.T) {
 				if y := b[0] * b[1]; y == 0 { // 1e-40, made by Go code
 					t.Fatalf("%s, %d threads, flush=%v: Go arithmetic flushed a subnormal after the GEMM (MXCSR leaked)", be, threads, flush)
 				}
+			}
+		}
+	}
+}
+
+// BenchmarkGemmSubnormal is the weight-gradient GEMM of a CQL critic
+// (Aᵀ·B, 256×256×7936, one thread) with a fraction of B's entries (the
+// output gradient) subnormal, as CQL's logsumexp weights make them, per
+// cgo backend, with subnormals flushed and kept. Metric: GFLOP/s.
+func BenchmarkGemmSubnormal(b *testing.B) {
+	defer SetFlushSubnormals(FlushSubnormals())
+	defer SetThreads(Threads())
+	SetThreads(1)
+	const m, n, k = 256, 256, 7936
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := randSlice(rng, k*m)
+	for _, be := range Available() {
+		if be == "gonum" {
+			continue
+		}
+		for _, frac := range []float64{0, 0.01} {
+			for _, flush := range []bool{true, false} {
+				name := fmt.Sprintf("%s/subnormal-%g%%/%s", be, 100*frac, map[bool]string{true: "flushed", false: "kept"}[flush])
+				b.Run(name, func(b *testing.B) {
+					use(b, be, F32)
+					SetFlushSubnormals(flush)
+					d := make([]float32, k*n)
+					for i := range d {
+						d[i] = float32(rng.NormFloat64()) * 1e-3
+						if rng.Float64() < frac {
+							d[i] = 1e-40
+						}
+					}
+					c := make([]float32, m*n)
+					MatMul(true, false, m, n, k, x, d, c, false)
+					b.ResetTimer()
+					for range b.N {
+						MatMul(true, false, m, n, k, x, d, c, false)
+					}
+					b.ReportMetric(2*m*n*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
 			}
 		}
 	}
