@@ -198,10 +198,6 @@ static unsigned int kq_csr_enter(int ftz, int nthr) {
 	return old;
 }
 
-// kq_csr returns the calling thread's MXCSR (tests: Go code must see the
-// bits unchanged after a GEMM).
-static unsigned int kq_csr(void) { return _mm_getcsr(); }
-
 // kq_exec runs one cached GEMM on Go memory a, b, c (pinned by cgo for this
 // call) with the slot's C buffers; every Go pointer is cleared before return.
 //

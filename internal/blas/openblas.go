@@ -46,6 +46,16 @@ static void kq_sgemm(int ftz, int ta, int tb, int m, int n, int k, float alpha, 
 	pthread_rwlock_unlock(&kq_pool_lock);
 	_mm_setcsr(old);
 }
+
+// kq_set_threads is openblas_set_num_threads. A larger count makes new pool
+// threads from this (Go) thread, under Go's MXCSR, so the pool's setting is
+// unknown again and the next multi-threaded GEMM remakes it.
+static void kq_set_threads(int n) {
+	pthread_rwlock_wrlock(&kq_pool_lock);
+	openblas_set_num_threads(n);
+	__atomic_store_n(&kq_pool_ftz, -1, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&kq_pool_lock);
+}
 */
 import "C"
 
@@ -62,7 +72,7 @@ type openblas struct{}
 
 func init() {
 	register("openblas", openblas{})
-	C.openblas_set_num_threads(1)
+	C.kq_set_threads(1)
 }
 
 func (openblas) gemm(_ Precision, _ int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
@@ -89,7 +99,7 @@ func (openblas) flushes() bool { return true }
 // OpenBLAS has no bf16 GEMM in Debian's build (cblas_sbgemm is not exported).
 func (openblas) supports(p Precision) bool { return p == F32 }
 
-func (openblas) setThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
+func (openblas) setThreads(n int) { C.kq_set_threads(C.int(n)) }
 
 // isa is OpenBLAS's core type, e.g. "Haswell" (AVX2) or "Cooperlake" (AVX-512).
 func (openblas) isa() string { return C.GoString(C.openblas_get_corename()) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -55,6 +56,42 @@ func TestSubnormalsFlushedInGEMM(t *testing.T) {
 				}
 				if y := b[0] * b[1]; y == 0 { // 1e-40, made by Go code
 					t.Fatalf("%s, %d threads, flush=%v: Go arithmetic flushed a subnormal after the GEMM (MXCSR leaked)", be, threads, flush)
+				}
+			}
+		}
+	}
+}
+
+// Growing the thread count after a flushed GEMM (OpenBLAS then starts new
+// pool threads from a Go thread, under Go's MXCSR) must still flush on
+// every thread.
+func TestSubnormalsFlushedAfterMoreThreads(t *testing.T) {
+	defer SetFlushSubnormals(FlushSubnormals())
+	defer SetThreads(Threads())
+	const m, n, k = 512, 512, 64
+	// OpenBLAS first: growing its pool while another backend is in use
+	// would already be undone by the remake its first flushed GEMM makes.
+	for _, be := range []string{"openblas", "onednn"} {
+		if !slices.Contains(Available(), be) {
+			continue
+		}
+		use(t, be, F32)
+		SetFlushSubnormals(true)
+		a, b := make([]float32, m*k), make([]float32, k*n)
+		for i := range a {
+			a[i] = 1e-39
+		}
+		for i := range b {
+			b[i] = 1e30
+		}
+		for _, threads := range []int{2, 12} { // 12: more than any pool so far (no other test uses it)
+			SetThreads(threads)
+			c := make([]float32, m*n)
+			MatMul(false, false, m, n, k, a, b, c, false)
+			for i, v := range c {
+				if v != 0 {
+					t.Fatalf("%s, %d threads (after %s): C[%d] = %g, want 0 (subnormal input flushed)", be, threads,
+						map[int]string{2: "1", 12: "a flushed GEMM on 2"}[threads], i, v)
 				}
 			}
 		}
