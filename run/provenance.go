@@ -48,12 +48,19 @@ type Provenance struct {
 
 // CurrentProvenance describes this process.
 func CurrentProvenance() Provenance {
-	p := Provenance{Version: "devel", Commit: "unknown", GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
-		CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Started: time.Now().UTC().Format(time.RFC3339), CommandLine: strings.Join(os.Args, " ")}
+	p := CodeProvenance()
 	g := blas.Describe()
 	p.BLAS, p.BLASPrecision, p.BLASISA, p.BLASThreads, p.BLASKernel = g.Backend, g.Precision, g.ISA, g.Threads, g.Kernel
 	p.BLASSubnormals = g.Subnormals
+	return p
+}
+
+// CodeProvenance is CurrentProvenance without the GEMM fields: what can be
+// said when the GEMM settings (flags, environment) are invalid.
+func CodeProvenance() Provenance {
+	p := Provenance{Version: "devel", Commit: "unknown", GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Started: time.Now().UTC().Format(time.RFC3339), CommandLine: strings.Join(os.Args, " ")}
 	v := version.Get()
 	p.Version, p.Commit, p.Dirty, p.CommitSource = v.Module, v.Commit, v.Dirty, v.Source
 	p.Hostname, _ = os.Hostname()

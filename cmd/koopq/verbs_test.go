@@ -232,7 +232,7 @@ func TestVersion(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("code %d, stderr %s", r.Code, r.Stderr)
 	}
-	for _, re := range []string{`(?m)^koopq \S+$`, `(?m)^commit: +(unknown|[0-9a-f]{40})`, `(?m)^go: +go1\.\d+`, `(?m)^gemm: +(onednn|openblas|gonum) (f32|bf16), ISA \S+, \d+ thread\(s\) per GEMM; kernel \S+`} {
+	for _, re := range []string{`(?m)^koopq \S+$`, `(?m)^commit: +(unknown|[0-9a-f]{40})`, `(?m)^go: +go1\.\d+`, `(?m)^gemm: +(onednn|openblas|gonum) (f32|bf16), ISA \S+, \d+ thread\(s\) per GEMM, subnormals (flushed|kept); kernel \S+`} {
 		if !regexp.MustCompile(re).MatchString(r.Stdout) {
 			t.Errorf("--version output does not match %s:\n%s", re, r.Stdout)
 		}
@@ -323,4 +323,18 @@ func TestVersionFollowsBackendFlag(t *testing.T) {
 	}
 	r = runCLI(t, "", time.Minute, "--backend", "mkl", "--version")
 	expectCLIError(t, r, `--backend: unknown or unavailable GEMM backend "mkl"`)
+	// A bad GEMM variable is reported once, on the gemm line and as the
+	// error (it used to escape as a panic inside cobra's version template).
+	for _, env := range []string{"KOOPQ_BACKEND=mkl", "KOOPQ_SUBNORMALS=flsh"} {
+		r = runCLIEnv(t, "", []string{env}, time.Minute, "--version")
+		name, _, _ := strings.Cut(env, "=")
+		if r.Code != 1 || !regexp.MustCompile(`(?m)^gemm: +`+name).MatchString(r.Stdout) || strings.Contains(r.Stdout+r.Stderr, "template") {
+			t.Errorf("%s --version: code %d\n%s%s", env, r.Code, r.Stdout, r.Stderr)
+		}
+		expectCLIError(t, r, name)
+	}
+	r = runCLIEnv(t, "", []string{"KOOPQ_SUBNORMALS=keep"}, time.Minute, "--version")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "subnormals kept") {
+		t.Errorf("KOOPQ_SUBNORMALS=keep --version: code %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 }

@@ -21,7 +21,12 @@ func versionText() string {
 	// Cobra answers --version before any verb's hooks run, so the GEMM
 	// flags are applied here; a bad one is reported on the gemm line.
 	versionErr = configureGEMM()
-	p := run.CurrentProvenance()
+	var p run.Provenance
+	if versionErr == nil {
+		p = run.CurrentProvenance()
+	} else {
+		p = run.CodeProvenance() // asking the GEMM layer would meet the same bad setting
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "koopq %s\n", p.Version)
 	commit := p.Commit
@@ -37,7 +42,8 @@ func versionText() string {
 		fmt.Fprintf(&b, "gemm:   %v\n", versionErr)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "gemm:   %s %s, ISA %s, %d thread(s) per GEMM; kernel %s\n", p.BLAS, p.BLASPrecision, p.BLASISA, p.BLASThreads, p.BLASKernel)
+	fmt.Fprintf(&b, "gemm:   %s %s, ISA %s, %d thread(s) per GEMM, subnormals %s; kernel %s\n", p.BLAS, p.BLASPrecision, p.BLASISA,
+		p.BLASThreads, p.BLASSubnormals, p.BLASKernel)
 	if w := blas.Warning(); w != "" {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}

@@ -99,11 +99,15 @@ type impl interface {
 	flushes() bool
 }
 
+// EnvSubnormals names the environment variable that Configure reads for
+// the subnormal setting: "flush" (the default) or "keep".
+const EnvSubnormals = "KOOPQ_SUBNORMALS"
+
 // flushSubnormals: GEMMs run with MXCSR's FTZ and DAZ bits set (see
-// SetFlushSubnormals). On by default; KOOPQ_SUBNORMALS=keep turns it off.
+// SetFlushSubnormals). On unless KOOPQ_SUBNORMALS=keep.
 var flushSubnormals atomic.Bool
 
-func init() { flushSubnormals.Store(os.Getenv("KOOPQ_SUBNORMALS") != "keep") }
+func init() { flushSubnormals.Store(os.Getenv(EnvSubnormals) != "keep") }
 
 // SetFlushSubnormals chooses whether the cgo backends (oneDNN, OpenBLAS)
 // run each GEMM with subnormal float32 inputs read as zero and subnormal
@@ -113,7 +117,7 @@ func init() { flushSubnormals.Store(os.Getenv("KOOPQ_SUBNORMALS") != "keep") }
 // assist, and CQL's gradients carry them (logsumexp weights below 1.2e-38),
 // which made training steps up to 3× slower (README "Speed"). A subnormal
 // is below 1.2e-38 in magnitude, so a GEMM changes only where a product or
-// a result is that small. KOOPQ_SUBNORMALS=keep sets the default off.
+// a result is that small. KOOPQ_SUBNORMALS=keep turns it off (Configure).
 func SetFlushSubnormals(on bool) { flushSubnormals.Store(on) }
 
 // FlushSubnormals reports SetFlushSubnormals' setting.
@@ -169,9 +173,18 @@ func defaultName() string {
 
 // Configure selects the backend and precision: an empty argument falls back
 // to the environment (KOOPQ_BACKEND, KOOPQ_PRECISION), then to the default
-// (fastest backend present, f32). It returns an error naming the flag or
-// variable at fault, and changes nothing on error.
+// (fastest backend present, f32). It also applies KOOPQ_SUBNORMALS. It
+// returns an error naming the flag or variable at fault, and changes
+// nothing on error.
 func Configure(backend, precision string) error {
+	flush := true
+	switch v := os.Getenv(EnvSubnormals); v {
+	case "", "flush":
+	case "keep":
+		flush = false
+	default:
+		return fmt.Errorf("%s=%q: want flush (the default) or keep", EnvSubnormals, v)
+	}
 	src := "--backend"
 	if backend == "" {
 		backend, src = os.Getenv(EnvBackend), EnvBackend
@@ -197,6 +210,7 @@ func Configure(backend, precision string) error {
 		return fmt.Errorf("%s %s: backend %s has no %s GEMM (bf16 needs onednn)", psrc, p, backend, p)
 	}
 	state.Store(&config{name: backend, impl: registry[backend], prec: p})
+	flushSubnormals.Store(flush)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -136,5 +137,32 @@ func BenchmarkGemmSubnormal(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// KOOPQ_SUBNORMALS: flush (or unset) and keep set the mode at Configure;
+// anything else is an error that names the variable and changes nothing.
+func TestSubnormalsEnv(t *testing.T) {
+	be, p := Backend(), CurrentPrecision()
+	defer func() { _ = Configure(be, p.String()) }()
+	for _, tc := range []struct {
+		v    string
+		want bool
+	}{{"", true}, {"flush", true}, {"keep", false}} {
+		t.Setenv(EnvSubnormals, tc.v)
+		if err := Configure(be, p.String()); err != nil {
+			t.Fatalf("%s=%q: %v", EnvSubnormals, tc.v, err)
+		}
+		if FlushSubnormals() != tc.want {
+			t.Errorf("%s=%q: FlushSubnormals() = %v, want %v", EnvSubnormals, tc.v, FlushSubnormals(), tc.want)
+		}
+	}
+	t.Setenv(EnvSubnormals, "flsh")
+	err := Configure(be, p.String())
+	if err == nil || !strings.Contains(err.Error(), EnvSubnormals) {
+		t.Fatalf("%s=flsh: got %v, want an error naming the variable", EnvSubnormals, err)
+	}
+	if FlushSubnormals() {
+		t.Error("a rejected Configure changed the setting (it was keep)")
 	}
 }
