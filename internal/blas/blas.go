@@ -104,10 +104,11 @@ type impl interface {
 const EnvSubnormals = "KOOPQ_SUBNORMALS"
 
 // flushSubnormals: GEMMs run with MXCSR's FTZ and DAZ bits set (see
-// SetFlushSubnormals). On unless KOOPQ_SUBNORMALS=keep.
+// SetFlushSubnormals). On by default; Configure applies KOOPQ_SUBNORMALS
+// (every GEMM goes through current(), which configures first).
 var flushSubnormals atomic.Bool
 
-func init() { flushSubnormals.Store(os.Getenv(EnvSubnormals) != "keep") }
+func init() { flushSubnormals.Store(true) }
 
 // SetFlushSubnormals chooses whether the cgo backends (oneDNN, OpenBLAS)
 // run each GEMM with subnormal float32 inputs read as zero and subnormal

@@ -29,18 +29,15 @@ static void kq_sgemm(int ftz, int ta, int tb, int m, int n, int k, float alpha, 
 	_mm_setcsr(ftz ? (old | 0x8040u) : (old & ~0x8040u));
 	pthread_rwlock_rdlock(&kq_pool_lock);
 	if (openblas_get_num_threads() > 1 && __atomic_load_n(&kq_pool_ftz, __ATOMIC_ACQUIRE) != ftz) {
+		// Swap the read lock for the write lock; the GEMM below, the
+		// first after the shutdown, remakes the pool while it is held, so
+		// no other caller restarts it first.
 		pthread_rwlock_unlock(&kq_pool_lock);
 		pthread_rwlock_wrlock(&kq_pool_lock);
 		if (kq_pool_ftz != ftz) {
 			blas_thread_shutdown_();
 			__atomic_store_n(&kq_pool_ftz, ftz, __ATOMIC_RELEASE);
 		}
-		// The first GEMM after the shutdown remakes the pool: run it
-		// under the write lock, so no other caller restarts it first.
-		cblas_sgemm(CblasRowMajor, (enum CBLAS_TRANSPOSE)ta, (enum CBLAS_TRANSPOSE)tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-		pthread_rwlock_unlock(&kq_pool_lock);
-		_mm_setcsr(old);
-		return;
 	}
 	cblas_sgemm(CblasRowMajor, (enum CBLAS_TRANSPOSE)ta, (enum CBLAS_TRANSPOSE)tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 	pthread_rwlock_unlock(&kq_pool_lock);
