@@ -26,7 +26,8 @@ type Learner struct {
 	optQ   [2]*nn.Adam
 	scalar [2]scalarAdam // α and α'
 
-	ws workspace
+	ws  workspace
+	adv advWS // stateGradient's (S4RL-Adv's) scratch
 
 	// noiseHook, when set (tests only), may overwrite the noise Step has
 	// just drawn, so an independent reference can replay the same update.

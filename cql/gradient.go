@@ -2,37 +2,54 @@ package cql
 
 import "github.com/koopq/koopq/nn"
 
+// advWS is stateGradient's scratch, kept between calls so that S4RL-Adv's
+// per-batch gradient allocates nothing once the batch size is known.
+type advWS struct {
+	x  []float32    // [rows, S+A] normalized states and actions
+	c  [2]nn.Cache  // each critic's forward pass at x
+	q  [2][]float32 // [rows] Q_k(s, a)
+	d  [2][]float32 // [rows] ∂ min(Q1,Q2)/∂Q_k: 1 where critic k is the minimum
+	dx [2][]float32 // [rows, S+A] ∂ min(Q1,Q2)/∂x through critic k
+}
+
 // stateGradient implements augment.QGradient: ∂ min(Q1,Q2)(s, a)/∂s for raw
-// states s [rows, S] and actions a [rows, A], through the state normalizer
-// (∂/∂s = ∂/∂s_norm / std). It allocates; S4RL-Adv calls it once per batch.
+// states s [rows, S] and actions a [rows, A], written to grad [rows, S],
+// through the state normalizer (∂/∂s = ∂/∂s_norm / std). Ties go to
+// critic 0. The two critics run concurrently, as in Step; S4RL-Adv calls it
+// once per batch.
 func (l *Learner) stateGradient(s, a []float32, rows int, grad []float32) {
 	S, A := l.ObsDim, l.ActDim
 	W := S + A
-	sn := append([]float32(nil), s[:rows*S]...)
-	l.Norm.Apply(sn)
-	x := make([]float32, rows*W)
+	g := &l.adv
+	g.x = grow(g.x, rows*W)
 	for i := 0; i < rows; i++ {
-		copy(x[i*W:i*W+S], sn[i*S:(i+1)*S])
-		copy(x[i*W+S:(i+1)*W], a[i*A:(i+1)*A])
+		copy(g.x[i*W:i*W+S], s[i*S:(i+1)*S])
+		copy(g.x[i*W+S:(i+1)*W], a[i*A:(i+1)*A])
 	}
-	var c [2]nn.Cache
-	q0 := append([]float32(nil), l.Q[0].Forward(&c[0], x, rows)...)
-	q1 := l.Q[1].Forward(&c[1], x, rows)
-	d := [2][]float32{make([]float32, rows), make([]float32, rows)}
 	for i := 0; i < rows; i++ {
-		if q0[i] <= q1[i] {
-			d[0][i] = 1
-		} else {
-			d[1][i] = 1
+		l.Norm.Apply(g.x[i*W : i*W+S])
+	}
+	nn.Both(func(k int) {
+		g.q[k] = grow(g.q[k], rows)
+		copy(g.q[k], l.Q[k].Forward(&g.c[k], g.x, rows))
+	})
+	for k := range g.d {
+		g.d[k] = grow(g.d[k], rows)
+	}
+	for i := 0; i < rows; i++ {
+		d0 := float32(0)
+		if g.q[0][i] <= g.q[1][i] {
+			d0 = 1
 		}
+		g.d[0][i], g.d[1][i] = d0, 1-d0
 	}
-	dx := [2][]float32{make([]float32, rows*W), make([]float32, rows*W)}
-	for k := 0; k < 2; k++ {
-		l.Q[k].Backward(&c[k], d[k], dx[k], false)
-	}
+	nn.Both(func(k int) {
+		g.dx[k] = grow(g.dx[k], rows*W)
+		l.Q[k].Backward(&g.c[k], g.d[k], g.dx[k], false)
+	})
 	for i := 0; i < rows; i++ {
 		for j := 0; j < S; j++ {
-			grad[i*S+j] = (dx[0][i*W+j] + dx[1][i*W+j]) / l.Norm.Std[j]
+			grad[i*S+j] = (g.dx[0][i*W+j] + g.dx[1][i*W+j]) / l.Norm.Std[j]
 		}
 	}
 }
