@@ -370,3 +370,35 @@ func TestStateGradientReusesItsBuffers(t *testing.T) {
 		t.Fatalf("stateGradient allocated %.0f bytes per warm call; want < %.0f (one input copy)", perCall, limit)
 	}
 }
+
+// Once warm, a whole Step (no augmentation, S4RL-N, S4RL-Adv) allocates less
+// than one batch of states: every buffer lives in the learner's workspace;
+// what is left are the goroutines of the twin-critic split (~1.3 KB).
+func TestStepReusesItsBuffers(t *testing.T) {
+	const S, A = 11, 3
+	d := dataset.Synthetic(S, A, 2000, rand.New(rand.NewPCG(1, 1)))
+	cfg := smallConfig(10)
+	cfg.BCSteps = 0
+	for _, aug := range []augment.Augmenter{augment.None{}, augment.Gaussian{Sigma: 3e-3}, &augment.Adversarial{Eps: 1e-4, Mode: "l2"}} {
+		l := NewLearner(cfg, S, A, dataset.Identity(S), rand.New(rand.NewPCG(4, 4)))
+		b := dataset.NewBatch(cfg.Batch, S, A)
+		dataset.NewSampler(d, rand.New(rand.NewPCG(1, 2))).Sample(b)
+		rng := rand.New(rand.NewPCG(3, 3))
+		if _, err := l.Step(b, aug, rng); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		const steps = 10
+		for range steps {
+			if _, err := l.Step(b, aug, rng); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		perStep := float64(after.TotalAlloc-before.TotalAlloc) / steps
+		if limit := float64(cfg.Batch * S * 4); perStep >= limit {
+			t.Errorf("%s: Step allocated %.0f bytes per warm step; want < %.0f (one batch of states)", aug.Name(), perStep, limit)
+		}
+	}
+}
