@@ -3,7 +3,7 @@ package cql
 import "github.com/koopq/koopq/nn"
 
 // advWS is stateGradient's scratch, kept between calls so that S4RL-Adv's
-// per-batch gradient allocates nothing once the batch size is known.
+// per-batch gradient allocates no buffers once the batch size is known.
 type advWS struct {
 	x  []float32    // [rows, S+A] normalized states and actions
 	c  [2]nn.Cache  // each critic's forward pass at x
