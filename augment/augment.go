@@ -44,6 +44,16 @@ type Reporter interface {
 	Report() any
 }
 
+// Brancher is implemented by augmenters that pick a branch per batch (the
+// Koopman ones: the model shift with probability p_K, else S4RL-N noise).
+// LastBatchModel reports the branch of the most recent Augment call, true
+// for the model branch; the trainer logs it with each metrics row
+// (model_batch), so a report can read the CQL regularizer's statistics on
+// model-shifted batches apart from the noise batches.
+type Brancher interface {
+	LastBatchModel() bool
+}
+
 // None is plain CQL: s̃ = s.
 type None struct{}
 

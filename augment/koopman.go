@@ -116,6 +116,7 @@ type Koopman struct {
 	shifter *koopman.Shifter
 	contact []int
 	stats   KoopmanStats
+	model   bool // the last Augment call took the model branch (Brancher)
 	shiftN  int
 
 	// per-batch workspaces
@@ -214,6 +215,9 @@ func (k *Koopman) Precompute() PrecomputeInfo { return k.info }
 // Stats returns the running counters.
 func (k *Koopman) Stats() KoopmanStats { return k.stats }
 
+// LastBatchModel implements Brancher.
+func (k *Koopman) LastBatchModel() bool { return k.model }
+
 // KoopmanReport is what a Koopman augmenter reports (Reporter): the
 // precompute it built and the counters of its batches since then.
 type KoopmanReport struct {
@@ -256,7 +260,8 @@ func (k *Koopman) Augment(b *dataset.Batch, obs, next []float32, rng *rand.Rand,
 		return fmt.Errorf("augment %s: batch carries no dataset row indices (Batch.Idx)", k.name)
 	}
 	k.stats.Batches++
-	if rng.Float64() > k.opts.KoopmanProb {
+	k.model = rng.Float64() <= k.opts.KoopmanProb
+	if !k.model {
 		k.stats.GaussianBatches++
 		AddNoise(obs[:B*S], b.Obs[:B*S], k.opts.GaussianSigma, rng)
 		AddNoise(next[:B*S], b.NextObs[:B*S], k.opts.GaussianSigma, rng)

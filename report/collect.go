@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,6 +60,11 @@ type Result struct {
 	// run logged none. step and wall_seconds are not statistics and are
 	// left out.
 	Train map[string][]Point `json:"-"`
+	// ModelBatches says, for a Koopman augmenter's run, whether the batch
+	// logged at each step took the model branch (true) or the S4RL-N noise
+	// branch (false); nil for other runs and where the branches cannot be
+	// told (see modelBatches).
+	ModelBatches map[int]bool `json:"-"`
 	// Precision is the GEMM input precision the run finished with ("f32",
 	// "bf16"; empty for runs whose results.json predates it).
 	Precision string `json:"precision,omitempty"`
@@ -383,8 +389,68 @@ func label(r *Result, dir, data, augment string) error {
 		}
 	}
 	var err error
-	r.Train, err = readTrain(dir)
-	return err
+	if r.Train, err = readTrain(dir); err != nil {
+		return err
+	}
+	r.ModelBatches = modelBatches(r.Augment, r.Train)
+	return nil
+}
+
+// Branch inference for runs logged before model_batch: the noise branch
+// moves every state by N(0, σ²I_S), so its batch mean ‖s̃ − s‖ is σ·E[χ_S]
+// up to a fraction of a percent (0.0094–0.0100 on hopper's 100 logged
+// batches), while the model branch adds at least the autoencoder's
+// reconstruction error (≥ 0.046 on the study's runs). Rows split at the
+// widest gap between sorted shifts when it is at least branchGap and the
+// lower cluster is tight (max/min at most noiseSpread); otherwise the
+// branches are unknown.
+const (
+	branchGap   = 2.0
+	noiseSpread = 1.2
+)
+
+// modelBatches tells, per logged step, which branch a Koopman augmenter's
+// batch took: exactly from the model_batch column (koopq logs it since
+// 2026-11-27), else inferred from shift_l2 as above. Runs of the
+// augmenters that have no branches (none, gaussian, s4rl-adv) and runs
+// whose rows cannot be split give nil.
+func modelBatches(augment string, train map[string][]Point) map[int]bool {
+	switch augment {
+	case "", "none", "gaussian", "s4rl-adv":
+		return nil
+	}
+	out := map[int]bool{}
+	if logged := train["model_batch"]; len(logged) > 0 {
+		for _, p := range logged {
+			out[p.Step] = p.Score == 1
+		}
+		return out
+	}
+	var shifts []float64
+	for _, p := range train["shift_l2"] {
+		if !(p.Score > 0) { // a zero or NaN row: nothing to classify by
+			return nil
+		}
+		shifts = append(shifts, p.Score)
+	}
+	if len(shifts) < 2 {
+		return nil
+	}
+	slices.Sort(shifts)
+	cut, ratio := 0, 0.0 // shifts[:cut] are the noise branch
+	for i := 1; i < len(shifts); i++ {
+		if q := shifts[i] / shifts[i-1]; q > ratio {
+			cut, ratio = i, q
+		}
+	}
+	if ratio < branchGap || shifts[cut-1]/shifts[0] > noiseSpread {
+		return nil
+	}
+	threshold := shifts[cut-1]
+	for _, p := range train["shift_l2"] {
+		out[p.Step] = p.Score > threshold
+	}
+	return out
 }
 
 // readTrain reads a run's logged training statistics from metrics.jsonl

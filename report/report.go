@@ -179,20 +179,59 @@ type DatasetCurves struct {
 // end-of-training mean hides), or the median after the first
 // DiagnosticWindow (the critic loss median: how large the Bellman error
 // typically was once training was under way, robust to single spikes).
+// Batches selects the logged rows a column uses: all of them, or for the
+// Koopman augmenters only the rows whose batch took the model branch or the
+// noise branch (Result.ModelBatches): their CQL regularizer compares the
+// logsumexp at the clean state with Q at the shifted state, so the gap on
+// model-branch batches says how far the shift lifts Q, which the mean over
+// all batches blurs with the noise branch's.
 var DiagnosticColumns = []struct {
 	Key, Metric, Title string
 	Stat               DiagStat
+	Batches            Batches
 }{
-	{"q_data", "q_data", "Q(s̃, a) data", EndMean},
-	{"q_policy", "q_policy", "Q(s, π)", EndMean},
-	{"q_random", "q_random", "Q(s, random)", EndMean},
-	{"cql_gap", "cql_gap", "CQL gap", EndMean},
-	{"alpha_prime", "alpha_prime", "α′", EndMean},
-	{"q_loss", "q_loss", "critic loss", EndMean},
-	{"q_loss_peak", "q_loss", "critic loss peak", Peak},
-	{"q_loss_median", "q_loss", "critic loss median", LateMedian},
-	{"log_pi", "log_pi", "log π", EndMean},
-	{"shift_l2", "shift_l2", "‖s̃ − s‖", EndMean},
+	{"q_data", "q_data", "Q(s̃, a) data", EndMean, AllBatches},
+	{"q_policy", "q_policy", "Q(s, π)", EndMean, AllBatches},
+	{"q_random", "q_random", "Q(s, random)", EndMean, AllBatches},
+	{"cql_gap", "cql_gap", "CQL gap", EndMean, AllBatches},
+	{"cql_gap_model", "cql_gap", "CQL gap, model batches", EndMean, ModelBatches},
+	{"cql_gap_noise", "cql_gap", "CQL gap, noise batches", EndMean, NoiseBatches},
+	{"q_data_model", "q_data", "Q(s̃, a) data, model batches", EndMean, ModelBatches},
+	{"alpha_prime", "alpha_prime", "α′", EndMean, AllBatches},
+	{"q_loss", "q_loss", "critic loss", EndMean, AllBatches},
+	{"q_loss_peak", "q_loss", "critic loss peak", Peak, AllBatches},
+	{"q_loss_median", "q_loss", "critic loss median", LateMedian, AllBatches},
+	{"log_pi", "log_pi", "log π", EndMean, AllBatches},
+	{"shift_l2", "shift_l2", "‖s̃ − s‖", EndMean, AllBatches},
+}
+
+// Batches selects which logged rows a diagnostics column reduces.
+type Batches int
+
+const (
+	// AllBatches uses every logged row.
+	AllBatches Batches = iota
+	// ModelBatches uses the rows whose batch took a Koopman augmenter's
+	// model branch (a run without Result.ModelBatches has none).
+	ModelBatches
+	// NoiseBatches uses the rows whose batch took a Koopman augmenter's
+	// S4RL-N noise branch.
+	NoiseBatches
+)
+
+// rowsOf returns the points of pts whose step's batch b selects (all of
+// pts for AllBatches; none when the run's branches are unknown).
+func rowsOf(pts []Point, b Batches, model map[int]bool) []Point {
+	if b == AllBatches {
+		return pts
+	}
+	var out []Point
+	for _, p := range pts {
+		if m, ok := model[p.Step]; ok && m == (b == ModelBatches) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // DiagStat is how a diagnostics column reduces one run's logged values.
@@ -232,13 +271,9 @@ type DiagRow struct {
 	Cells   []Cell `json:"cells"`
 }
 
-// endMean is the mean of pts over the last DiagnosticWindow of training
-// (NaN when pts is empty).
-func endMean(pts []Point) float64 {
-	if len(pts) == 0 {
-		return math.NaN()
-	}
-	last := pts[len(pts)-1].Step
+// endMean is the mean of pts over the last DiagnosticWindow of training,
+// which ended at step last (NaN when no point lies there).
+func endMean(pts []Point, last int) float64 {
 	from := float64(last) * (1 - DiagnosticWindow)
 	var sum float64
 	n := 0
@@ -248,16 +283,16 @@ func endMean(pts []Point) float64 {
 			n++
 		}
 	}
+	if n == 0 {
+		return math.NaN()
+	}
 	return sum / float64(n)
 }
 
 // lateMedian is the median of pts after the first DiagnosticWindow of
-// training (NaN when pts is empty).
-func lateMedian(pts []Point) float64 {
-	if len(pts) == 0 {
-		return math.NaN()
-	}
-	from := float64(pts[len(pts)-1].Step) * DiagnosticWindow
+// training, which ended at step last (NaN when no point lies there).
+func lateMedian(pts []Point, last int) float64 {
+	from := float64(last) * DiagnosticWindow
 	var v []float64
 	for _, p := range pts {
 		if float64(p.Step) > from {
@@ -276,7 +311,7 @@ func lateMedian(pts []Point) float64 {
 }
 
 // peak is the largest score in pts (NaN when pts is empty).
-func peak(pts []Point) float64 {
+func peak(pts []Point, _ int) float64 {
 	v := math.NaN()
 	for _, p := range pts {
 		if math.IsNaN(v) || p.Score > v {
@@ -293,7 +328,7 @@ func diagnostics(rs []Result, datasets, methods []string) *Diagnostics {
 	var cols []int // indices into DiagnosticColumns of d.Columns
 	for i, c := range DiagnosticColumns {
 		for _, r := range rs {
-			if len(r.Train[c.Metric]) > 0 {
+			if len(rowsOf(r.Train[c.Metric], c.Batches, r.ModelBatches)) > 0 {
 				d.Columns, d.Titles = append(d.Columns, c.Key), append(d.Titles, c.Title)
 				cols = append(cols, i)
 				break
@@ -312,10 +347,16 @@ func diagnostics(rs []Result, datasets, methods []string) *Diagnostics {
 			row := DiagRow{Dataset: ds, Method: m}
 			for _, i := range cols {
 				col := DiagnosticColumns[i]
-				reduce := map[DiagStat]func([]Point) float64{EndMean: endMean, Peak: peak, LateMedian: lateMedian}[col.Stat]
+				reduce := map[DiagStat]func([]Point, int) float64{EndMean: endMean, Peak: peak, LateMedian: lateMedian}[col.Stat]
 				var c Cell
 				for _, r := range sel {
-					if v := reduce(r.Train[col.Metric]); !math.IsNaN(v) {
+					pts := r.Train[col.Metric]
+					if len(pts) == 0 {
+						continue
+					}
+					// The window is the run's, not the selected rows'.
+					last := pts[len(pts)-1].Step
+					if v := reduce(rowsOf(pts, col.Batches, r.ModelBatches), last); !math.IsNaN(v) {
 						c.Scores, c.Seeds = append(c.Scores, v), append(c.Seeds, r.Seed)
 					}
 				}

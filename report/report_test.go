@@ -607,3 +607,101 @@ func TestStepTicksArePlainNumbers(t *testing.T) {
 		}
 	}
 }
+
+// The diagnostics read a Koopman run's CQL statistics on model-branch and
+// noise-branch batches apart: from the logged model_batch where a run has
+// it (even when its shifts would say otherwise), else from the two
+// clusters of its logged shift_l2; each over the run's own last fifth of
+// training, not the last fifth of the selected rows.
+func TestDiagnosticsByBatchBranch(t *testing.T) {
+	root := t.TempDir()
+	// Steps 1000…10000; the window is 9000 and 10000. The CQL gap is
+	// −step/1000 on model batches and +1 on noise batches.
+	logOf := func(noise map[int]bool, logBranch bool) string {
+		var b strings.Builder
+		b.WriteString("step,cql_gap,shift_l2")
+		if logBranch {
+			b.WriteString(",model_batch")
+		}
+		b.WriteString("\n")
+		for s := 1000; s <= 10000; s += 1000 {
+			gap, shift, model := -float64(s)/1000, 0.2+float64(s)*1e-6, 1
+			if noise[s] {
+				gap, shift, model = 1, 0.0100+float64(s)*1e-7, 0
+			}
+			if logBranch {
+				shift = 0.5 // uninformative: the logged branch decides
+				fmt.Fprintf(&b, "%d,%g,%g,%d\n", s, gap, shift, model)
+			} else {
+				fmt.Fprintf(&b, "%d,%g,%g\n", s, gap, shift)
+			}
+		}
+		return b.String()
+	}
+	writeRun(t, root, 0, "walker2d-medium", "CQL", "", 0, 50, []float64{50}, true)
+	writeMetrics(t, root, "walker2d-medium", "CQL", 0, "metrics.csv", "step,cql_gap,shift_l2\n1000,-2,0\n2000,-3,0\n")
+	writeRun(t, root, 1, "walker2d-medium", "KFC++", "", 0, 50, []float64{50}, true)
+	writeMetrics(t, root, "walker2d-medium", "KFC++", 0, "metrics.csv", logOf(map[int]bool{3000: true, 9000: true}, true))
+	writeRun(t, root, 2, "walker2d-medium", "KFC++", "", 1, 50, []float64{50}, true)
+	writeMetrics(t, root, "walker2d-medium", "KFC++", 1, "metrics.csv", logOf(map[int]bool{4000: true, 10000: true}, false))
+	_, rep := collectAndBuild(t, root, Options{Reps: 50})
+	d := rep.Diagnostics
+	if d == nil || !slices.Equal(d.Columns, []string{"cql_gap", "cql_gap_model", "cql_gap_noise", "shift_l2"}) {
+		t.Fatalf("diagnostics %+v, want columns cql_gap, cql_gap_model, cql_gap_noise, shift_l2", d)
+	}
+	cql, kfc := d.Rows[0], d.Rows[1]
+	if cql.Method != "CQL" || cql.Cells[1].N() != 0 || cql.Cells[2].N() != 0 {
+		t.Errorf("CQL row %+v: want no branch cells", cql)
+	}
+	// Seed 0 (logged): model rows in the window: 10000 → −10; noise: 9000.
+	// Seed 1 (inferred): model 9000 → −9; noise 10000. Over all batches
+	// both runs average −10 and 1 (or 1 and −9): −4.5 and −4.
+	all, model, noise := kfc.Cells[0], kfc.Cells[1], kfc.Cells[2]
+	if kfc.Method != "KFC++" || !slices.Equal(model.Scores, []float64{-10, -9}) || !slices.Equal(noise.Scores, []float64{1, 1}) ||
+		!slices.Equal(all.Scores, []float64{-4.5, -4}) {
+		t.Errorf("KFC++ CQL gap: all %v, model batches %v, noise batches %v; want [-4.5 -4], [-10 -9], [1 1]", all.Scores, model.Scores, noise.Scores)
+	}
+	if md := d.Markdown(); !strings.Contains(md, "| CQL gap | CQL gap, model batches | CQL gap, noise batches |") ||
+		!strings.Contains(md, "| walker2d-medium | KFC++ | 2 | -4.25 ± 0.35 | -9.5 ± 0.71 | 1 ± 0 |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// modelBatches infers branches only from a clear split: a gap of at least
+// branchGap between a tight noise cluster and the model shifts, for an
+// augmenter that has branches.
+func TestModelBatchesInference(t *testing.T) {
+	series := func(v ...float64) map[string][]Point {
+		var pts []Point
+		for i, x := range v {
+			pts = append(pts, Point{Step: 1000 * (i + 1), Score: x})
+		}
+		return map[string][]Point{"shift_l2": pts}
+	}
+	for _, c := range []struct {
+		name, augment string
+		train         map[string][]Point
+		want          map[int]bool
+	}{
+		{"two clusters", "kfc", series(0.2, 0.0121, 0.19, 0.0124), map[int]bool{1000: true, 2000: false, 3000: true, 4000: false}},
+		{"hopper-like", "kfc++", series(0.0095, 0.047, 0.0099, 0.05), map[int]bool{1000: false, 2000: true, 3000: false, 4000: true}},
+		{"S4RL-N has no branches", "gaussian", series(0.2, 0.0121, 0.19, 0.0124), nil},
+		{"one cluster", "kfc++", series(0.2, 0.21, 0.19, 0.15), nil},
+		{"loose lower cluster", "kfc++", series(0.01, 0.015, 0.2, 0.21), nil},
+		{"a zero shift", "kfc++", series(0, 0.0121, 0.2), nil},
+		{"one row", "kfc++", series(0.2), nil},
+		{"no shifts logged", "kfc++", map[string][]Point{}, nil},
+	} {
+		got := modelBatches(c.augment, c.train)
+		if len(got) != len(c.want) || (c.want == nil) != (got == nil) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for k, v := range c.want {
+			if g, ok := got[k]; !ok || g != v {
+				t.Errorf("%s: %v, want %v", c.name, got, c.want)
+				break
+			}
+		}
+	}
+}

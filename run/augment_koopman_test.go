@@ -74,11 +74,15 @@ func TestBuildAugmenterResumesKoopmanTraining(t *testing.T) {
 // results.json keeps each training process's augmenter record: for KFC++
 // the precompute (every transition cached under the default budget) and
 // counters whose batches are exactly the steps of that process, also for a
-// run killed and resumed; augmenters without a record leave it out.
+// run killed and resumed; augmenters without a record leave it out. Each
+// metrics row of a Koopman run says which branch its batch took
+// (model_batch), and those rows add up to the record's model-branch count;
+// other runs log no model_batch.
 func TestSegmentsRecordAugmenterReport(t *testing.T) {
 	d := pendulumTransitions(t, 400, 5)
 	cfg := tinyConfig()
-	cfg.Augment = "kfc++"
+	cfg.Augment, cfg.LogEvery = "kfc++", 1
+	cfg.AugmentParams.KoopmanProb = 0.5
 	cfg.KoopmanHidden, cfg.KoopmanLatent = []int{16, 16}, 4
 	cfg.KoopmanTrain.MaxEpochs, cfg.KoopmanTrain.Batch, cfg.KoopmanTrain.Patience, cfg.KoopmanTrain.Seed = 2, 64, 0, 3
 	dir, _ := NewDir(t.TempDir(), "kfc")
@@ -122,6 +126,25 @@ func TestSegmentsRecordAugmenterReport(t *testing.T) {
 		if st.CachedRows != st.KoopmanBatches*cfg.CQL.Batch || st.SlowRows != 0 || !(st.MeanShiftL2 > 0) {
 			t.Errorf("segment %d: rows %+v, want %d cached per model-branch batch", i, st, cfg.CQL.Batch)
 		}
+		if st.GaussianBatches == 0 {
+			t.Errorf("segment %d: no noise-branch batch with p_K = 0.5: %+v", i, st)
+		}
+		model, rows := 0, 0
+		for _, r := range metricRows(t, dir) {
+			if step := int(r["step"]); step > g.FromStep && step <= g.ToStep {
+				rows++
+				switch r["model_batch"] {
+				case 1:
+					model++
+				case 0:
+				default:
+					t.Fatalf("step %d: model_batch %v, want 0 or 1 (row %v)", step, r["model_batch"], r)
+				}
+			}
+		}
+		if rows != st.Batches || model != st.KoopmanBatches {
+			t.Errorf("segment %d: %d rows with %d model_batch = 1, want %d rows and %d model-branch batches", i, rows, model, st.Batches, st.KoopmanBatches)
+		}
 	}
 
 	cfg.Augment = "gaussian"
@@ -140,5 +163,10 @@ func TestSegmentsRecordAugmenterReport(t *testing.T) {
 	}
 	if a, ok := res2.Segments[0]["augment"]; ok {
 		t.Errorf("S4RL-N keeps no augmenter record, but its segment has %v", a)
+	}
+	for _, r := range metricRows(t, dir2) {
+		if v, ok := r["model_batch"]; ok {
+			t.Fatalf("S4RL-N step %v logged model_batch %v", r["step"], v)
+		}
 	}
 }

@@ -47,6 +47,24 @@ func tinyConfig() TrainConfig {
 	return cfg
 }
 
+// metricRows reads a run's metrics.jsonl.
+func metricRows(t *testing.T, dir *Dir) []map[string]float64 {
+	t.Helper()
+	b, err := os.ReadFile(dir.File("metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]float64
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r map[string]float64
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("metrics.jsonl line %q: %v", line, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
 // A run killed mid-way (context cancelled) and resumed with --resume ends
 // with exactly the numbers of an uninterrupted run, and its metric log has
 // each step once.
@@ -205,29 +223,21 @@ func TestMetricsRecordAugmentationShift(t *testing.T) {
 		if _, err := Train(context.Background(), cfg, dir, d, false, nil); err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(dir.File("metrics.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
 		var sum [2]float64
-		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		for _, l := range lines {
-			var row map[string]float64
-			if err := json.Unmarshal([]byte(l), &row); err != nil {
-				t.Fatal(err)
-			}
+		rows := metricRows(t, dir)
+		for _, row := range rows {
 			for k, key := range []string{"shift_l2", "shift_next_l2"} {
 				v, ok := row[key]
 				if !ok {
-					t.Fatalf("%s: row %s has no %s", c.augment, l, key)
+					t.Fatalf("%s: row %v has no %s", c.augment, row, key)
 				}
 				sum[k] += v
 			}
 		}
 		for k, key := range []string{"shift_l2", "shift_next_l2"} {
-			got := sum[k] / float64(len(lines))
+			got := sum[k] / float64(len(rows))
 			if math.Abs(got-c.want) > 0.1*c.want || (c.want == 0 && got != 0) {
-				t.Errorf("%s: mean %s %.4g over %d rows, want %.4g", c.augment, key, got, len(lines), c.want)
+				t.Errorf("%s: mean %s %.4g over %d rows, want %.4g", c.augment, key, got, len(rows), c.want)
 			}
 		}
 	}

@@ -426,6 +426,12 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 				"alpha": st.Alpha, "actor_loss": st.ActorLoss, "q_data": st.QData, "q_random": st.QRandom, "q_policy": st.QPolicy,
 				"log_pi": st.LogPi, "bc": bc, "shift_l2": st.ShiftL2, "shift_next_l2": st.ShiftNextL2,
 				"wall_seconds": time.Since(start).Seconds()}
+			if br, ok := aug.(augment.Brancher); ok {
+				row["model_batch"] = 0
+				if br.LastBatchModel() {
+					row["model_batch"] = 1
+				}
+			}
 			if err := metrics.Log(row); err != nil {
 				return err
 			}
