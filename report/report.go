@@ -179,30 +179,49 @@ type DatasetCurves struct {
 // end-of-training mean hides), or the median after the first
 // DiagnosticWindow (the critic loss median: how large the Bellman error
 // typically was once training was under way, robust to single spikes).
-// Batches selects the logged rows a column uses: all of them, or for the
-// Koopman augmenters only the rows whose batch took the model branch or the
-// noise branch (Result.ModelBatches): their CQL regularizer compares the
-// logsumexp at the clean state with Q at the shifted state, so the gap on
-// model-branch batches says how far the shift lifts Q, which the mean over
-// all batches blurs with the noise branch's.
-var DiagnosticColumns = []struct {
-	Key, Metric, Title string
-	Stat               DiagStat
-	Batches            Batches
-}{
+// Batches selects the logged rows a column uses: all of them here, the
+// model or the noise branch's in BranchColumns.
+var DiagnosticColumns = []DiagColumn{
 	{"q_data", "q_data", "Q(s̃, a) data", EndMean, AllBatches},
 	{"q_policy", "q_policy", "Q(s, π)", EndMean, AllBatches},
 	{"q_random", "q_random", "Q(s, random)", EndMean, AllBatches},
 	{"cql_gap", "cql_gap", "CQL gap", EndMean, AllBatches},
-	{"cql_gap_model", "cql_gap", "CQL gap, model batches", EndMean, ModelBatches},
-	{"cql_gap_noise", "cql_gap", "CQL gap, noise batches", EndMean, NoiseBatches},
-	{"q_data_model", "q_data", "Q(s̃, a) data, model batches", EndMean, ModelBatches},
 	{"alpha_prime", "alpha_prime", "α′", EndMean, AllBatches},
 	{"q_loss", "q_loss", "critic loss", EndMean, AllBatches},
 	{"q_loss_peak", "q_loss", "critic loss peak", Peak, AllBatches},
 	{"q_loss_median", "q_loss", "critic loss median", LateMedian, AllBatches},
 	{"log_pi", "log_pi", "log π", EndMean, AllBatches},
 	{"shift_l2", "shift_l2", "‖s̃ − s‖", EndMean, AllBatches},
+}
+
+// BranchColumns are the branch table's columns: for the Koopman augmenters,
+// which shift a batch with probability p_K and add S4RL-N noise otherwise,
+// statistics over the model-branch and the noise-branch batches apart
+// (Result.ModelBatches), each run's mean over its last DiagnosticWindow.
+// Their CQL regularizer takes the logsumexp at the clean state s and Q at
+// the shifted s̃, so the CQL gap and Q(s̃, a) on model batches say how far
+// the shift lifts Q, which the mean over all batches blurs with the noise
+// branch's.
+var BranchColumns = []DiagColumn{
+	{"shift_l2_model", "shift_l2", "‖s̃ − s‖, model", EndMean, ModelBatches},
+	{"cql_gap_model", "cql_gap", "CQL gap, model", EndMean, ModelBatches},
+	{"cql_gap_noise", "cql_gap", "CQL gap, noise", EndMean, NoiseBatches},
+	{"q_data_model", "q_data", "Q(s̃, a) data, model", EndMean, ModelBatches},
+	{"q_data_noise", "q_data", "Q(s̃, a) data, noise", EndMean, NoiseBatches},
+	{"q_policy_model", "q_policy", "Q(s, π), model", EndMean, ModelBatches},
+	{"q_policy_noise", "q_policy", "Q(s, π), noise", EndMean, NoiseBatches},
+	{"q_loss_model", "q_loss", "critic loss, model", EndMean, ModelBatches},
+	{"q_loss_noise", "q_loss", "critic loss, noise", EndMean, NoiseBatches},
+}
+
+// DiagColumn is one column of a diagnostics table. Key names it (in
+// diagnostics.csv and report.json), Metric is the logged statistic it is
+// made of, Stat how a run's selected values become one number, Batches
+// which of the run's logged rows it uses.
+type DiagColumn struct {
+	Key, Metric, Title string
+	Stat               DiagStat
+	Batches            Batches
 }
 
 // Batches selects which logged rows a diagnostics column reduces.
@@ -321,16 +340,18 @@ func peak(pts []Point, _ int) float64 {
 	return v
 }
 
-// diagnostics builds the table over the finished runs rs, rows in the
-// order of datasets then methods (ablations after the main methods).
-func diagnostics(rs []Result, datasets, methods []string) *Diagnostics {
+// diagnostics builds a table of columns over the finished runs rs, rows in
+// the order of datasets then methods (ablations after the main methods),
+// with the columns some run logged; nil when there are none. For branch
+// columns only runs whose branches are known enter.
+func diagnostics(rs []Result, datasets, methods []string, columns []DiagColumn) *Diagnostics {
 	d := &Diagnostics{}
-	var cols []int // indices into DiagnosticColumns of d.Columns
-	for i, c := range DiagnosticColumns {
+	var cols []DiagColumn
+	for _, c := range columns {
 		for _, r := range rs {
 			if len(rowsOf(r.Train[c.Metric], c.Batches, r.ModelBatches)) > 0 {
 				d.Columns, d.Titles = append(d.Columns, c.Key), append(d.Titles, c.Title)
-				cols = append(cols, i)
+				cols = append(cols, c)
 				break
 			}
 		}
@@ -340,13 +361,14 @@ func diagnostics(rs []Result, datasets, methods []string) *Diagnostics {
 	}
 	for _, ds := range datasets {
 		for _, m := range methods {
-			sel := slices.DeleteFunc(runsOf(rs, ds, m), func(r Result) bool { return r.Train == nil })
+			sel := slices.DeleteFunc(runsOf(rs, ds, m), func(r Result) bool {
+				return r.Train == nil || (cols[0].Batches != AllBatches && r.ModelBatches == nil)
+			})
 			if len(sel) == 0 {
 				continue
 			}
 			row := DiagRow{Dataset: ds, Method: m}
-			for _, i := range cols {
-				col := DiagnosticColumns[i]
+			for _, col := range cols {
 				reduce := map[DiagStat]func([]Point, int) float64{EndMean: endMean, Peak: peak, LateMedian: lateMedian}[col.Stat]
 				var c Cell
 				for _, r := range sel {
@@ -415,6 +437,10 @@ type Report struct {
 	// dataset × method (main methods, then ablations); nil when no run
 	// logged any.
 	Diagnostics *Diagnostics `json:"diagnostics,omitempty"`
+	// BranchDiagnostics are the Koopman augmenters' statistics on their
+	// model-branch and noise-branch batches apart (BranchColumns); nil
+	// when no run's branches are known.
+	BranchDiagnostics *Diagnostics `json:"branch_diagnostics,omitempty"`
 	// SettingDifferences are the training settings that differ between
 	// datasets for the same method (datasets run under different
 	// protocols); empty when every dataset had the same settings.
@@ -651,8 +677,9 @@ func Build(runs []Result, o Options) (*Report, error) {
 		rep.Ablations = ablationTable(main, abl)
 	}
 	finished := append(append([]Result{}, main...), abl...)
-	rep.Diagnostics = diagnostics(finished,
-		order(finished, func(r Result) string { return r.Dataset }), order(finished, func(r Result) string { return r.Method }))
+	datasets, methods := order(finished, func(r Result) string { return r.Dataset }), order(finished, func(r Result) string { return r.Method })
+	rep.Diagnostics = diagnostics(finished, datasets, methods, DiagnosticColumns)
+	rep.BranchDiagnostics = diagnostics(finished, datasets, methods, BranchColumns)
 	return rep, nil
 }
 

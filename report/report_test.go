@@ -645,25 +645,40 @@ func TestDiagnosticsByBatchBranch(t *testing.T) {
 	writeRun(t, root, 2, "walker2d-medium", "KFC++", "", 1, 50, []float64{50}, true)
 	writeMetrics(t, root, "walker2d-medium", "KFC++", 1, "metrics.csv", logOf(map[int]bool{4000: true, 10000: true}, false))
 	_, rep := collectAndBuild(t, root, Options{Reps: 50})
-	d := rep.Diagnostics
-	if d == nil || !slices.Equal(d.Columns, []string{"cql_gap", "cql_gap_model", "cql_gap_noise", "shift_l2"}) {
-		t.Fatalf("diagnostics %+v, want columns cql_gap, cql_gap_model, cql_gap_noise, shift_l2", d)
+	d, br := rep.Diagnostics, rep.BranchDiagnostics
+	if d == nil || !slices.Equal(d.Columns, []string{"cql_gap", "shift_l2"}) {
+		t.Fatalf("diagnostics %+v, want columns cql_gap and shift_l2", d)
 	}
-	cql, kfc := d.Rows[0], d.Rows[1]
-	if cql.Method != "CQL" || cql.Cells[1].N() != 0 || cql.Cells[2].N() != 0 {
-		t.Errorf("CQL row %+v: want no branch cells", cql)
+	if br == nil || !slices.Equal(br.Columns, []string{"shift_l2_model", "cql_gap_model", "cql_gap_noise"}) {
+		t.Fatalf("branch diagnostics %+v, want columns shift_l2_model, cql_gap_model, cql_gap_noise", br)
+	}
+	// CQL has no branches: in the main table only.
+	if len(d.Rows) != 2 || len(br.Rows) != 1 || br.Rows[0].Method != "KFC++" {
+		t.Fatalf("rows: main %+v, branches %+v; want CQL and KFC++, and KFC++ alone", d.Rows, br.Rows)
 	}
 	// Seed 0 (logged): model rows in the window: 10000 → −10; noise: 9000.
 	// Seed 1 (inferred): model 9000 → −9; noise 10000. Over all batches
 	// both runs average −10 and 1 (or 1 and −9): −4.5 and −4.
-	all, model, noise := kfc.Cells[0], kfc.Cells[1], kfc.Cells[2]
-	if kfc.Method != "KFC++" || !slices.Equal(model.Scores, []float64{-10, -9}) || !slices.Equal(noise.Scores, []float64{1, 1}) ||
+	all, model, noise := d.Rows[1].Cells[0], br.Rows[0].Cells[1], br.Rows[0].Cells[2]
+	if !slices.Equal(model.Scores, []float64{-10, -9}) || !slices.Equal(noise.Scores, []float64{1, 1}) ||
 		!slices.Equal(all.Scores, []float64{-4.5, -4}) {
 		t.Errorf("KFC++ CQL gap: all %v, model batches %v, noise batches %v; want [-4.5 -4], [-10 -9], [1 1]", all.Scores, model.Scores, noise.Scores)
 	}
-	if md := d.Markdown(); !strings.Contains(md, "| CQL gap | CQL gap, model batches | CQL gap, noise batches |") ||
-		!strings.Contains(md, "| walker2d-medium | KFC++ | 2 | -4.25 ± 0.35 | -9.5 ± 0.71 | 1 ± 0 |") {
+	if md := br.Markdown(); !strings.Contains(md, "| ‖s̃ − s‖, model | CQL gap, model | CQL gap, noise |") ||
+		!strings.Contains(md, "| walker2d-medium | KFC++ | 2 | 0.3545 ± 0.21 | -9.5 ± 0.71 | 1 ± 0 |") {
 		t.Errorf("markdown:\n%s", md)
+	}
+	sum := rep.Summary()
+	if !strings.Contains(sum, "## Training diagnostics by batch branch") || !strings.Contains(sum, "inferred from `shift_l2`") {
+		t.Errorf("summary lacks the branch table:\n%s", sum)
+	}
+	out := t.TempDir()
+	if _, err := rep.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "diagnostics-branches.csv"))
+	if err != nil || !strings.Contains(string(b), "walker2d-medium,KFC++,cql_gap_noise,1,0,2\n") {
+		t.Errorf("diagnostics-branches.csv (%v):\n%s", err, b)
 	}
 }
 

@@ -269,6 +269,10 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, "\n## Training diagnostics (mean ± std over seeds of each run's mean over its last %.0f%% of logged steps; the critic loss peak is each run's largest logged critic loss, the critic loss median its median after the first %.0[1]f%% of logged steps)\n\n%s",
 			100*DiagnosticWindow, r.Diagnostics.Markdown())
 	}
+	if r.BranchDiagnostics != nil {
+		fmt.Fprintf(&b, "\n## Training diagnostics by batch branch (Koopman augmenters: each run's mean over its last %.0f%% of logged steps, on the batches that took the model shift and on those that took S4RL-N noise)\n\n%s%s",
+			100*DiagnosticWindow, r.BranchDiagnostics.Markdown(), branchNote)
+	}
 	if t := r.ReferenceTable(); t != "" {
 		fmt.Fprintf(&b, "\n## Ours beside published scores (different data: not comparable number for number)\n\n%s", t)
 	}
@@ -281,9 +285,15 @@ func (r *Report) Summary() string {
 	return b.String()
 }
 
+// branchNote says where the branch table's branches come from.
+const branchNote = "\nA batch's branch is the run's logged `model_batch`; for runs logged before it, the branch is inferred from " +
+	"`shift_l2`: the noise branch's batch means form one tight cluster (σ·E‖z‖) well below the model branch's. Runs whose " +
+	"shifts show no clear split are left out.\n"
+
 // Write writes the report into dir: table.md/.csv/.tex, ablations.md/.csv/
 // .tex (when there are ablations), diagnostics.md/.csv (when runs logged
-// training statistics), summary.md, runs.md/.csv (every run and the
+// training statistics), diagnostics-branches.md/.csv (when Koopman runs'
+// branches are known), summary.md, runs.md/.csv (every run and the
 // processes that trained it), report.json, and the figures
 // (performance profiles, IQM intervals, one learning-curve plot per dataset,
 // each as PNG and SVG). It returns the paths written.
@@ -322,6 +332,12 @@ func (r *Report) Write(dir string) ([]string, error) {
 		files = append(files, []struct{ name, text string }{
 			{"diagnostics.md", r.Diagnostics.Markdown()},
 			{"diagnostics.csv", r.Diagnostics.CSV()},
+		}...)
+	}
+	if r.BranchDiagnostics != nil {
+		files = append(files, []struct{ name, text string }{
+			{"diagnostics-branches.md", r.BranchDiagnostics.Markdown() + branchNote},
+			{"diagnostics-branches.csv", r.BranchDiagnostics.CSV()},
 		}...)
 	}
 	for _, f := range files {
