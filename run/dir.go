@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,13 +137,16 @@ func WriteFileAtomic(path string, data []byte) error {
 	return atomicfile.Write(path, data, func() { crashPoint("atomic") })
 }
 
-// Metrics appends rows to metrics.jsonl and metrics.csv. The CSV header is
-// fixed by the first row's keys (sorted, "step" first); later rows write
-// those columns only. metrics.jsonl is the record: on resume the CSV is
-// rebuilt from it.
+// Metrics appends rows to metrics.jsonl and metrics.csv. The CSV's columns
+// are every key its rows have ("step" first, the rest sorted); a row that
+// brings a key the header lacks (a run resumed by a koopq that logs a new
+// statistic) makes the CSV be rebuilt from metrics.jsonl with the new
+// column, empty in the earlier rows. metrics.jsonl is the record: on resume
+// the CSV is rebuilt from it.
 type Metrics struct {
-	jsonl, csv *os.File
-	cols       []string
+	jsonl, csv         *os.File
+	jsonlPath, csvPath string
+	cols               []string
 }
 
 // OpenMetrics opens the run's metric logs for appending. When resuming from
@@ -151,53 +156,77 @@ type Metrics struct {
 // logs continue exactly where the restored state does. keepUpTo < 0 starts
 // new logs.
 func (d *Dir) OpenMetrics(keepUpTo int) (*Metrics, error) {
-	m := &Metrics{}
-	jp, cp := d.File("metrics.jsonl"), d.File("metrics.csv")
-	var jsonl, csv []byte
+	m := &Metrics{jsonlPath: d.File("metrics.jsonl"), csvPath: d.File("metrics.csv")}
+	var jsonl []byte
+	var rows []map[string]float64
 	if keepUpTo >= 0 {
-		rows, lines, err := readRows(jp, keepUpTo)
-		if err != nil {
+		var lines []string
+		var err error
+		if rows, lines, err = readRows(m.jsonlPath, keepUpTo); err != nil {
 			return nil, err
 		}
-		var jb, cb strings.Builder
-		for i, row := range rows {
-			if m.cols == nil {
-				m.cols = csvColumns(row)
-				cb.WriteString(strings.Join(m.cols, ",") + "\n")
-			}
-			jb.WriteString(lines[i] + "\n")
-			cb.WriteString(csvRow(m.cols, row))
+		var jb strings.Builder
+		for _, l := range lines {
+			jb.WriteString(l + "\n")
 		}
-		jsonl, csv = []byte(jb.String()), []byte(cb.String())
+		jsonl = []byte(jb.String())
 	}
-	if err := WriteFileAtomic(jp, jsonl); err != nil {
+	if err := WriteFileAtomic(m.jsonlPath, jsonl); err != nil {
 		return nil, err
 	}
-	if err := WriteFileAtomic(cp, csv); err != nil {
+	if err := m.writeCSV(rows); err != nil {
 		return nil, err
 	}
 	var err error
-	if m.jsonl, err = os.OpenFile(jp, os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
-		return nil, err
-	}
-	if m.csv, err = os.OpenFile(cp, os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
-		m.jsonl.Close()
+	if m.jsonl, err = os.OpenFile(m.jsonlPath, os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+		m.csv.Close()
 		return nil, err
 	}
 	return m, nil
 }
 
-// csvColumns orders a row's keys: "step" first, the rest sorted.
-func csvColumns(row map[string]float64) []string {
-	cols := []string{"step"}
-	var rest []string
-	for k := range row {
-		if k != "step" {
-			rest = append(rest, k)
+// writeCSV replaces metrics.csv with rows under the union of their keys and
+// opens it for appending.
+func (m *Metrics) writeCSV(rows []map[string]float64) error {
+	m.cols = csvColumns(rows...)
+	var cb strings.Builder
+	if len(rows) > 0 {
+		cb.WriteString(strings.Join(m.cols, ",") + "\n")
+	}
+	for _, row := range rows {
+		cb.WriteString(csvRow(m.cols, row))
+	}
+	if err := WriteFileAtomic(m.csvPath, []byte(cb.String())); err != nil {
+		return err
+	}
+	if m.csv != nil {
+		m.csv.Close()
+	}
+	var err error
+	m.csv, err = os.OpenFile(m.csvPath, os.O_APPEND|os.O_WRONLY, 0o644)
+	return err
+}
+
+// csvColumns orders the keys of rows: "step" first, the rest sorted; nil
+// for no rows.
+func csvColumns(rows ...map[string]float64) []string {
+	if len(rows) == 0 {
+		return nil
+	}
+	keys := map[string]bool{}
+	for _, row := range rows {
+		for k := range row {
+			if k != "step" {
+				keys[k] = true
+			}
 		}
 	}
+	rest := make([]string, 0, len(keys))
+	for k := range keys {
+		rest = append(rest, k)
+	}
 	sort.Strings(rest)
-	return append(cols, rest...)
+	return append([]string{"step"}, rest...)
 }
 
 func csvRow(cols []string, row map[string]float64) string {
@@ -224,9 +253,26 @@ func (m *Metrics) Log(row map[string]float64) error {
 	if m.cols == nil {
 		m.cols = csvColumns(row)
 		out = strings.Join(m.cols, ",") + "\n"
+	} else if m.newKey(row) {
+		// Rebuild the CSV from the record, this row included.
+		rows, _, err := readRows(m.jsonlPath, math.MaxInt)
+		if err != nil {
+			return err
+		}
+		return m.writeCSV(rows)
 	}
 	_, err = m.csv.WriteString(out + csvRow(m.cols, row))
 	return err
+}
+
+// newKey reports whether row has a key the CSV has no column for.
+func (m *Metrics) newKey(row map[string]float64) bool {
+	for k := range row {
+		if !slices.Contains(m.cols, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // Close flushes and closes both files.
