@@ -411,44 +411,51 @@ const (
 
 // modelBatches tells, per logged step, which branch a Koopman augmenter's
 // batch took: exactly from the model_batch column (koopq logs it since
-// 2026-11-27), else inferred from shift_l2 as above. Runs of the
-// augmenters that have no branches (none, gaussian, s4rl-adv) and runs
-// whose rows cannot be split give nil.
+// 2026-11-27), else inferred from shift_l2 as above (a run resumed by a
+// koopq that logs it has it for its later rows only: the earlier ones are
+// inferred). Runs of the augmenters that have no branches (none, gaussian,
+// s4rl-adv), and runs neither logged nor separable, give nil.
 func modelBatches(augment string, train map[string][]Point) map[int]bool {
 	switch augment {
 	case "", "none", "gaussian", "s4rl-adv":
 		return nil
 	}
-	out := map[int]bool{}
-	if logged := train["model_batch"]; len(logged) > 0 {
-		for _, p := range logged {
-			out[p.Step] = p.Score == 1
+	out := inferBranches(train["shift_l2"])
+	for _, p := range train["model_batch"] {
+		if out == nil {
+			out = map[int]bool{}
 		}
-		return out
+		out[p.Step] = p.Score == 1
 	}
-	var shifts []float64
-	for _, p := range train["shift_l2"] {
+	return out
+}
+
+// inferBranches splits logged batch shifts into the noise branch (false)
+// and the model branch (true), or gives nil when they show no clear split.
+func inferBranches(shift []Point) map[int]bool {
+	var v []float64
+	for _, p := range shift {
 		if !(p.Score > 0) { // a zero or NaN row: nothing to classify by
 			return nil
 		}
-		shifts = append(shifts, p.Score)
+		v = append(v, p.Score)
 	}
-	if len(shifts) < 2 {
+	if len(v) < 2 {
 		return nil
 	}
-	slices.Sort(shifts)
-	cut, ratio := 0, 0.0 // shifts[:cut] are the noise branch
-	for i := 1; i < len(shifts); i++ {
-		if q := shifts[i] / shifts[i-1]; q > ratio {
+	slices.Sort(v)
+	cut, ratio := 0, 0.0 // v[:cut] are the noise branch
+	for i := 1; i < len(v); i++ {
+		if q := v[i] / v[i-1]; q > ratio {
 			cut, ratio = i, q
 		}
 	}
-	if ratio < branchGap || shifts[cut-1]/shifts[0] > noiseSpread {
+	if ratio < branchGap || v[cut-1]/v[0] > noiseSpread {
 		return nil
 	}
-	threshold := shifts[cut-1]
-	for _, p := range train["shift_l2"] {
-		out[p.Step] = p.Score > threshold
+	out := map[int]bool{}
+	for _, p := range shift {
+		out[p.Step] = p.Score > v[cut-1]
 	}
 	return out
 }

@@ -706,6 +706,14 @@ func TestModelBatchesInference(t *testing.T) {
 		{"a zero shift", "kfc++", series(0, 0.0121, 0.2), nil},
 		{"one row", "kfc++", series(0.2), nil},
 		{"no shifts logged", "kfc++", map[string][]Point{}, nil},
+		{"logged from a resume on", "kfc++", map[string][]Point{
+			"shift_l2":    series(0.2, 0.0121, 0.19, 0.5)["shift_l2"],
+			"model_batch": {{Step: 4000, Score: 0}},
+		}, map[int]bool{1000: true, 2000: false, 3000: true, 4000: false}},
+		{"logged, shifts inseparable", "kfc++", map[string][]Point{
+			"shift_l2":    series(0.2, 0.21)["shift_l2"],
+			"model_batch": {{Step: 2000, Score: 1}},
+		}, map[int]bool{2000: true}},
 	} {
 		got := modelBatches(c.augment, c.train)
 		if len(got) != len(c.want) || (c.want == nil) != (got == nil) {
