@@ -31,7 +31,7 @@ func TestCommittedReportsReproduce(t *testing.T) {
 	if len(reports) == 0 {
 		t.Fatal("no committed report.json under results/")
 	}
-	keys := []string{"datasets", "methods", "table", "iqm", "mean", "probability_of_improvement", "diagnostics"}
+	keys := []string{"datasets", "methods", "table", "iqm", "mean", "probability_of_improvement", "diagnostics", "branch_diagnostics"}
 	for _, rep := range reports {
 		// A report made with --last K says so in its settings, and one made
 		// since inputs were recorded names its run directories (relative to
