@@ -268,13 +268,21 @@ func TestCommittedPoliciesReplay(t *testing.T) {
 // TestCommittedEval100Reproduce: the study's 100-episode re-evaluations
 // (results/study-locomotion/eval100/<slot>.json, one 'eval --policy' each)
 // come out episode for episode from 'eval --run <slot> --episodes 100
-// --seed 7000', the one command that remakes them all; two are rerun here
+// --seed 7000', the one command that remakes them all; three are rerun here
 // (about 7 s each), and every file must name a committed run with a policy.
+// The follow-ups' files (<dir>/eval100/<slot>.json, e.g. w10/) are checked
+// against their own <dir>/runs/<slot>.
 func TestCommittedEval100Reproduce(t *testing.T) {
 	study := filepath.Join("..", "..", "results", "study-locomotion")
 	files, err := filepath.Glob(filepath.Join(study, "eval100", "*.json"))
 	if err != nil || len(files) < 15 {
 		t.Fatalf("found %d eval100 files (%v), want at least the 15 of 2026-11-26", len(files), err)
+	}
+	// The follow-ups' re-evaluations (w10/eval100/<slot>.json and the
+	// like) belong to the runs beside them, <dir>/runs/<slot>.
+	nested, err := filepath.Glob(filepath.Join(study, "*", "eval100", "*.json"))
+	if err != nil || len(nested) < 12 {
+		t.Fatalf("found %d eval100 files of follow-ups (%v), want at least the 12 of w10 on 2026-11-27", len(nested), err)
 	}
 	type result struct {
 		Episodes int       `json:"episodes"`
@@ -283,11 +291,17 @@ func TestCommittedEval100Reproduce(t *testing.T) {
 		Lengths  []int     `json:"lengths"`
 	}
 	slotOf := map[string]string{}
-	for _, f := range files {
+	for _, f := range append(files, nested...) {
 		slot := strings.TrimSuffix(filepath.Base(f), ".json")
-		policies, _ := filepath.Glob(filepath.Join(study, "*", slot, "*", "policy.safetensors"))
-		more, _ := filepath.Glob(filepath.Join(study, "*", "runs", slot, "*", "policy.safetensors"))
-		if policies = append(policies, more...); len(policies) != 1 {
+		var policies []string
+		if dir := filepath.Dir(filepath.Dir(f)); dir == study {
+			policies, _ = filepath.Glob(filepath.Join(study, "*", slot, "*", "policy.safetensors"))
+			more, _ := filepath.Glob(filepath.Join(study, "*", "runs", slot, "*", "policy.safetensors"))
+			policies = append(policies, more...)
+		} else {
+			policies, _ = filepath.Glob(filepath.Join(dir, "runs", slot, "*", "policy.safetensors"))
+		}
+		if len(policies) != 1 {
 			t.Errorf("%s: want one committed run with a policy in slot %s, found %v", f, slot, policies)
 			continue
 		}
@@ -298,8 +312,9 @@ func TestCommittedEval100Reproduce(t *testing.T) {
 			t.Errorf("%s: %d episodes, seed %d, %d returns; want 100 from seed 7000", f, c.Result.Episodes, c.Result.Seed, len(c.Result.Returns))
 		}
 	}
-	for _, slot := range []string{"hopper-medium__cql-w7.4__s0", "hopper-medium__kfcpp__s2"} {
-		f := filepath.Join(study, "eval100", slot+".json")
+	for _, f := range []string{filepath.Join(study, "eval100", "hopper-medium__cql-w7.4__s0.json"),
+		filepath.Join(study, "eval100", "hopper-medium__kfcpp__s2.json"),
+		filepath.Join(study, "w10", "eval100", "halfcheetah-medium__kfc__s0.json")} {
 		dir, err := filepath.Abs(slotOf[f])
 		if err != nil || slotOf[f] == "" {
 			t.Fatalf("%s: no committed run (%v)", f, err)
