@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -392,6 +393,49 @@ func TestCommittedSweepDirsTrackOnlySmallFiles(t *testing.T) {
 		for _, f := range tracked {
 			if p := filepath.ToSlash(filepath.Join(d, f)); got[p] {
 				t.Errorf("%s is ignored: the committed results would lose it", p)
+			}
+		}
+	}
+}
+
+// The run counts the READMEs state for the study ("12 of 60 runs
+// finished", "14 of its 30 runs have finished", …) equal the number of
+// finished runs committed in the directory each count is about. A count is
+// updated by hand after every run; this catches the sentence a results
+// commit forgot (the main README's w10 status once still said "its first
+// runs are in progress" with 13 of 30 finished). Every pattern must match
+// at least once, so rewording a sentence means updating the pattern here.
+func TestStudyREADMECountsMatchCommittedRuns(t *testing.T) {
+	root := filepath.Join("..", "..")
+	study := "results/study-locomotion"
+	checks := []struct {
+		file, pattern, dir string
+	}{
+		{study + "/README.md", `\*\*Partial: (\d+) of 60 runs finished\*\*`, study + "/runs"},
+		{"README.md", `(\d+) of the main grid's 60 runs have finished`, study + "/runs"},
+		{study + "/README.md", `(\d+) of its 30 runs have finished`, study + "/w10/runs"},
+		{"README.md", `(\d+) of its 30 runs have finished`, study + "/w10/runs"},
+		{"README.md", "`examples/study-locomotion-w10.yaml`, (\\d+) of 30\\s+runs finished", study + "/w10/runs"},
+		{study + "/README.md", `\*\*(\d+) of its 6 runs (?:has|have) finished\.\*\*`, study + "/w10-clean/runs"},
+		{study + "/README.md", `\(` + "`alpha/`" + `\): all (\d+) runs finished`, study + "/alpha/runs"},
+		{"README.md", `and all (\d+) of the α′ follow-up`, study + "/alpha/runs"},
+	}
+	for _, c := range checks {
+		text, err := os.ReadFile(filepath.Join(root, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		finished, err := filepath.Glob(filepath.Join(root, c.dir, "*", "run-*", "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		matches := regexp.MustCompile(c.pattern).FindAllStringSubmatch(string(text), -1)
+		if len(matches) == 0 {
+			t.Errorf("%s: no sentence matches %q (reworded? update this test)", c.file, c.pattern)
+		}
+		for _, m := range matches {
+			if n, _ := strconv.Atoi(m[1]); n != len(finished) {
+				t.Errorf("%s says %q, but %s holds %d finished runs", c.file, m[0], c.dir, len(finished))
 			}
 		}
 	}
