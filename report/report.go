@@ -636,7 +636,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 		}
 		rep.Pairs = append(rep.Pairs, pc)
 	}
-	rep.MeanDifferences = meanDifferences(main, rep.Datasets, rep.Methods, rep.Baseline, o.Pairs, o.Level)
+	rep.MeanDifferences = meanDifferences(main, rep.Datasets, rep.Methods, rep.Baseline, o.Pairs, o.Level, stream)
 	if len(all) == 0 {
 		all = []float64{0}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -63,17 +64,23 @@ func (w Welch) MarshalJSON() ([]byte, error) {
 }
 
 // MeanDifference is Welch's test of Method's mean score minus Over's on one
-// dataset.
+// dataset, beside the exact Mann–Whitney U test of the same two groups of
+// runs: the shape-free check of the same question on that dataset alone
+// (the summary's P(X > Y) tests pool every dataset).
 type MeanDifference struct {
 	Pair
-	Dataset string `json:"dataset"`
-	Welch   Welch  `json:"welch"`
+	Dataset string   `json:"dataset"`
+	Welch   Welch    `json:"welch"`
+	Rank    RankTest `json:"rank_test"`
 }
 
 // meanDifferences tests every method against the baseline, then every
 // requested pair not already among those, on each dataset (in order)
-// where both have at least two final scores.
-func meanDifferences(rs []Result, datasets, methods []string, baseline string, pairs []Pair, level float64) []MeanDifference {
+// where both have at least two final scores. stream(k) seeds the rank
+// test's Monte Carlo draws, used only when its exact count is too large
+// (never on one dataset with up to 20 runs each).
+func meanDifferences(rs []Result, datasets, methods []string, baseline string, pairs []Pair, level float64,
+	stream func(uint64) *rand.Rand) []MeanDifference {
 	var todo []Pair
 	for _, m := range methods {
 		if m != baseline {
@@ -90,7 +97,8 @@ func meanDifferences(rs []Result, datasets, methods []string, baseline string, p
 		x, y := tasks(rs, datasets, p.Method), tasks(rs, datasets, p.Over)
 		for k, d := range datasets {
 			if w, ok := WelchTest(x[k], y[k], level); ok {
-				out = append(out, MeanDifference{Pair: p, Dataset: d, Welch: w})
+				rank := PermutationPoI(Tasks{x[k]}, Tasks{y[k]}, stream(9000+uint64(len(out))))
+				out = append(out, MeanDifference{Pair: p, Dataset: d, Welch: w, Rank: rank})
 			}
 		}
 	}

@@ -97,9 +97,17 @@ func TestReportMeanDifferences(t *testing.T) {
 	if d.Method != "KFC++" || d.Over != "CQL" || d.Dataset != "hopper-medium" || d.Welch != want || d.Welch.Diff != -25 {
 		t.Errorf("got %+v, want KFC++ − CQL on hopper-medium %+v", d, want)
 	}
+	// Both KFC++ runs lie below both CQL runs: of the 6 ways to split the
+	// four runs into two pairs, only the observed one is as low, so the
+	// exact Mann–Whitney p-value for "CQL beats KFC++" is 1/6, and that for
+	// "KFC++ beats CQL" is 1 (every split has P(X > Y) ≥ 0).
+	if !d.Rank.Exact || math.Abs(d.Rank.PLess-1.0/6) > 1e-12 || d.Rank.PGreater != 1 {
+		t.Errorf("per-dataset rank test %+v, want exact p(>) = 1, p(<) = 1/6", d.Rank)
+	}
 	s := rep.Summary()
 	if !strings.Contains(s, "## Difference of means per dataset (Welch's t-test, 95% CIs)") ||
-		!strings.Contains(s, "| KFC++ − CQL | hopper-medium | 2 vs 2 | -25.0 | [") {
-		t.Errorf("summary has no Welch table:\n%s", s)
+		!strings.Contains(s, "| KFC++ − CQL | hopper-medium | 2 vs 2 | -25.0 | [") ||
+		!strings.Contains(s, " | 1 | 0.167 |\n") {
+		t.Errorf("summary has no Welch table with rank p-values:\n%s", s)
 	}
 }

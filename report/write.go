@@ -252,15 +252,19 @@ func (r *Report) Summary() string {
 	}
 	if len(r.MeanDifferences) > 0 {
 		fmt.Fprintf(&b, "\n## Difference of means per dataset (Welch's t-test, %s CIs)\n\n"+
-			"| comparison | dataset | runs | mean difference | %[1]s CI | t | df | p, two-sided |\n|---|---|---:|---:|---:|---:|---:|---:|\n", level)
+			"| comparison | dataset | runs | mean difference | %[1]s CI | t | df | p, two-sided | rank p, method > other | rank p, method < other |\n"+
+			"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", level)
 		for _, d := range r.MeanDifferences {
 			w := d.Welch
-			fmt.Fprintf(&b, "| %s − %s | %s | %d vs %d | %+.1f | %s | %s | %s | %s |\n", d.Method, d.Over, d.Dataset, w.N, w.M, w.Diff,
-				interval(w.Lo, w.Hi), orDash(w.T, "%.2f"), orDash(w.DF, "%.1f"), orDash(w.P, "%.3g"))
+			fmt.Fprintf(&b, "| %s − %s | %s | %d vs %d | %+.1f | %s | %s | %s | %s | %s | %s |\n", d.Method, d.Over, d.Dataset, w.N, w.M, w.Diff,
+				interval(w.Lo, w.Hi), orDash(w.T, "%.2f"), orDash(w.DF, "%.1f"), orDash(w.P, "%.3g"),
+				pvalue(d.Rank.PGreater, d.Rank.Exact), pvalue(d.Rank.PLess, d.Rank.Exact))
 		}
 		b.WriteString("\nWelch's test assumes roughly normal seed-to-seed scores, which a few seeds cannot check; the rank " +
-			"test's p-values above assume nothing about their shape. Cells where either method has fewer than two runs " +
-			"are left out; \"–\" where both have no spread.\n")
+			"p-values (one-sided, the exact Mann–Whitney U test of the same runs on that dataset alone) assume nothing " +
+			"about their shape, and with few seeds cannot go below 1 over the number of ways to split the runs (1/6 " +
+			"for 2 + 2, 1/20 for 3 + 3). Cells where either method has fewer than two runs are left out; \"–\" where " +
+			"both have no spread.\n")
 	}
 	if r.Ablations != nil {
 		fmt.Fprintf(&b, "\n## Ablations (mean ± std over seeds)\n\n%s", r.Ablations.Markdown("variant"))
