@@ -259,10 +259,34 @@ func TestCommittedPoliciesReplay(t *testing.T) {
 		}
 		args = append(args, "--run", abs)
 	}
-	r := runCLI(t, "", 2*time.Minute, args...)
+	r := runCLI(t, "", replayLimit(len(slots)), args...)
 	want := fmt.Sprintf("%d runs replayed: %d identical, 0 differ", len(slots), len(slots))
 	if r.Code != 0 || !strings.Contains(r.Stdout, want) {
 		t.Errorf("koopq eval --run <each committed run>: exit %d, want %q\n%s%s", r.Code, want, r.Stdout, r.Stderr)
+	}
+}
+
+// replayLimit is how long 'koopq eval --run' over n committed runs may take
+// before TestCommittedPoliciesReplay calls it hung. It is a guard against a
+// hang, not a speed target: each run replays 10 episodes of up to 1000
+// steps (1.4 s per run with two workers beside a training run on a 2-core
+// machine, 2026-11-28), and the number of committed runs grows with the
+// study, so the limit grows with n: 10 s per run, never under 2 minutes.
+// A fixed 2 minutes failed CI on a loaded machine once 50 runs were committed.
+func replayLimit(n int) time.Duration {
+	return max(2*time.Minute, time.Duration(n)*10*time.Second)
+}
+
+// TestReplayLimitGrowsWithRuns: the replay guard leaves at least 5 s per
+// committed run (over 3× the 1.4 s measured on a loaded 2-core machine) and
+// never less than 2 minutes; the fixed 2 minutes it replaces left 2.4 s per
+// run at 50 runs and failed CI under load.
+func TestReplayLimitGrowsWithRuns(t *testing.T) {
+	for _, n := range []int{0, 1, 12, 50, 200} {
+		got := replayLimit(n)
+		if got < 2*time.Minute || got < time.Duration(n)*5*time.Second {
+			t.Errorf("replayLimit(%d) = %v, want at least max(2m, %v)", n, got, time.Duration(n)*5*time.Second)
+		}
 	}
 }
 
