@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -208,5 +209,48 @@ func TestInProgressRunsOnlyInCurves(t *testing.T) {
 	// A run directory with results.json is read once, as finished.
 	if len(runs) != 2 {
 		t.Errorf("%d runs", len(runs))
+	}
+}
+
+// TestComparisonNamesAnAblation checks that --compare accepts an ablation
+// (here KFC++-residual, base KFC++) on either side: its probability of
+// improvement and Welch difference come from the ablation's own runs, and
+// the ablation stays out of the main table. Before, the pair was refused
+// with "no method KFC++-residual".
+func TestComparisonNamesAnAblation(t *testing.T) {
+	root := t.TempDir()
+	threeMethods(t, root)
+	for s, v := range []float64{70, 74} {
+		writeRun(t, root, 6+s, "hopper-medium", "KFC++-residual", "KFC++", uint64(s), v, []float64{v / 2, v}, true)
+	}
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(runs, Options{Reps: 200, Seed: 1, Pairs: []Pair{{"KFC++-residual", "KFC++"}, {"CQL", "KFC++-residual"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(rep.Methods, "KFC++-residual") {
+		t.Errorf("ablation among the main methods %v", rep.Methods)
+	}
+	// Every residual run (70, 74) beats every KFC++ run (58, 52), and every
+	// CQL run (50, 54) loses to every residual run.
+	if len(rep.Pairs) != 2 || rep.Pairs[0].Value != 1 || rep.Pairs[0].Runs != 2 || rep.Pairs[0].OverRuns != 2 || rep.Pairs[1].Value != 0 {
+		t.Fatalf("pairs %+v", rep.Pairs)
+	}
+	var got *MeanDifference
+	for i, d := range rep.MeanDifferences {
+		if d.Method == "KFC++-residual" && d.Over == "KFC++" {
+			got = &rep.MeanDifferences[i]
+		}
+	}
+	// Means 72 and 55: the difference is 17 on two runs each.
+	if got == nil || math.Abs(got.Welch.Diff-17) > 1e-12 || got.Welch.N != 2 || got.Welch.M != 2 {
+		t.Fatalf("Welch difference of the ablation over its base: %+v", got)
+	}
+	if _, err := Build(runs, Options{Pairs: []Pair{{"KFC++-contact", "KFC++"}}}); err == nil ||
+		!strings.Contains(err.Error(), "no method KFC++-contact (methods and ablations: CQL, S4RL-N, KFC++, KFC++-residual)") {
+		t.Errorf("unknown ablation in pair: %v", err)
 	}
 }

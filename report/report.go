@@ -615,18 +615,23 @@ func Build(runs []Result, o Options) (*Report, error) {
 		test := PermutationPoI(t, base, stream(7000+uint64(i)))
 		rep.PoI = append(rep.PoI, MethodCI{Method: m, Runs: len(t.flat()), CI: BootstrapPoI(t, base, o.Reps, o.Level, stream(3000+uint64(i))), Test: &test})
 	}
+	// A comparison may name an ablation as well as a main method (an
+	// ablation against its base is the question an ablation asks); the
+	// finished runs of both kinds are its pool.
+	finished := append(append([]Result{}, main...), abl...)
+	known := append(append([]string{}, rep.Methods...), order(abl, func(r Result) string { return r.Method })...)
 	for i, p := range o.Pairs {
 		var missing []string
 		for _, m := range []string{p.Method, p.Over} {
-			if !slices.Contains(rep.Methods, m) {
+			if !slices.Contains(known, m) {
 				missing = append(missing, m)
 			}
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("report: comparison %s:%s: no method %s (methods: %s)", p.Method, p.Over,
-				strings.Join(missing, ", "), strings.Join(rep.Methods, ", "))
+			return nil, fmt.Errorf("report: comparison %s:%s: no method %s (methods and ablations: %s)", p.Method, p.Over,
+				strings.Join(missing, ", "), strings.Join(known, ", "))
 		}
-		x, y := tasks(main, rep.Datasets, p.Method), tasks(main, rep.Datasets, p.Over)
+		x, y := tasks(finished, rep.Datasets, p.Method), tasks(finished, rep.Datasets, p.Over)
 		pc := PairCI{Pair: p, CI: BootstrapPoI(x, y, o.Reps, o.Level, stream(6000+uint64(i))), Test: PermutationPoI(x, y, stream(8000+uint64(i)))}
 		// Only datasets where both have runs enter P(X > Y).
 		for k := range x {
@@ -636,7 +641,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 		}
 		rep.Pairs = append(rep.Pairs, pc)
 	}
-	rep.MeanDifferences = meanDifferences(main, rep.Datasets, rep.Methods, rep.Baseline, o.Pairs, o.Level, stream)
+	rep.MeanDifferences = meanDifferences(finished, rep.Datasets, rep.Methods, rep.Baseline, o.Pairs, o.Level, stream)
 	if len(all) == 0 {
 		all = []float64{0}
 	}
@@ -676,7 +681,6 @@ func Build(runs []Result, o Options) (*Report, error) {
 	if len(abl) > 0 {
 		rep.Ablations = ablationTable(main, abl)
 	}
-	finished := append(append([]Result{}, main...), abl...)
 	datasets, methods := order(finished, func(r Result) string { return r.Dataset }), order(finished, func(r Result) string { return r.Method })
 	rep.Diagnostics = diagnostics(finished, datasets, methods, DiagnosticColumns)
 	rep.BranchDiagnostics = diagnostics(finished, datasets, methods, BranchColumns)

@@ -100,7 +100,7 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 	f.IntVar(&o.Reps, "reps", 2000, "bootstrap resamples")
 	f.Float64Var(&o.Level, "level", 0.95, "confidence level of the intervals")
 	f.Uint64Var(&o.Seed, "seed", 0, "bootstrap seed")
-	f.StringArrayVar(&compare, "compare", nil, "extra probability of improvement METHOD:OVER, e.g. KFC++:S4RL-N (repeatable)")
+	f.StringArrayVar(&compare, "compare", nil, "extra comparison METHOD:OVER (probability of improvement, Welch mean difference, rank test), e.g. KFC++:S4RL-N or an ablation over its base, KFC++-residual:KFC++ (repeatable)")
 	f.StringVar(&refPath, "reference", "", "YAML/JSON file of published scores (label, source, note, scores: {dataset: {method: score}}) shown beside ours")
 	f.BoolVar(&inProgress, "in-progress", false, "also draw learning curves of unfinished runs (history.json)")
 	f.IntVar(&o.Last, "last", 1, "score each run by the mean of its last N evaluations (1: the final evaluation)")
