@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/koopq/koopq/report"
 )
 
 // Every committed report under results/ (<dir>/report/report.json) is
@@ -461,6 +464,59 @@ func TestStudyREADMECountsMatchCommittedRuns(t *testing.T) {
 			if n, _ := strconv.Atoi(m[1]); n != len(finished) {
 				t.Errorf("%s says %q, but %s holds %d finished runs", c.file, m[0], c.dir, len(finished))
 			}
+		}
+	}
+}
+
+// TestEval100StatsScriptMatchesReport: the study's 100-episode comparisons
+// are printed by results/study-locomotion/eval100_stats.py (scipy); its
+// Welch differences and intervals must be the ones koopq's own WelchTest
+// gives for the same committed files, to the printed precision, and it must
+// reject a directory without eval files and a malformed --compare with an
+// error, not a traceback.
+func TestEval100StatsScriptMatchesReport(t *testing.T) {
+	study := filepath.Join("..", "..", "results", "study-locomotion")
+	script := filepath.Join(study, "eval100_stats.py")
+	dir := filepath.Join(study, "w10", "eval100")
+	out, err := exec.Command("/usr/bin/python3", script, dir, "--compare", "kfcpp:cql", "--compare", "s4rl-n:cql").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s (Debian python3-scipy under /usr/bin/python3, installed by make deps): %v\n%s", script, err, out)
+	}
+	score := func(dataset, method string) []float64 {
+		files, _ := filepath.Glob(filepath.Join(dir, dataset+"__"+method+"__s*.json"))
+		var v []float64
+		for _, f := range files {
+			var c struct {
+				Result struct {
+					NormalizedScore float64 `json:"normalized_score"`
+				}
+			}
+			readJSON(t, f, &c)
+			v = append(v, c.Result.NormalizedScore)
+		}
+		return v
+	}
+	row := regexp.MustCompile(`(?m)^\| (\S+) − (\S+) \| (\S+) \| \d+ vs \d+ \| ([-+]\d+\.\d) \| \[([-+]\d+\.\d), ([-+]\d+\.\d)\] \|`)
+	rows := row.FindAllStringSubmatch(string(out), -1)
+	if len(rows) < 4 {
+		t.Fatalf("want the 4 comparisons of kfcpp:cql and s4rl-n:cql on 2 datasets, got %d rows:\n%s", len(rows), out)
+	}
+	for _, r := range rows {
+		w, okW := report.WelchTest(score(r[3], r[1]), score(r[3], r[2]), 0.95)
+		if !okW {
+			t.Fatalf("%s: koopq's WelchTest needs two seeds per side", r[0])
+		}
+		for i, want := range []float64{w.Diff, w.Lo, w.Hi} {
+			got, _ := strconv.ParseFloat(r[4+i], 64)
+			if math.Abs(got-want) > 0.051 {
+				t.Errorf("%s: script prints %v, koopq's WelchTest gives %.3f", r[0], got, want)
+			}
+		}
+	}
+	for _, args := range [][]string{{t.TempDir()}, {dir, "--compare", "kfcpp"}} {
+		b, err := exec.Command("/usr/bin/python3", append([]string{script}, args...)...).CombinedOutput()
+		if err == nil || bytes.Contains(b, []byte("Traceback")) {
+			t.Errorf("%v: want a plain error exit, got err %v:\n%s", args, err, b)
 		}
 	}
 }
