@@ -25,7 +25,7 @@ import sys
 import numpy as np
 from scipy import stats
 
-NAME = re.compile(r"^(?P<dataset>[^_]+(?:-[^_]+)*)__(?P<method>.+)__s(?P<seed>\d+)\.json$")
+NAME = re.compile(r"^(?P<dataset>[^_]+)__(?P<method>.+)__s(?P<seed>\d+)\.json$")
 
 
 def load(dirs):
