@@ -32,7 +32,9 @@ type Augmenter interface {
 	Name() string
 	// Augment writes the shifted s̃_t into obs [B, S] and the shifted
 	// s̃_{t+1} into next [B, S] for the transitions in b. rng is the
-	// trainer's seeded stream; q may be nil when the augmenter does not need it.
+	// trainer's augmentation stream (its own, in cql's paired layout, so
+	// the draws an augmenter makes never shift the minibatches or the
+	// policy noise); q may be nil when the augmenter does not need it.
 	Augment(b *dataset.Batch, obs, next []float32, rng *rand.Rand, q QGradient) error
 }
 

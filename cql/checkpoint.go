@@ -47,9 +47,10 @@ type scalarState struct {
 }
 
 // SaveCheckpoint writes the full training state (networks, targets,
-// optimizer moments, scalars, config and the RNG state) atomically to path,
-// so that training resumed from it continues bit-for-bit. extra is stored as
-// metadata (provenance).
+// optimizer moments, scalars, config and, when rng is non-nil, the single
+// RNG stream under "rng") atomically to path, so that training resumed from
+// it continues bit-for-bit. extra is stored as metadata (provenance; the
+// paired layout's streams, from Trainer.Save).
 func (l *Learner) SaveCheckpoint(path string, rng *rand.PCG, extra map[string]string) error {
 	st := scalarState{Steps: l.Steps, LogAlpha: l.LogAlpha, LogAlphaPrime: l.LogAlphaPrime,
 		AdamT: [3]int{l.optA.T, l.optQ[0].T, l.optQ[1].T}}
@@ -172,6 +173,9 @@ func (l *Learner) LoadCheckpoint(path string, rng *rand.PCG) (map[string]string,
 		}
 	}
 	if rng != nil {
+		if _, ok := meta["rng"]; !ok && meta["rng_streams"] != "" {
+			return nil, fmt.Errorf("checkpoint %s has paired random streams (rng_streams), the config the legacy single stream: resume it with the run's own config", path)
+		}
 		rb, err := base64.StdEncoding.DecodeString(meta["rng"])
 		if err != nil || rng.UnmarshalBinary(rb) != nil {
 			return nil, fmt.Errorf("checkpoint %s: missing or bad RNG state", path)

@@ -101,7 +101,23 @@ type Config struct {
 	// always built with 3.
 	Q1Hidden []int `json:"q1_hidden,omitempty"`
 	Q2Hidden []int `json:"q2_hidden,omitempty"`
+	// RNGStreams is how the Trainer splits Seed into random streams.
+	// RNGPaired ("paired", DefaultConfig) derives four independent PCG
+	// streams: network initialisation, minibatch indices, the update's
+	// policy samples, and the augmenter's draws, so two runs with one seed
+	// and different augmenters start from the same weights, see the same
+	// minibatches and draw the same policy noise (issue 67, paired
+	// comparisons). RNGLegacy ("", the value of configs written before the
+	// field existed) is the single stream that fed all four in turn; it is
+	// kept so those runs resume bit-identically.
+	RNGStreams string `json:"rng_streams,omitempty"`
 }
+
+// Values of Config.RNGStreams.
+const (
+	RNGLegacy = ""       // one PCG stream (Seed, 0xc91) for everything
+	RNGPaired = "paired" // independent init, batch, policy and augment streams
+)
 
 // rewardTransform returns RewardScale (0 read as 1) and RewardBias, and
 // whether they change rewards at all.
@@ -127,7 +143,7 @@ func (c Config) CriticNet(i int) sac.NetConfig {
 func DefaultConfig() Config {
 	return Config{Net: sac.DefaultNetConfig(), Gamma: 0.99, Tau: 5e-3, LRActor: 1e-4, LRCritic: 3e-4,
 		LRAlphaPrime: 3e-4, Batch: 256, NumActions: 10, MinQWeight: 10, Temp: 1, Lagrange: true,
-		LagrangeThres: 10, Alpha: 0.2, BackupEntropy: true, BCSteps: 40000, Steps: 1000000}
+		LagrangeThres: 10, Alpha: 0.2, BackupEntropy: true, BCSteps: 40000, Steps: 1000000, RNGStreams: RNGPaired}
 }
 
 // CORLConfig is CORL's Gym-MuJoCo CQL (algorithms/offline/cql.py with its
@@ -226,6 +242,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("cql: reward_scale %v, reward_bias %v and log_alpha_prime_init %v must be finite", c.RewardScale, c.RewardBias, c.LogAlphaPrimeInit)
 	case c.ClipDiff && !(c.ClipDiffMin <= c.ClipDiffMax):
 		return fmt.Errorf("cql: clip_diff_min %v must not exceed clip_diff_max %v", c.ClipDiffMin, c.ClipDiffMax)
+	case c.RNGStreams != RNGLegacy && c.RNGStreams != RNGPaired:
+		return fmt.Errorf("cql: rng_streams %q: want %q (or absent: the legacy single stream)", c.RNGStreams, RNGPaired)
 	}
 	for i, h := range [][]int{c.Q1Hidden, c.Q2Hidden} {
 		for _, w := range h {

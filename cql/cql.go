@@ -35,7 +35,7 @@ type Learner struct {
 }
 
 // stepNoise is every random draw of one Step after the augmenter's, drawn
-// in this order from the Step's rng.
+// in this order from the Step's policy stream.
 type stepNoise struct {
 	pi   []float32 // [B, A] ξ of ã ~ π(·|s), the actor-loss sample
 	next []float32 // [B, A] ξ of a' ~ π(·|s'), the target sample
@@ -271,8 +271,16 @@ func (g bigBatch) oodPiNext(i, k int) int { return g.B*g.N + i*g.N + k } // row 
 // policy step, α and α'. The losses it implements are written out as
 // formulas, and checked against this code, in reference_test.go (the whole
 // update, independently in float64) and grad_test.go (criticLoss: the
-// critic loss, by finite differences).
+// critic loss, by finite differences). rng feeds both the augmenter and the
+// policy samples, in that order; StepStreams gives each its own stream.
 func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) (Stats, error) {
+	return l.StepStreams(b, aug, rng, rng)
+}
+
+// StepStreams is Step with the augmenter drawing only from augRNG and the
+// policy samples (stepNoise) only from policyRNG, so however many numbers
+// an augmenter draws, the policy noise of the update is the same.
+func (l *Learner) StepStreams(b *dataset.Batch, aug augment.Augmenter, augRNG, policyRNG *rand.Rand) (Stats, error) {
 	B, A := b.B, l.ActDim
 	l.prepare(B)
 	cfg := &l.Cfg
@@ -281,7 +289,7 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 	}
 	// Step 3 of the paper: shifted s̃, s̃' (raw units), clean s, s'; then
 	// the normalizer on every network input.
-	if err := l.states(b, aug, rng); err != nil {
+	if err := l.states(b, aug, augRNG); err != nil {
 		return Stats{}, err
 	}
 	alpha := math.Exp(l.LogAlpha)
@@ -292,7 +300,7 @@ func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) 
 	bc := l.Steps < cfg.BCSteps
 
 	// Policy samples, all at clean states, and the critic inputs.
-	outS := l.sample(rng)
+	outS := l.sample(policyRNG)
 	l.fillCriticInputs()
 
 	// Target Q̄(s̃', a'), and Q(s, ã) for the policy loss (current critics).

@@ -2,6 +2,8 @@ package cql
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,20 +13,54 @@ import (
 	"github.com/koopq/koopq/sac"
 )
 
-// Trainer runs offline CQL over a dataset with a given augmenter. All
-// randomness (minibatches, policy noise, augmentation) comes from one seeded
-// PCG stream that is saved in checkpoints, so a resumed run reproduces an
-// uninterrupted one exactly.
+// Trainer runs offline CQL over a dataset with a given augmenter. Its
+// randomness comes from PCG streams derived from cfg.Seed and laid out as
+// cfg.RNGStreams says: in the paired layout network initialisation,
+// minibatch indices, the update's policy samples and the augmenter each
+// have a stream of their own, so runs that differ only in the augmenter are
+// paired; in the legacy layout one stream feeds all four. The streams are
+// saved in checkpoints, so a resumed run reproduces an uninterrupted one
+// exactly. (Evaluation is seeded by the caller, apart from all of these.)
 type Trainer struct {
 	Learner *Learner
 	Data    *dataset.Dataset
 	Aug     augment.Augmenter
 	Scale   sac.ActionScale // env action bounds; dataset actions are mapped to [−1, 1]
 
-	src     *rand.PCG
-	rng     *rand.Rand
-	sampler *dataset.Sampler
-	batch   *dataset.Batch
+	streams   rngStreams
+	sampler   *dataset.Sampler
+	batch     *dataset.Batch
+	policyRNG *rand.Rand // the Step's policy samples
+	augRNG    *rand.Rand // the augmenter's draws
+}
+
+// Stream increments of the paired layout: rand.NewPCG(cfg.Seed, c) for
+// each. Changing one changes every paired run's numbers.
+const (
+	streamInit    = 0x6b6f6f70_696e6974 // "koopinit"
+	streamBatch   = 0x6b6f6f70_62617463 // "koopbatc"
+	streamPolicy  = 0x6b6f6f70_706f6c69 // "kooppoli"
+	streamAugment = 0x6b6f6f70_61756720 // "koopaug "
+)
+
+// rngStreams are a trainer's random sources. In the legacy layout all four
+// are the one PCG (seed, 0xc91).
+type rngStreams struct {
+	init, batch, policy, augment *rand.PCG
+}
+
+func newStreams(cfg Config) rngStreams {
+	if cfg.RNGStreams == RNGLegacy {
+		src := rand.NewPCG(cfg.Seed, 0xc91)
+		return rngStreams{src, src, src, src}
+	}
+	return rngStreams{init: rand.NewPCG(cfg.Seed, streamInit), batch: rand.NewPCG(cfg.Seed, streamBatch),
+		policy: rand.NewPCG(cfg.Seed, streamPolicy), augment: rand.NewPCG(cfg.Seed, streamAugment)}
+}
+
+// named lists the paired layout's streams by their checkpoint names.
+func (s rngStreams) named() map[string]*rand.PCG {
+	return map[string]*rand.PCG{"init": s.init, "batch": s.batch, "policy": s.policy, "augment": s.augment}
 }
 
 // NewTrainer validates inputs and builds a learner. With cfg.Normalize the
@@ -57,18 +93,18 @@ func NewTrainer(cfg Config, data *dataset.Dataset, aug augment.Augmenter, scale 
 		}
 		data = &scaled
 	}
-	src := rand.NewPCG(cfg.Seed, 0xc91)
-	rng := rand.New(src)
+	s := newStreams(cfg)
 	var norm *dataset.Normalizer
 	if cfg.Normalize {
 		norm = dataset.FitNormalizer(data, 1e-3)
 	}
-	l := NewLearner(cfg, data.ObsDim, data.ActDim, norm, rng)
+	l := NewLearner(cfg, data.ObsDim, data.ActDim, norm, rand.New(s.init))
 	if aug == nil {
 		aug = augment.None{}
 	}
-	return &Trainer{Learner: l, Data: data, Aug: aug, Scale: scale, src: src, rng: rng,
-		sampler: dataset.NewSampler(data, rng), batch: dataset.NewBatch(cfg.Batch, data.ObsDim, data.ActDim)}, nil
+	return &Trainer{Learner: l, Data: data, Aug: aug, Scale: scale, streams: s,
+		sampler: dataset.NewSampler(data, rand.New(s.batch)), batch: dataset.NewBatch(cfg.Batch, data.ObsDim, data.ActDim),
+		policyRNG: rand.New(s.policy), augRNG: rand.New(s.augment)}, nil
 }
 
 // rewardScale is CORL's modify_reward factor for Gym-MuJoCo,
@@ -100,7 +136,7 @@ func rewardScale(d *dataset.Dataset, steps int) (float64, error) {
 func (t *Trainer) StepOnce() (Stats, error) {
 	t.sampler.Sample(t.batch)
 	t.Scale.FromEnv(t.batch.Act)
-	st, err := t.Learner.Step(t.batch, t.Aug, t.rng)
+	st, err := t.Learner.StepStreams(t.batch, t.Aug, t.augRNG, t.policyRNG)
 	if err != nil {
 		return st, err
 	}
@@ -130,14 +166,59 @@ func (t *Trainer) Run(ctx context.Context, hook func(step int, st Stats) error) 
 	return nil
 }
 
-// Save writes a resumable checkpoint (see Learner.SaveCheckpoint).
+// Save writes a resumable checkpoint (see Learner.SaveCheckpoint) with the
+// random streams: the legacy layout's one stream under the metadata key
+// "rng", the paired layout's under "rng_streams" (a JSON object of base64
+// PCG states by stream name).
 func (t *Trainer) Save(path string, meta map[string]string) error {
-	return t.Learner.SaveCheckpoint(path, t.src, meta)
+	if t.Learner.Cfg.RNGStreams == RNGLegacy {
+		return t.Learner.SaveCheckpoint(path, t.streams.init, meta)
+	}
+	states := map[string]string{}
+	for name, src := range t.streams.named() {
+		b, err := src.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		states[name] = base64.StdEncoding.EncodeToString(b)
+	}
+	sj, err := json.Marshal(states)
+	if err != nil {
+		return err
+	}
+	m := make(map[string]string, len(meta)+1)
+	for k, v := range meta {
+		m[k] = v
+	}
+	m["rng_streams"] = string(sj)
+	return t.Learner.SaveCheckpoint(path, nil, m)
 }
 
-// Resume restores a checkpoint written by Save.
+// Resume restores a checkpoint written by Save. The checkpoint's stream
+// layout must be the trainer's (cfg.RNGStreams).
 func (t *Trainer) Resume(path string) (map[string]string, error) {
-	return t.Learner.LoadCheckpoint(path, t.src)
+	if t.Learner.Cfg.RNGStreams == RNGLegacy {
+		return t.Learner.LoadCheckpoint(path, t.streams.init)
+	}
+	meta, err := t.Learner.LoadCheckpoint(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	sj, ok := meta["rng_streams"]
+	if !ok {
+		return nil, fmt.Errorf("checkpoint %s has the legacy single random stream, the config asks for rng_streams %q: resume it with the run's own config (no rng_streams)", path, t.Learner.Cfg.RNGStreams)
+	}
+	var states map[string]string
+	if err := json.Unmarshal([]byte(sj), &states); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: bad rng_streams: %w", path, err)
+	}
+	for name, src := range t.streams.named() {
+		b, err := base64.StdEncoding.DecodeString(states[name])
+		if err != nil || src.UnmarshalBinary(b) != nil {
+			return nil, fmt.Errorf("checkpoint %s: missing or bad state of random stream %q", path, name)
+		}
+	}
+	return meta, nil
 }
 
 // Policy returns the current actor packaged for evaluation in env units.
