@@ -2,6 +2,7 @@ package koopman
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -436,6 +437,16 @@ func TrainWith(ctx context.Context, m *Model, obs, act, next []float32, cfg Trai
 	}
 	res.finish(st)
 	return res, nil
+}
+
+// Metadata is the training's outcome as model-file metadata (string
+// values): best_epoch, epochs, stopped, final_lr, undertrained, and
+// train_config (JSON).
+func (res *TrainResult) Metadata() map[string]string {
+	cfg, _ := json.Marshal(res.Config)
+	return map[string]string{"best_epoch": fmt.Sprint(res.BestEpoch), "epochs": fmt.Sprint(len(res.Epochs)),
+		"stopped": res.Stopped, "final_lr": fmt.Sprint(res.FinalLR), "undertrained": fmt.Sprint(res.Undertrained),
+		"train_config": string(cfg)}
 }
 
 // finish fills the stop reason, final learning rate and undertraining
