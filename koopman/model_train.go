@@ -2,6 +2,7 @@ package koopman
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -21,15 +22,36 @@ import (
 type TrainConfig struct {
 	// MaxEpochs is the largest number of passes over the training split.
 	// Paper: "We train the model for 75 epochs" (default 75). The authors'
-	// code runs up to 400 epochs with early stopping from epoch 75.
+	// code runs up to 400 epochs with early stopping from epoch 75
+	// (`koopq koopman train --max-epochs 400`, or koopman_train.max_epochs
+	// 400 in a config: early stopping and LearningRatePatience then end a
+	// converged training before the cap). A training that reaches the cap
+	// while the validation loss still improves is flagged Undertrained.
 	MaxEpochs int `json:"max_epochs"`
 	// Batch is the minibatch size (paper and code: 256). The last, partial
 	// batch of an epoch is kept, as PyTorch's DataLoader does.
 	Batch int `json:"batch"`
-	// LR is Adam's learning rate (paper and code: 3e-4), constant. The
-	// authors' code halves it (re-creating Adam) at epochs 101, 151, …,
-	// which the 75-epoch default never reaches.
+	// LR is Adam's initial learning rate (paper and code: 3e-4). The
+	// authors' code halves it (re-creating Adam) at the fixed epochs 101,
+	// 151, …, which the 75-epoch default never reaches; we halve it on a
+	// plateau instead (LRPatience).
 	LR float64 `json:"lr"`
+	// LRPatience is the plateau rule for the learning rate: after
+	// LRPatience consecutive epochs without a MinDelta improvement of the
+	// validation loss (counted from the last improvement or the last
+	// reduction), the learning rate is multiplied by LRFactor (not below
+	// MinLR) from the next epoch on; Adam's moments are kept (the authors
+	// re-create Adam). When a reduction is due and the rate is already at
+	// MinLR, training stops ("min_lr"). 0 turns the rule off (a constant
+	// rate, as in configs written before it existed). Default 5, ours: half
+	// of Patience, so that a plateau gets one halving before early stopping.
+	LRPatience int `json:"lr_patience"`
+	// LRFactor multiplies the learning rate on a plateau, in (0, 1). Default
+	// 0.5, the authors' halving.
+	LRFactor float64 `json:"lr_factor"`
+	// MinLR is the floor of the learning rate (default 1e-5, ours: five
+	// halvings of 3e-4 reach it). Ignored when LRPatience is 0.
+	MinLR float64 `json:"min_lr"`
 	// AEWeight is γ_ae (the paper's γ_2) on the autoencoder term. The paper
 	// does not state its value; the authors' code uses 10 (default 10).
 	AEWeight float64 `json:"ae_weight"`
@@ -60,8 +82,8 @@ type TrainConfig struct {
 
 // DefaultTrainConfig returns the defaults documented on TrainConfig.
 func DefaultTrainConfig() TrainConfig {
-	return TrainConfig{MaxEpochs: 75, Batch: 256, LR: 3e-4, AEWeight: 10, NoiseSigma: 6e-2,
-		HuberDelta: 1, ValFraction: 0.3, Patience: 10, MinDelta: 1e-3}
+	return TrainConfig{MaxEpochs: 75, Batch: 256, LR: 3e-4, LRPatience: 5, LRFactor: 0.5, MinLR: 1e-5,
+		AEWeight: 10, NoiseSigma: 6e-2, HuberDelta: 1, ValFraction: 0.3, Patience: 10, MinDelta: 1e-3}
 }
 
 // Validate rejects configurations that cannot run.
@@ -81,6 +103,12 @@ func (c TrainConfig) Validate() error {
 		return fmt.Errorf("koopman train: val_fraction %v must be in (0, 1)", c.ValFraction)
 	case c.Patience < 0 || !(c.MinDelta >= 0):
 		return fmt.Errorf("koopman train: patience %d and min_delta %v must be >= 0", c.Patience, c.MinDelta)
+	case c.LRPatience < 0:
+		return fmt.Errorf("koopman train: lr_patience %d must be >= 0 (0: constant learning rate)", c.LRPatience)
+	case c.LRPatience > 0 && !(c.LRFactor > 0 && c.LRFactor < 1):
+		return fmt.Errorf("koopman train: lr_factor %v must be in (0, 1) when lr_patience is set", c.LRFactor)
+	case c.LRPatience > 0 && !(c.MinLR >= 0 && c.MinLR <= c.LR):
+		return fmt.Errorf("koopman train: min_lr %v must be in [0, lr %v]", c.MinLR, c.LR)
 	}
 	return nil
 }
@@ -96,19 +124,43 @@ type EpochStats struct {
 	ValTotal      float64 `json:"val_total"`
 	ValFwd        float64 `json:"val_fwd"`
 	ValAE         float64 `json:"val_ae"`
+	LR            float64 `json:"lr"`             // Adam's learning rate during the epoch
 	Seconds       float64 `json:"seconds"`        // wall time of the epoch's training pass
 	SamplesPerSec float64 `json:"samples_per_s"`  // training transitions per second
 	Best          bool    `json:"best,omitempty"` // the validation total improved
 }
+
+// Why a training ended (TrainResult.Stopped).
+const (
+	StopMaxEpochs = "max_epochs"     // MaxEpochs reached
+	StopEarly     = "early_stopping" // Patience epochs without improvement
+	StopMinLR     = "min_lr"         // a plateau at MinLR (LRPatience)
+)
+
+// UndertrainedWindow is the number of final epochs in which a MinDelta
+// improvement of the validation loss marks a training that reached
+// MaxEpochs as Undertrained (the loss was still going down).
+const UndertrainedWindow = 5
 
 // TrainResult summarizes a training run.
 type TrainResult struct {
 	Config    TrainConfig  `json:"config"`
 	Epochs    []EpochStats `json:"epochs"`
 	BestEpoch int          `json:"best_epoch"`
-	Stopped   string       `json:"stopped"` // why training ended
-	NTrain    int          `json:"n_train"`
-	NVal      int          `json:"n_val"`
+	// Stopped is why training ended: StopMaxEpochs, StopEarly or
+	// StopMinLR; StopDetail says it in words.
+	Stopped    string `json:"stopped"`
+	StopDetail string `json:"stop_detail"`
+	// FinalLR is the learning rate of the last epoch trained.
+	FinalLR float64 `json:"final_lr"`
+	// Undertrained is set when training reached MaxEpochs while the
+	// validation loss still improved by MinDelta within the last
+	// UndertrainedWindow epochs: more epochs would likely help. Warning
+	// then says so in words.
+	Undertrained bool   `json:"undertrained"`
+	Warning      string `json:"warning,omitempty"`
+	NTrain       int    `json:"n_train"`
+	NVal         int    `json:"n_val"`
 	// TrainIdx and ValIdx are the dataset rows of the two splits.
 	TrainIdx []int `json:"-"`
 	ValIdx   []int `json:"-"`
@@ -299,7 +351,7 @@ func TrainWith(ctx context.Context, m *Model, obs, act, next []float32, cfg Trai
 	ps := m.Params()
 	opt := nn.NewAdam(ps, cfg.LR)
 	st := &trainState{best: math.Inf(1), bestParams: make([][]float32, len(ps)),
-		train: append([]int(nil), res.TrainIdx...)}
+		train: append([]int(nil), res.TrainIdx...), lr: cfg.LR}
 	for i, p := range ps {
 		st.bestParams[i] = append([]float32(nil), p.Data...)
 	}
@@ -311,16 +363,12 @@ func TrainWith(ctx context.Context, m *Model, obs, act, next []float32, cfg Trai
 			return nil, err
 		}
 	}
-	res.Stopped = "max_epochs"
-	if st.stopped != "" { // the checkpoint is of a finished training
-		res.Stopped = st.stopped
-	}
+	opt.LR = st.lr
 	train := st.train
 	for ep := len(res.Epochs) + 1; ep <= cfg.MaxEpochs && st.stopped == ""; ep++ {
 		start := time.Now()
 		rng.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
-		var es EpochStats
-		es.Epoch = ep
+		es := EpochStats{Epoch: ep, LR: opt.LR}
 		batches := 0
 		for lo := 0; lo < len(train); lo += cfg.Batch {
 			if err := ctx.Err(); err != nil {
@@ -348,26 +396,33 @@ func TrainWith(ctx context.Context, m *Model, obs, act, next []float32, cfg Trai
 		if math.IsNaN(es.ValTotal) {
 			return res, fmt.Errorf("koopman train: validation loss is NaN at epoch %d", ep)
 		}
+		if es.ValTotal < st.best*(1-cfg.MinDelta) || math.IsInf(st.best, 1) {
+			st.sinceBest, st.sinceLR = 0, 0
+		} else {
+			st.sinceBest++
+			st.sinceLR++
+		}
 		if es.ValTotal < st.best {
-			if es.ValTotal < st.best*(1-cfg.MinDelta) || math.IsInf(st.best, 1) {
-				st.sinceBest = 0
-			} else {
-				st.sinceBest++
-			}
 			st.best = es.ValTotal
 			es.Best = true
 			res.BestEpoch = ep
 			for i, p := range ps {
 				copy(st.bestParams[i], p.Data)
 			}
-		} else {
-			st.sinceBest++
 		}
 		res.Epochs = append(res.Epochs, es)
-		if cfg.Patience > 0 && st.sinceBest >= cfg.Patience {
-			st.stopped = fmt.Sprintf("early_stopping (no %.2g relative improvement in %d epochs)", cfg.MinDelta, cfg.Patience)
-			res.Stopped = st.stopped
+		switch {
+		case cfg.Patience > 0 && st.sinceBest >= cfg.Patience:
+			st.stopped = StopEarly
+		case cfg.LRPatience > 0 && st.sinceLR >= cfg.LRPatience:
+			if opt.LR <= cfg.MinLR {
+				st.stopped = StopMinLR
+				break
+			}
+			opt.LR = max(opt.LR*cfg.LRFactor, cfg.MinLR) // from the next epoch on
+			st.sinceLR = 0
 		}
+		st.lr = opt.LR
 		if ck != nil {
 			if err := ck.save(st, res); err != nil {
 				return res, err
@@ -380,5 +435,45 @@ func TrainWith(ctx context.Context, m *Model, obs, act, next []float32, cfg Trai
 	for i, p := range ps {
 		copy(p.Data, st.bestParams[i])
 	}
+	res.finish(st)
 	return res, nil
+}
+
+// Metadata is the training's outcome as model-file metadata (string
+// values): best_epoch, epochs, stopped, final_lr, undertrained, and
+// train_config (JSON).
+func (res *TrainResult) Metadata() map[string]string {
+	cfg, _ := json.Marshal(res.Config)
+	return map[string]string{"best_epoch": fmt.Sprint(res.BestEpoch), "epochs": fmt.Sprint(len(res.Epochs)),
+		"stopped": res.Stopped, "final_lr": fmt.Sprint(res.FinalLR), "undertrained": fmt.Sprint(res.Undertrained),
+		"train_config": string(cfg)}
+}
+
+// finish fills the stop reason, final learning rate and undertraining
+// flag from the state after the last epoch.
+func (res *TrainResult) finish(st *trainState) {
+	cfg := res.Config
+	res.Stopped = st.stopped
+	if res.Stopped == "" {
+		res.Stopped = StopMaxEpochs
+	}
+	if n := len(res.Epochs); n > 0 {
+		res.FinalLR = res.Epochs[n-1].LR
+	}
+	switch res.Stopped {
+	case StopEarly:
+		res.StopDetail = fmt.Sprintf("early stopping: no %.2g relative improvement of the validation loss in %d epochs",
+			cfg.MinDelta, cfg.Patience)
+	case StopMinLR:
+		res.StopDetail = fmt.Sprintf("learning rate at min_lr %.3g and no %.2g relative improvement in %d more epochs",
+			cfg.MinLR, cfg.MinDelta, cfg.LRPatience)
+	default:
+		res.StopDetail = fmt.Sprintf("reached max_epochs %d", cfg.MaxEpochs)
+		if st.sinceBest < UndertrainedWindow {
+			res.Undertrained = true
+			res.Warning = fmt.Sprintf("the model may be undertrained: the validation loss improved by more than %.2g (relative) "+
+				"%d epoch(s) before the max_epochs %d cap (best epoch %d); raise max_epochs (the authors allow 400)",
+				cfg.MinDelta, st.sinceBest, cfg.MaxEpochs, res.BestEpoch)
+		}
+	}
 }

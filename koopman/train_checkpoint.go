@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/koopq/koopq/nn"
 )
@@ -24,7 +25,9 @@ type trainState struct {
 	sinceBest  int         // epochs without a MinDelta improvement
 	bestParams [][]float32 // weights of the best epoch, one per model parameter
 	train      []int       // training rows in their current shuffled order
-	stopped    string      // early-stopping reason once it fired, else ""
+	stopped    string      // StopEarly or StopMinLR once one fired, else ""
+	lr         float64     // Adam's learning rate for the next epoch
+	sinceLR    int         // epochs without a MinDelta improvement since the last improvement or LR reduction
 }
 
 // checkpointKind marks a Koopman training checkpoint in its metadata.
@@ -41,6 +44,11 @@ type checkpointScalars struct {
 	SinceBest int          `json:"since_best"`
 	Stopped   string       `json:"stopped,omitempty"`
 	AdamT     int          `json:"adam_t"`
+	// LRBits is math.Float64bits of the learning rate of the next epoch
+	// (0 in checkpoints made before the plateau rule: the constant
+	// Config.LR); SinceLR is the plateau counter of LRPatience.
+	LRBits  uint64 `json:"lr_bits,omitempty"`
+	SinceLR int    `json:"since_lr,omitempty"`
 }
 
 // dataPrint identifies the transitions a checkpoint was trained on, so that
@@ -102,7 +110,7 @@ func (c *checkpointer) save(st *trainState, res *TrainResult) error {
 	}
 	sc := checkpointScalars{Config: c.cfg, Model: c.m.Cfg, Data: c.data, Epochs: res.Epochs,
 		BestEpoch: res.BestEpoch, BestBits: math.Float64bits(st.best), SinceBest: st.sinceBest,
-		Stopped: st.stopped, AdamT: c.opt.T}
+		Stopped: st.stopped, AdamT: c.opt.T, LRBits: math.Float64bits(st.lr), SinceLR: st.sinceLR}
 	sj, err := json.Marshal(sc)
 	if err != nil {
 		return fmt.Errorf("koopman train: checkpoint %s: %w", c.path, err)
@@ -158,8 +166,19 @@ func (c *checkpointer) load(st *trainState, res *TrainResult) error {
 			sc.Data.Rows, sc.Data.CRC64, c.data.Rows, c.data.CRC64)
 	}
 	if len(sc.Epochs) > c.cfg.MaxEpochs || sc.BestEpoch < 1 || sc.BestEpoch > len(sc.Epochs) ||
-		sc.SinceBest < 0 || sc.AdamT < 0 {
+		sc.SinceBest < 0 || sc.AdamT < 0 || sc.SinceLR < 0 {
 		return bad("inconsistent state (%d epochs, best %d, since best %d)", len(sc.Epochs), sc.BestEpoch, sc.SinceBest)
+	}
+	lr := c.cfg.LR
+	if sc.LRBits != 0 {
+		lr = math.Float64frombits(sc.LRBits)
+	}
+	if !(lr > 0 && lr <= c.cfg.LR) {
+		return bad("learning rate %v is outside (0, lr %v]", lr, c.cfg.LR)
+	}
+	stopped := sc.Stopped
+	if strings.HasPrefix(stopped, StopEarly) { // older checkpoints added the rule in words
+		stopped = StopEarly
 	}
 	if err := nn.AssignParams(c.tensors(st), ts); err != nil {
 		return bad("%v", err)
@@ -188,7 +207,8 @@ func (c *checkpointer) load(st *trainState, res *TrainResult) error {
 		delete(seen, i)
 		st.train[k] = i
 	}
-	st.best, st.sinceBest, st.stopped = math.Float64frombits(sc.BestBits), sc.SinceBest, sc.Stopped
+	st.best, st.sinceBest, st.stopped = math.Float64frombits(sc.BestBits), sc.SinceBest, stopped
+	st.lr, st.sinceLR = lr, sc.SinceLR
 	c.opt.T = sc.AdamT
 	res.Epochs, res.BestEpoch = sc.Epochs, sc.BestEpoch
 	return nil

@@ -75,12 +75,14 @@ func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 			if dir != nil {
 				ckpt = dir.File(KoopmanCheckpointFile)
 			}
-			m, err := TrainKoopman(ctx, data, cfg.KoopmanTrain, cfg.KoopmanHidden, cfg.KoopmanLatent, ckpt, progress)
+			m, res, err := trainKoopman(ctx, data, cfg.KoopmanTrain, cfg.KoopmanHidden, cfg.KoopmanLatent, ckpt, progress)
 			if err != nil {
 				return nil, err
 			}
 			if dir != nil {
-				if err := m.Save(dir.File(KoopmanFile), map[string]string{"dataset": cfg.Data}); err != nil {
+				meta := res.Metadata() // why the training stopped, final learning rate, undertrained flag
+				meta["dataset"] = cfg.Data
+				if err := m.Save(dir.File(KoopmanFile), meta); err != nil {
 					return nil, err
 				}
 				if err := os.Remove(ckpt); err != nil {
@@ -102,6 +104,12 @@ func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 // continues from that file if it exists and keeps its state there after
 // every epoch. A cancelled ctx is an error (no half-trained model).
 func TrainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainConfig, hidden []int, latent int, checkpoint string, progress ProgressFunc) (*koopman.Model, error) {
+	m, _, err := trainKoopman(ctx, data, tc, hidden, latent, checkpoint, progress)
+	return m, err
+}
+
+// trainKoopman is TrainKoopman that also returns the training's result.
+func trainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainConfig, hidden []int, latent int, checkpoint string, progress ProgressFunc) (*koopman.Model, *koopman.TrainResult, error) {
 	mc := koopman.DefaultModelConfig(data.ObsDim, data.ActDim)
 	if len(hidden) > 0 {
 		mc.Hidden = hidden
@@ -111,9 +119,9 @@ func TrainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainCo
 	}
 	m, err := koopman.NewModel(mc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	_, err = koopman.TrainWith(ctx, m, data.Observations, data.Actions, data.NextObservations, tc, koopman.TrainOptions{
+	res, err := koopman.TrainWith(ctx, m, data.Observations, data.Actions, data.NextObservations, tc, koopman.TrainOptions{
 		Checkpoint: checkpoint,
 		OnEpoch: func(st koopman.EpochStats) {
 			if progress != nil {
@@ -121,7 +129,7 @@ func TrainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainCo
 			}
 		}})
 	if err != nil {
-		return nil, fmt.Errorf("training the Koopman model: %w", err)
+		return nil, nil, fmt.Errorf("training the Koopman model: %w", err)
 	}
-	return m, nil
+	return m, res, nil
 }

@@ -78,7 +78,7 @@ func (p PrepStep) verb() string {
 // what runs (runs of s, all or a Selection of them) need under root and do
 // not find there: every missing dataset file with collect settings (once per
 // distinct command), then every missing shared Koopman model
-// (datasets[].koopman) that one of the runs uses, with --resume when
+// (datasets[].koopman, or a dataset's default model) that one of the runs uses, with --resume when
 // <model>.ckpt shows an interrupted training. Selecting only CQL runs lists
 // no model; datasets without runs in runs are left out.
 func Preparation(s *Spec, runs []Run, root string) []PrepStep {
@@ -116,6 +116,17 @@ func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 			continue
 		}
 		steps = append(steps, PrepStep{Kind: PrepKoopman, Datasets: []string{d.Name}, Path: p, Args: resumeKoopman(d.KoopmanArgs(root), p), Log: p + ".log"})
+	}
+	made := map[string]bool{}
+	for _, r := range runs { // default shared models (datasets without koopman:), in run order
+		if !r.KoopmanDefault || made[r.Koopman] {
+			continue
+		}
+		made[r.Koopman] = true
+		if _, err := os.Stat(resolve(root, r.Koopman)); err == nil {
+			continue
+		}
+		steps = append(steps, r.KoopmanStep(root))
 	}
 	return steps
 }

@@ -20,6 +20,7 @@ import (
 func TestPrepareResumesKoopmanTraining(t *testing.T) {
 	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}",
 		"data: data/hopper-medium.hdf5, koopman: {model: models/h.safetensors, seed: 0}}", 1)
+	text = walkerPerRun(text)
 	s, runs := mustParse(t, text, Checker{})
 	for _, interrupted := range []bool{false, true} {
 		root := t.TempDir()
@@ -66,6 +67,7 @@ func TestPrepareResumesKoopmanTraining(t *testing.T) {
 func TestPrepareOnlyWhatSelectedRunsUse(t *testing.T) {
 	text := strings.Replace(testSpec, "data: data/hopper-medium.hdf5}",
 		"data: data/hopper-medium.hdf5, collect: {seed: 0}, koopman: {model: models/h.safetensors, seed: 0}}", 1)
+	text = walkerPerRun(text)
 	s, runs := mustParse(t, text, Checker{})
 	cases := []struct {
 		sel  Selection
@@ -102,7 +104,7 @@ func TestPreparation(t *testing.T) {
 		"data: data/hopper-medium.hdf5, collect: {seed: 0}, koopman: {model: models/h.safetensors, seed: 0}}", 1)
 	// A second dataset on the same file and collect command: collected once.
 	text = strings.Replace(text, "  - {name: walker-medium, env: walker2d, data: /abs/walker.hdf5, flags: {min-q-weight: 5}}",
-		"  - {name: hopper-copy, env: hopper, data: data/hopper-medium.hdf5, collect: {seed: 0}}", 1)
+		"  - {name: hopper-copy, env: hopper, data: data/hopper-medium.hdf5, collect: {seed: 0}, koopman: {per_run: true}}", 1)
 	s, runs := mustParse(t, text, Checker{})
 	root := t.TempDir()
 	kinds := func(steps []PrepStep) string {
@@ -215,4 +217,11 @@ func fakePrepKoopq(t *testing.T, root string, delay time.Duration) (fake, log st
 		t.Fatal(err)
 	}
 	return fake, log
+}
+
+// walkerPerRun gives testSpec's walker-medium koopman: {per_run: true}, so
+// that only hopper-medium's explicit model is prepared (without it the
+// dataset gets a default shared model: TestDefaultSharedKoopmanModel).
+func walkerPerRun(text string) string {
+	return strings.Replace(text, "flags: {min-q-weight: 5}}", "flags: {min-q-weight: 5}, koopman: {per_run: true}}", 1)
 }

@@ -176,6 +176,15 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	}
 	var args []string
 	if st.TrainDir == "" {
+		if r.KoopmanDefault {
+			// Where no `sweep run` prepared it (Kubernetes pods), the first
+			// run trains the default model; the others wait for it.
+			if _, err := os.Stat(resolve(o.DataRoot, r.Koopman)); err != nil {
+				if err := prepareStep(ctx, r.KoopmanStep(o.DataRoot), o.Koopq, nil); err != nil {
+					return Pending, fmt.Errorf("run %s: training the shared Koopman model %s: %w", r.Name, resolve(o.DataRoot, r.Koopman), err)
+				}
+			}
+		}
 		if r.Koopman != "" {
 			if _, err := os.Stat(resolve(o.DataRoot, r.Koopman)); err != nil {
 				return Pending, fmt.Errorf("run %s: Koopman model %s missing ('koopq sweep run' trains it before the runs): %w",

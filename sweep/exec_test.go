@@ -87,7 +87,7 @@ func calls(t *testing.T, p string) string {
 
 func TestExecuteSkipResumeFailRetry(t *testing.T) {
 	bin, logp := setupFake(t)
-	_, runs := mustParse(t, testSpec, Checker{})
+	_, runs := mustParse(t, testSpec, noModels)
 	out := t.TempDir()
 	r := runs[0]
 	o := ExecOptions{Koopq: bin, DataRoot: "/data", Threads: 2, AugmentCache: "/data/augment-cache"}
@@ -160,7 +160,7 @@ func TestExecuteSkipResumeFailRetry(t *testing.T) {
 
 func TestExecuteInterruptForwardsSIGINT(t *testing.T) {
 	bin, logp := setupFake(t)
-	_, runs := mustParse(t, testSpec, Checker{})
+	_, runs := mustParse(t, testSpec, noModels)
 	out := t.TempDir()
 	started := filepath.Join(t.TempDir(), "started")
 	t.Setenv("FAKE_BLOCK", started)
@@ -203,7 +203,7 @@ func TestExecuteInterruptForwardsSIGINT(t *testing.T) {
 // and resumable, not failed (a Slurm scancel raced into "failed" before).
 func TestExecuteTrainerSignalledIsInterrupted(t *testing.T) {
 	bin, logp := setupFake(t)
-	_, runs := mustParse(t, testSpec, Checker{})
+	_, runs := mustParse(t, testSpec, noModels)
 	out := t.TempDir()
 	t.Setenv("FAKE_SIGNALLED", "1")
 	s, err := Execute(context.Background(), out, runs[0], ExecOptions{Koopq: bin})
@@ -225,7 +225,7 @@ func TestExecuteTrainerSignalledIsInterrupted(t *testing.T) {
 
 func TestRunLocalConcurrency(t *testing.T) {
 	bin, logp := setupFake(t)
-	_, runs := mustParse(t, testSpec, Checker{})
+	_, runs := mustParse(t, testSpec, noModels)
 	out := t.TempDir()
 	var progress strings.Builder
 	sum := RunLocal(context.Background(), out, runs, LocalOptions{ExecOptions: ExecOptions{Koopq: bin, Threads: 1}, Jobs: 3, Progress: &progress})
@@ -250,7 +250,7 @@ func TestRunLocalConcurrency(t *testing.T) {
 // running elsewhere.
 func TestTwoSweepsShareADirectory(t *testing.T) {
 	bin, logp := setupFake(t)
-	_, runs := mustParse(t, testSpec, Checker{})
+	_, runs := mustParse(t, testSpec, noModels)
 	for round := 0; round < 3; round++ {
 		out := t.TempDir()
 		os.WriteFile(logp, nil, 0o644)
@@ -272,7 +272,7 @@ func TestTwoSweepsShareADirectory(t *testing.T) {
 
 func TestRunLocalFailuresAndOrphans(t *testing.T) {
 	bin, _ := setupFake(t)
-	_, runs := mustParse(t, testSpec, Checker{})
+	_, runs := mustParse(t, testSpec, noModels)
 	runs = runs[:2]
 	out := t.TempDir()
 	t.Setenv("FAKE_FAIL", "1")
@@ -311,7 +311,7 @@ func TestRunLocalFailuresAndOrphans(t *testing.T) {
 // the KFC++ run, with no measurement of its own, keeps the given speed.
 func TestRunLocalTimeLimitUsesMeasuredSpeed(t *testing.T) {
 	bin, _ := setupFake(t)
-	_, runs := mustParse(t, testSpec, Checker{})
+	_, runs := mustParse(t, testSpec, noModels)
 	runs = runs[:3]
 	if runs[0].Method != "CQL" || runs[1].Method != "CQL" || runs[2].Method != "KFC++" {
 		t.Fatalf("test spec order changed: %s %s %s", runs[0].Name, runs[1].Name, runs[2].Name)
@@ -337,7 +337,7 @@ func TestRunLocalTimeLimitUsesMeasuredSpeed(t *testing.T) {
 // (never started, left pending, an error); the rest run.
 func TestRunLocalTimeLimitHoldsRunsThatCannotFinish(t *testing.T) {
 	bin, logp := setupFake(t)
-	_, runs := mustParse(t, testSpec, Checker{})
+	_, runs := mustParse(t, testSpec, noModels)
 	runs = runs[:3]
 	out := t.TempDir()
 	// 1000 steps at 0.1 steps/s need 2.8 h: none fits in one hour.
@@ -416,7 +416,7 @@ func TestAugmentCacheDir(t *testing.T) {
 // and in the schedule 'sweep plan' predicts; the others keep their order.
 func TestRunLocalResumesPartialRunsFirst(t *testing.T) {
 	bin, logp := setupFake(t)
-	_, runs := mustParse(t, testSpec, Checker{})
+	_, runs := mustParse(t, testSpec, noModels)
 	out := t.TempDir()
 	late := runs[len(runs)-2]
 	t.Setenv("FAKE_SIGNALLED", "1")
@@ -493,7 +493,7 @@ func TestSummaryErrCountsAgree(t *testing.T) {
 // the others skip it as running elsewhere. Before the slot lock they could
 // all read "pending" before any wrote its marker, and several trained it.
 func TestConcurrentExecutesStartOneTrainer(t *testing.T) {
-	_, runs := mustParse(t, testSpec, Checker{})
+	_, runs := mustParse(t, testSpec, noModels)
 	for round := 0; round < 5; round++ { // the race is timing-dependent: several rounds
 		concurrentRound(t, runs[0])
 	}
@@ -540,5 +540,45 @@ func concurrentRound(t *testing.T, run Run) {
 	}
 	if c := strings.Count("\n"+calls(t, logp), "\ntrain "); c != 1 {
 		t.Errorf("%d trainers started, want 1:\n%s", c, calls(t, logp))
+	}
+}
+
+// noModels parses the executor tests' specs as if no augmentation used a
+// Koopman model: the fake trainer cannot train the default shared models
+// (TestDefaultSharedKoopmanModel covers those).
+var noModels = Checker{NeedsKoopman: func(string) bool { return false }}
+
+// Where no `sweep run` prepared it (Kubernetes pods run `sweep exec`
+// only), the first run that needs its dataset's default shared Koopman
+// model trains it; the next run finds it and trains none.
+func TestExecuteTrainsDefaultSharedModel(t *testing.T) {
+	bin, logp := setupFake(t)
+	script := strings.Replace(fakeTrainer, `if [ "$1" != train ]; then exit 2; fi`,
+		`if [ "$1" = koopman ]; then while [ $# -gt 0 ]; do if [ "$1" = --out ]; then : > "$2"; fi; shift; done; exit 0; fi
+if [ "$1" != train ]; then exit 2; fi`, 1)
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, runs := mustParse(t, testSpec, Checker{NeedsKoopman: func(a string) bool { return a == "kfc++" }})
+	root, out := t.TempDir(), t.TempDir()
+	var kfc []Run
+	for _, r := range runs {
+		if r.Dataset == "hopper-medium" && r.Augment == "kfc++" && !r.Ablation {
+			kfc = append(kfc, r)
+		}
+	}
+	if len(kfc) != 2 || !kfc[0].KoopmanDefault || kfc[0].Koopman != kfc[1].Koopman {
+		t.Fatalf("runs %+v", kfc)
+	}
+	for _, r := range kfc {
+		if st, err := Execute(context.Background(), out, r, ExecOptions{Koopq: bin, DataRoot: root}); st != Done {
+			t.Fatalf("run %s: %s %v", r.Name, st, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, kfc[0].Koopman)); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(calls(t, logp), "koopman train --data "+filepath.Join(root, "data/hopper-medium.hdf5")); n != 1 {
+		t.Errorf("%d Koopman trainings, want 1:\n%s", n, calls(t, logp))
 	}
 }

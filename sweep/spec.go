@@ -113,6 +113,19 @@ type Dataset struct {
 	// model with torch seed 0 hard-coded: one model per dataset. An existing model
 	// file is used as it is (delete it to retrain with changed flags). The
 	// Kubernetes executor does not train models: put them on its volume.
+	//
+	// Without a koopman: block the dataset still gets shared models: the
+	// runs that need one share the default model
+	// models/<dataset>-koopman-<hash>.safetensors under the data root,
+	// trained like an explicit block's (koopman train's defaults, seed 0)
+	// with the run's koopman-X train flags passed on as X (koopman-epochs:
+	// 400 → --epochs=400; koopman-prob is not a training flag). <hash>
+	// covers the data path, env and those flags, so runs with different
+	// Koopman settings get different models and a changed setting never
+	// reuses a stale one. The Kubernetes executor's pods train a missing
+	// default model themselves, one at a time (the others wait). Runs with
+	// their own koopman flag keep their model; `koopman: {per_run: true}`
+	// makes every run train its own, as sweeps did before.
 	Koopman map[string]any `yaml:"koopman"`
 }
 
@@ -199,9 +212,14 @@ type Run struct {
 	// relative to the data root unless absolute) for runs whose
 	// augmentation needs one; empty otherwise.
 	Koopman string `json:"koopman,omitempty"`
-	Seed    uint64 `json:"seed"`
-	Steps   int    `json:"steps"`
-	Preset  string `json:"preset,omitempty"`
+	// KoopmanDefault marks Koopman as a default shared model (the dataset
+	// has no koopman: block); KoopmanTrain are then its extra `koopq
+	// koopman train` flags, from the run's koopman-X train flags.
+	KoopmanDefault bool   `json:"koopman_default,omitempty"`
+	KoopmanTrain   []Flag `json:"koopman_train,omitempty"`
+	Seed           uint64 `json:"seed"`
+	Steps          int    `json:"steps"`
+	Preset         string `json:"preset,omitempty"`
 	// Flags are the extra train flags, sorted by name.
 	Flags []Flag `json:"flags"`
 }
@@ -253,6 +271,10 @@ type Checker struct {
 	CollectFlag func(name, value string) error
 	// KoopmanFlag is Flag for `koopq koopman train` (datasets[].koopman).
 	KoopmanFlag func(name, value string) error
+	// KoopmanTrainFlag reports whether name is a `koopq koopman train`
+	// flag: a run's train flag koopman-<name> then sets the training of
+	// its dataset's default shared model. nil: every name but prob.
+	KoopmanTrainFlag func(name string) bool
 	// NeedsKoopman reports whether an augmentation uses a Koopman model
 	// (which runs get datasets[].koopman's model); nil: every augmentation
 	// but none (a run that does not need the model ignores --koopman).
@@ -583,7 +605,11 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 					where, d.Env, base)
 			}
 		}
-		if d.Koopman != nil {
+		if v, ok := d.Koopman[koopmanPerRunKey]; ok {
+			if b, isBool := v.(bool); !isBool || !b || len(d.Koopman) != 1 {
+				p.add("%s: koopman: per_run: true stands alone (every run trains its own model); got %v", where, d.Koopman)
+			}
+		} else if d.Koopman != nil {
 			if m, ok := d.Koopman[koopmanModelKey].(string); !ok || m == "" {
 				p.add("%s: koopman: model missing (the shared Koopman model file, e.g. models/%s-koopman.safetensors)", where, d.Name)
 			}
@@ -699,14 +725,18 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 				r.Augment = a.Augment
 			}
 		}
-		if model, ok := d.KoopmanModel(); ok {
-			needs := chk.NeedsKoopman
-			if needs == nil {
-				needs = func(aug string) bool { return aug != "none" }
-			}
-			if needs(r.Augment) {
-				r.Koopman = model
-			}
+		needs := chk.NeedsKoopman
+		if needs == nil {
+			needs = func(aug string) bool { return aug != "none" }
+		}
+		_, ownModel := f["koopman"]
+		switch model, ok := d.KoopmanModel(); {
+		case !needs(r.Augment):
+		case ok:
+			r.Koopman = model
+		case d.Koopman == nil && !ownModel:
+			r.Koopman, r.KoopmanTrain = defaultKoopman(d, f, chk)
+			r.KoopmanDefault = true
 		}
 		if s.Eval.Every != nil {
 			f["eval-every"] = strconv.Itoa(*s.Eval.Every)
@@ -768,13 +798,60 @@ func resolve(root, p string) string {
 	return filepath.Join(root, p)
 }
 
-// koopmanModelKey is the koopman: key naming the shared model file.
-const koopmanModelKey = "model"
+// koopmanModelKey is the koopman: key naming the shared model file;
+// koopmanPerRunKey (per_run: true) turns the shared model off.
+const (
+	koopmanModelKey  = "model"
+	koopmanPerRunKey = "per_run"
+)
+
+// defaultKoopman returns the default shared model file (relative to the
+// data root) of dataset d for a run with train flags f, and its `koopq
+// koopman train` flags: f's koopman-X flags that name a koopman train flag
+// X (chk.KoopmanTrainFlag).
+func defaultKoopman(d Dataset, f map[string]string, chk Checker) (string, []Flag) {
+	args := map[string]string{}
+	for k, v := range f {
+		x, ok := strings.CutPrefix(k, "koopman-")
+		switch {
+		case !ok:
+		case chk.KoopmanTrainFlag != nil:
+			if chk.KoopmanTrainFlag(x) {
+				args[x] = v
+			}
+		case x != "prob":
+			args[x] = v
+		}
+	}
+	flags := sortedFlags(args)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", d.Data, d.Env)
+	for _, fl := range flags {
+		fmt.Fprintf(h, "%s=%s\x00", fl.Name, fl.Value)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))[:10]
+	return filepath.Join("models", sanitize(d.Name)+"-koopman-"+sum+".safetensors"), flags
+}
+
+// KoopmanStep returns the preparation step that trains r's default shared
+// Koopman model under root (r.KoopmanDefault), with --resume when an
+// earlier training of it was stopped.
+func (r Run) KoopmanStep(root string) PrepStep {
+	p := resolve(root, r.Koopman)
+	a := []string{"koopman", "train", "--data", r.ResolveData(root), "--env", r.Env, "--out", p}
+	for _, f := range r.KoopmanTrain {
+		a = append(a, "--"+f.Name+"="+f.Value)
+	}
+	return PrepStep{Kind: PrepKoopman, Datasets: []string{r.Dataset}, Path: p, Args: resumeKoopman(a, p), Log: p + ".log"}
+}
 
 // KoopmanModel returns the dataset's shared Koopman model file as written in
 // the spec, if it has one.
 func (d Dataset) KoopmanModel() (string, bool) {
 	m, ok := d.Koopman[koopmanModelKey].(string)
+	if _, perRun := d.Koopman[koopmanPerRunKey]; perRun {
+		return "", false
+	}
 	return m, ok && m != ""
 }
 

@@ -3,6 +3,8 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -267,12 +269,15 @@ func TestSharedKoopmanModel(t *testing.T) {
 		t.Error("a dataset without koopman: has koopman args")
 	}
 	for _, r := range runs {
+		if r.Dataset != "hopper-medium" {
+			continue // no koopman: block, a default shared model (TestDefaultSharedKoopmanModel)
+		}
 		want := ""
-		if r.Dataset == "hopper-medium" && r.Augment == "kfc++" {
+		if r.Augment == "kfc++" {
 			want = "models/h.safetensors"
 		}
-		if r.Koopman != want {
-			t.Errorf("run %s: koopman %q, want %q", r.Name, r.Koopman, want)
+		if r.Koopman != want || r.KoopmanDefault {
+			t.Errorf("run %s: koopman %q (default %v), want %q", r.Name, r.Koopman, r.KoopmanDefault, want)
 		}
 		args := strings.Join(r.TrainArgs("/root", "/o", "run"), " ")
 		if has := strings.Contains(args, "--koopman /root/models/h.safetensors"); has != (want != "") {
@@ -392,5 +397,92 @@ func TestSelectionOrder(t *testing.T) {
 	}
 	if _, err := sel.Order(s, runs, "random"); err == nil || !strings.Contains(err.Error(), `--order "random": want spec or seeds`) {
 		t.Errorf("bad order: %v", err)
+	}
+}
+
+// A dataset without a koopman: block gets one default shared Koopman model
+// for all its runs that need one (it used to be one model per run, trained
+// inside it): `sweep run` trains it once before the runs, the runs get
+// --koopman. Runs' koopman-X train flags become the model's koopman train
+// flags (other settings, other model file); per_run: true and a run's own
+// --koopman keep per-run models.
+func TestDefaultSharedKoopmanModel(t *testing.T) {
+	text := `
+name: t
+datasets:
+  - {name: hopper-medium, env: hopper, data: data/hopper-medium.hdf5}
+  - {name: walker-medium, env: walker2d, data: /abs/walker.hdf5}
+methods:
+  - {name: CQL, augment: none}
+  - {name: KFC, augment: kfc, flags: {koopman-prob: 0.5}}
+  - {name: KFC++, augment: kfc++}
+  - {name: KFC++-400, augment: kfc++, flags: {koopman-epochs: 400, koopman-hidden: [64, 64], koopman-prob: 1}}
+seeds: [0, 1, 2]
+steps: 1000
+`
+	chk := Checker{NeedsKoopman: func(aug string) bool { return aug == "kfc" || aug == "kfc++" },
+		KoopmanTrainFlag: func(name string) bool { return name == "epochs" || name == "hidden" }}
+	_, runs := mustParse(t, text, chk)
+	models := map[string]map[string]bool{} // dataset → model files
+	for _, r := range runs {
+		switch {
+		case r.Augment == "none":
+			if r.Koopman != "" || r.KoopmanDefault {
+				t.Errorf("run %s: koopman %q", r.Name, r.Koopman)
+			}
+			continue
+		case !r.KoopmanDefault || !strings.HasPrefix(r.Koopman, "models/"+r.Dataset+"-koopman-"):
+			t.Errorf("run %s: koopman %q (default %v), want the dataset's default shared model", r.Name, r.Koopman, r.KoopmanDefault)
+		}
+		if models[r.Dataset] == nil {
+			models[r.Dataset] = map[string]bool{}
+		}
+		models[r.Dataset][r.Koopman] = true
+		if args := strings.Join(r.TrainArgs("/root", "/o", "run"), " "); !strings.Contains(args, "--koopman /root/"+r.Koopman) {
+			t.Errorf("run %s: train args %s", r.Name, args)
+		}
+	}
+	// KFC and KFC++ share one model per dataset (koopman-prob is not a
+	// training flag); KFC++-400 has its own; datasets do not share.
+	if len(models) != 2 || len(models["hopper-medium"]) != 2 || len(models["walker-medium"]) != 2 {
+		t.Fatalf("models per dataset %v, want 2 each", models)
+	}
+	root := t.TempDir()
+	steps := Preparation(&Spec{}, runs, root)
+	var got []string
+	for _, st := range steps {
+		if st.Kind != PrepKoopman {
+			t.Fatalf("step %+v", st)
+		}
+		got = append(got, strings.Join(st.Args, " "))
+	}
+	h := runs[3].Koopman // hopper-medium KFC seed 0
+	h400 := runs[9].Koopman
+	want := []string{
+		"koopman train --data " + root + "/data/hopper-medium.hdf5 --env hopper --out " + filepath.Join(root, h),
+		"koopman train --data " + root + "/data/hopper-medium.hdf5 --env hopper --out " + filepath.Join(root, h400) + " --epochs=400 --hidden=64,64",
+	}
+	if len(got) != 4 || got[0] != want[0] || got[1] != want[1] || !strings.Contains(got[2], "--data /abs/walker.hdf5 --env walker2d") {
+		t.Fatalf("preparation:\n%s\nwant 4 trainings, starting\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A model that exists is not trained again.
+	os.MkdirAll(filepath.Dir(filepath.Join(root, h)), 0o755)
+	os.WriteFile(filepath.Join(root, h), nil, 0o644)
+	if steps := Preparation(&Spec{}, runs, root); len(steps) != 3 {
+		t.Errorf("%d steps with one model present, want 3", len(steps))
+	}
+
+	// per_run: true, and a run's own --koopman: no shared model.
+	perRun := strings.Replace(text, "data: /abs/walker.hdf5}", "data: /abs/walker.hdf5, koopman: {per_run: true}}", 1)
+	perRun = strings.Replace(perRun, "{name: KFC++, augment: kfc++}", "{name: KFC++, augment: kfc++, flags: {koopman: mine.safetensors}}", 1)
+	_, runs = mustParse(t, perRun, chk)
+	for _, r := range runs {
+		if (r.Dataset == "walker-medium" || r.Method == "KFC++") && r.Koopman != "" {
+			t.Errorf("run %s: koopman %q, want none", r.Name, r.Koopman)
+		}
+	}
+	if _, _, err := Parse([]byte(strings.Replace(text, "/abs/walker.hdf5}", "/abs/walker.hdf5, koopman: {per_run: true, epochs: 3}}", 1)), chk); err == nil ||
+		!strings.Contains(err.Error(), "per_run: true stands alone") {
+		t.Errorf("per_run with flags: %v", err)
 	}
 }

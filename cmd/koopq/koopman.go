@@ -35,6 +35,8 @@ func init() {
 		batch, patience, nDiag                 int
 		seed                                   uint64
 		lr, aeWeight, noise, valFrac, epsStd   float64
+		lrPatience                             int
+		lrFactor, minLR, minDelta              float64
 		encHidden, encOut, decHidden           string
 		maxCond                                float64
 		ropts                                  dataset.ReadOptions
@@ -46,9 +48,20 @@ func init() {
 		Long: `Trains the bilinear Koopman forward model of the KFC paper (Eq. Fwdmodel) with
 the loss Huber(D(K(a)E(s)), s') + γ_ae·Huber(D(E(x̃)), x̃), x̃ = [s; s'] + N(0, σ²),
 on a seeded 70/30 train/validation split, with early stopping on the
-validation loss (the best epoch's weights are kept). Prints losses per epoch
-and Koopman diagnostics at the end; writes MODEL (safetensors, config in the
-metadata) and MODEL.json (config, per-epoch losses, diagnostics).
+validation loss (the best epoch's weights are kept) and the learning rate
+halved on plateaus. Prints losses per epoch and Koopman diagnostics at the
+end; writes MODEL (safetensors, config and stop reason in the metadata) and
+MODEL.json (config, per-epoch losses and learning rates, why training
+stopped, diagnostics).
+
+Training ends at --max-epochs (75, the paper's figure; the KFC authors'
+code allows 400: --max-epochs 400), by early stopping (--patience epochs
+without a --min-delta relative improvement of the validation loss), or when
+a plateau finds the learning rate at --min-lr (after --lr-patience epochs
+without improvement the rate is multiplied by --lr-factor). The reason is
+recorded as train.stopped (max_epochs, early_stopping, min_lr); a model
+that reached the cap while still improving gets train.undertrained and a
+warning.
 
 The training state is checkpointed to MODEL.ckpt after every epoch. SIGINT or
 SIGTERM stops within one minibatch (exit status 75) and keeps the finished
@@ -57,7 +70,8 @@ with the same model, bit for bit, as an uninterrupted training. The
 checkpoint is removed once MODEL is written.
 
 Defaults: paper sizes (N = 32, 2×512), the authors' tanh activations (the
-paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
+paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
+1e-5, batch 256, at most 75 epochs (paper), γ_ae = 10
 (authors' code; the paper gives no value), σ = 0.06 (paper and code).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -85,6 +99,7 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 				needPositive("epochs", epochs), needPositive("latent", latent), needWidths("hidden", hidden),
 				needPositive("batch", batch), needNonNegative("patience", patience), needNonNegative("diag-n", nDiag),
 				needPositiveFloat("lr", lr), needNonNegativeFloat("ae-weight", aeWeight), needNonNegativeFloat("noise", noise),
+				needNonNegative("lr-patience", lrPatience), needNonNegativeFloat("min-lr", minLR), needNonNegativeFloat("min-delta", minDelta),
 				needPositiveFloat("eps-std", epsStd), needPositiveFloat("max-cond", maxCond), needReadOptions(ropts),
 			} {
 				if c != nil {
@@ -119,6 +134,10 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 			tc := koopman.DefaultTrainConfig()
 			tc.MaxEpochs, tc.Batch, tc.LR, tc.AEWeight, tc.NoiseSigma = epochs, batch, lr, aeWeight, noise
 			tc.ValFraction, tc.Patience, tc.Seed = valFrac, patience, seed
+			tc.LRPatience, tc.LRFactor, tc.MinLR, tc.MinDelta = lrPatience, lrFactor, minLR, minDelta
+			if err := tc.Validate(); err != nil {
+				return err
+			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "Koopman model: %d transitions from %s (env %q), S=%d m=%d N=%d hidden %v, %d parameters\n",
 				d.Len(), data, envName, d.ObsDim, d.ActDim, mc.Latent, mc.Hidden, nnParams(m))
@@ -135,8 +154,8 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 					if st.Best {
 						mark = " *"
 					}
-					fmt.Fprintf(w, "epoch %3d/%d  train %.5f (fwd %.5f, ae %.5f)  val %.5f (fwd %.5f, ae %.5f)  %.1fs, %.0f samples/s%s\n",
-						st.Epoch, tc.MaxEpochs, st.TrainTotal, st.TrainFwd, st.TrainAE, st.ValTotal, st.ValFwd, st.ValAE, st.Seconds, st.SamplesPerSec, mark)
+					fmt.Fprintf(w, "epoch %3d/%d  lr %.3g  train %.5f (fwd %.5f, ae %.5f)  val %.5f (fwd %.5f, ae %.5f)  %.1fs, %.0f samples/s%s\n",
+						st.Epoch, tc.MaxEpochs, st.LR, st.TrainTotal, st.TrainFwd, st.TrainAE, st.ValTotal, st.ValFwd, st.ValAE, st.Seconds, st.SamplesPerSec, mark)
 					run.CrashPoint(ctx, "koopman-epoch")
 				}})
 			if err != nil {
@@ -146,7 +165,10 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 				return err
 			}
 
-			fmt.Fprintf(w, "stopped: %s; best epoch %d; %.1fs\n", res.Stopped, res.BestEpoch, time.Since(start).Seconds())
+			fmt.Fprintf(w, "stopped: %s (%s); best epoch %d; final lr %.3g; %.1fs\n", res.Stopped, res.StopDetail, res.BestEpoch, res.FinalLR, time.Since(start).Seconds())
+			if res.Undertrained {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", res.Warning)
+			}
 			dc := koopman.DefaultDiagConfig()
 			dc.Samples, dc.EpsStd, dc.Seed, dc.Symmetry.MaxCond = nDiag, epsStd, seed, maxCond
 			diag, err := m.Diagnose(d.Observations, d.Actions, d.NextObservations, dc)
@@ -156,9 +178,9 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 			printDiagnostics(w, diag, dc)
 			best := res.Epochs[res.BestEpoch-1]
 			prov := run.CurrentProvenance()
-			meta := map[string]string{"env": envName, "data": data, "best_epoch": fmt.Sprint(res.BestEpoch),
-				"val_fwd": fmt.Sprint(best.ValFwd), "val_ae": fmt.Sprint(best.ValAE), "train_config": mustJSON(tc),
-				"provenance": mustJSON(prov)}
+			meta := res.Metadata() // best_epoch, stopped, final_lr, undertrained, train_config, ...
+			meta["env"], meta["data"], meta["provenance"] = envName, data, mustJSON(prov)
+			meta["val_fwd"], meta["val_ae"] = fmt.Sprint(best.ValFwd), fmt.Sprint(best.ValAE)
 			if err := m.Save(out, meta); err != nil {
 				return err
 			}
@@ -178,7 +200,8 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 	f.StringVar(&data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
 	f.StringVar(&envName, "env", "", "environment name, recorded in the model metadata")
 	f.StringVar(&out, "out", "", "output model file, e.g. model.safetensors (required)")
-	f.IntVar(&epochs, "epochs", 75, "maximum epochs (paper: 75; authors' code: up to 400)")
+	f.IntVar(&epochs, "max-epochs", 75, "maximum epochs (paper: 75; authors' code: up to 400)")
+	f.IntVar(&epochs, "epochs", 75, "same as --max-epochs")
 	f.Uint64Var(&seed, "seed", 0, "seed for weights, split, shuffling and noise")
 	f.IntVar(&latent, "latent", 32, "Koopman latent dimension N")
 	f.IntSliceVar(&hidden, "hidden", []int{512, 512}, "hidden layer widths of encoder and decoder, e.g. 512,512 (paper)")
@@ -187,7 +210,11 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 	f.Float64Var(&aeWeight, "ae-weight", 10, "γ_ae, weight of the autoencoder loss (authors' code: 10)")
 	f.Float64Var(&noise, "noise", 6e-2, "σ of the Gaussian noise on autoencoder inputs (state units)")
 	f.Float64Var(&valFrac, "val-fraction", 0.3, "validation share of transitions")
-	f.IntVar(&patience, "patience", 10, "early stopping: epochs without relative validation improvement > 1e-3 (0: off)")
+	f.IntVar(&patience, "patience", 10, "early stopping: epochs without a --min-delta relative validation improvement (0: off)")
+	f.Float64Var(&minDelta, "min-delta", 1e-3, "relative validation improvement that counts for --patience and --lr-patience")
+	f.IntVar(&lrPatience, "lr-patience", 5, "epochs without improvement before the learning rate is multiplied by --lr-factor (0: constant rate)")
+	f.Float64Var(&lrFactor, "lr-factor", 0.5, "learning-rate factor on a plateau, in (0, 1) (authors' code: 0.5)")
+	f.Float64Var(&minLR, "min-lr", 1e-5, "learning-rate floor; a plateau at it stops training (stopped: min_lr)")
 	f.StringVar(&encHidden, "enc-act", "tanh", "encoder hidden activation (tanh, relu, identity)")
 	f.StringVar(&encOut, "enc-out-act", "tanh", "encoder output activation")
 	f.StringVar(&decHidden, "dec-act", "tanh", "decoder hidden activation (its output is linear)")
@@ -232,6 +259,7 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "model %s: S=%d m=%d N=%d hidden %v (env %q, best epoch %s)\n", modelPath, m.S(), m.M(), m.N(), m.Cfg.Hidden, meta["env"], meta["best_epoch"])
+			printTrainingEnd(w, meta)
 			dc := koopman.DefaultDiagConfig()
 			dc.Samples, dc.EpsStd, dc.Seed, dc.Symmetry.MaxCond = nDiag, epsStd, seed, maxCond
 			start := time.Now()
@@ -280,6 +308,21 @@ func nnParams(m *koopman.Model) int {
 		n += len(p.Data)
 	}
 	return n
+}
+
+// printTrainingEnd prints why the model's training stopped and its final
+// learning rate, from the metadata `koopman train` writes (models trained
+// before these keys existed say so).
+func printTrainingEnd(w io.Writer, meta map[string]string) {
+	if meta["stopped"] == "" {
+		fmt.Fprintln(w, "training: stop reason and final learning rate not recorded (trained by an older koopq)")
+		return
+	}
+	fmt.Fprintf(w, "training: stopped %s after %s epochs, final lr %s", meta["stopped"], meta["epochs"], meta["final_lr"])
+	if meta["undertrained"] == "true" {
+		fmt.Fprint(w, "; UNDERTRAINED: the validation loss was still improving at the max_epochs cap")
+	}
+	fmt.Fprintln(w)
 }
 
 func printDiagnostics(w io.Writer, d *koopman.ModelDiagnostics, cfg koopman.DiagConfig) {

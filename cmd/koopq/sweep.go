@@ -60,9 +60,13 @@ func specChecker() sweep.Checker {
 		}
 	}
 	return sweep.Checker{
-		Flag:         flagOf("train"),
-		CollectFlag:  flagOf("collect"),
-		KoopmanFlag:  flagOf("koopman", "train"),
+		Flag:        flagOf("train"),
+		CollectFlag: flagOf("collect"),
+		KoopmanFlag: flagOf("koopman", "train"),
+		KoopmanTrainFlag: func(name string) bool {
+			c, _, err := rootCmd.Find([]string{"koopman", "train"})
+			return err == nil && c.Name() == "train" && c.Flags().Lookup(name) != nil
+		},
 		NeedsKoopman: augment.NeedsKoopman,
 		Env: func(name string) error {
 			if slices.Contains(env.Names(), name) {
