@@ -82,6 +82,9 @@ type Result struct {
 	// Score is its latest evaluation and it enters only the learning
 	// curves (CollectOptions.InProgress).
 	InProgress bool `json:"in_progress,omitempty"`
+	// Magnitude holds the run's augmentation size from results.json
+	// (MagnitudeColumns' keys it has; nil for runs from before them).
+	Magnitude map[string]float64 `json:"magnitude,omitempty"`
 }
 
 // Segment is one process's share of a run's training: steps [From, To),
@@ -295,6 +298,7 @@ func readRun(dir string) (Result, error) {
 	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rf.Config.Augment, Score: num(rf.Final.Normalized), Order: -1,
 		Precision: rf.Provenance.BLASPrecision, Settings: rf.Config.Settings}
 	r.Final = r.Score
+	r.Magnitude = readMagnitude(b)
 	for _, sg := range rf.Segments {
 		r.Segments = append(r.Segments, sg.Provenance.segment(sg.From, sg.To, sg.Seconds))
 	}

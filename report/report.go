@@ -441,6 +441,9 @@ type Report struct {
 	// model-branch and noise-branch batches apart (BranchColumns); nil
 	// when no run's branches are known.
 	BranchDiagnostics *Diagnostics `json:"branch_diagnostics,omitempty"`
+	// Magnitude puts each dataset × method's score beside its
+	// augmentation size (MagnitudeColumns); nil when no run recorded it.
+	Magnitude *Diagnostics `json:"magnitude,omitempty"`
 	// SettingDifferences are the training settings that differ between
 	// datasets for the same method (datasets run under different
 	// protocols); empty when every dataset had the same settings.
@@ -684,6 +687,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 	datasets, methods := order(finished, func(r Result) string { return r.Dataset }), order(finished, func(r Result) string { return r.Method })
 	rep.Diagnostics = diagnostics(finished, datasets, methods, DiagnosticColumns)
 	rep.BranchDiagnostics = diagnostics(finished, datasets, methods, BranchColumns)
+	rep.Magnitude = magnitudeTable(finished, datasets, methods)
 	return rep, nil
 }
 

@@ -214,6 +214,9 @@ func (r *Report) Summary() string {
 		score = fmt.Sprintf("Normalized score, each run's mean of its last %d evaluations", r.Settings.Last)
 	}
 	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s%s\n", score, r.Table.Markdown("dataset"), r.settingsNote())
+	if r.Magnitude != nil {
+		fmt.Fprintf(&b, "## Scores beside the augmentation's size (mean ± std over seeds; ‖s̃ − s‖₂ over every training row, raw state units)\n\n%s\n", r.Magnitude.Markdown())
+	}
 	fmt.Fprintf(&b, "## Aggregates over all datasets × seeds (%s CIs, %d stratified bootstrap resamples, seed %d)\n\n",
 		level, r.Settings.BootstrapReps, r.Settings.Seed)
 	fmt.Fprintf(&b, "| method | runs | IQM | mean | P(method > %s) | p, method > %[1]s | p, method < %[1]s |\n|---|---:|---:|---:|---:|---:|---:|\n", r.Baseline)
@@ -297,7 +300,8 @@ const branchNote = "\nA batch's branch is the run's logged `model_batch`; for ru
 // Write writes the report into dir: table.md/.csv/.tex, ablations.md/.csv/
 // .tex (when there are ablations), diagnostics.md/.csv (when runs logged
 // training statistics), diagnostics-branches.md/.csv (when Koopman runs'
-// branches are known), summary.md, runs.md/.csv (every run and the
+// branches are known), magnitude.md/.csv (when runs recorded their
+// augmentation size), summary.md, runs.md/.csv (every run and the
 // processes that trained it), report.json, and the figures
 // (performance profiles, IQM intervals, one learning-curve plot per dataset,
 // each as PNG and SVG). It returns the paths written.
@@ -336,6 +340,12 @@ func (r *Report) Write(dir string) ([]string, error) {
 		files = append(files, []struct{ name, text string }{
 			{"diagnostics.md", r.Diagnostics.Markdown()},
 			{"diagnostics.csv", r.Diagnostics.CSV()},
+		}...)
+	}
+	if r.Magnitude != nil {
+		files = append(files, []struct{ name, text string }{
+			{"magnitude.md", r.Magnitude.Markdown()},
+			{"magnitude.csv", r.Magnitude.CSV()},
 		}...)
 	}
 	if r.BranchDiagnostics != nil {

@@ -21,6 +21,12 @@ type AugmentParams struct {
 	AdvEps      float64 `json:"adv_eps"`      // S4RL-Adv ε, 1e-4
 	AdvMode     string  `json:"adv_mode"`     // S4RL-Adv direction: l2, sign, raw
 	CacheGiB    float64 `json:"cache_gib"`    // per-transition precompute budget, 4
+	// ShiftL2 (--shift-l2), when > 0, calibrates the augmenter's scale so
+	// that the mean ‖s̃_t − s_t‖₂ over the rows it shifts equals it, on
+	// the fixed calibration sample before the first step (augment.Calibrate);
+	// the scale keys above are then replaced. 0: off. The paper measures
+	// 2.6e-4 for KFC on D4RL.
+	ShiftL2 float64 `json:"shift_l2,omitempty"`
 }
 
 // DefaultAugmentParams mirrors augment.DefaultOptions.

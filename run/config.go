@@ -87,6 +87,7 @@ func TrainParams() []Param {
 		{"fwd-sigma", "augment_params.fwd_sigma", "fwd-prediction ablation: noise σ", func(c *TrainConfig) any { return &c.AugmentParams.FwdSigma }, NonNegative},
 		{"adv-eps", "augment_params.adv_eps", "S4RL-Adv step size ε", func(c *TrainConfig) any { return &c.AugmentParams.AdvEps }, NonNegative},
 		{"adv-mode", "augment_params.adv_mode", "S4RL-Adv direction: l2, sign or raw", func(c *TrainConfig) any { return &c.AugmentParams.AdvMode }, AnyValue},
+		{"shift-l2", "augment_params.shift_l2", "calibrate the augmenter's scale so the mean ‖s̃_t − s_t‖₂ equals this (0: off; paper's KFC: 2.6e-4)", func(c *TrainConfig) any { return &c.AugmentParams.ShiftL2 }, NonNegative},
 		{"cache-gib", "augment_params.cache_gib", "memory budget of the per-transition Koopman cache (GiB)", func(c *TrainConfig) any { return &c.AugmentParams.CacheGiB }, NonNegative},
 		{"koopman-epochs", "koopman_train.max_epochs", "max epochs when a Koopman model is trained for the run", func(c *TrainConfig) any { return &c.KoopmanTrain.MaxEpochs }, Positive},
 		{"koopman-batch", "koopman_train.batch", "Koopman training minibatch", func(c *TrainConfig) any { return &c.KoopmanTrain.Batch }, Positive},
@@ -193,6 +194,9 @@ func (c TrainConfig) Validate() error {
 	case "", "l2", "sign", "raw":
 	default:
 		return fmt.Errorf("--adv-mode (augment_params.adv_mode) %q: want l2, sign or raw", c.AugmentParams.AdvMode)
+	}
+	if err := c.checkShiftL2(); err != nil {
+		return err
 	}
 	if c.CQL.Steps <= c.CQL.BCSteps {
 		return fmt.Errorf("--steps (cql.steps) %d is not above --bc-steps (cql.bc_steps) %d: the whole run would be behaviour cloning "+

@@ -94,6 +94,9 @@ type TrainResult struct {
 	WallSeconds float64     `json:"wall_seconds"`     // of the process that finished the run
 	StepsPerSec float64     `json:"steps_per_second"` // of that process; 0 when it did no step
 	LastStats   cql.Stats   `json:"last_stats"`
+	// Magnitude is the augmentation's size (its keys are top-level:
+	// shift_l2_mean, shift_scale, model_error_l2_mean, ...).
+	Magnitude
 
 	// AlreadyFinished is set (not stored) when Train found the run
 	// finished at the requested number of steps and did nothing.
@@ -168,6 +171,10 @@ type TrainOptions struct {
 	// (augment.Options.CacheDir): runs on the same model, dataset and
 	// backend then load it instead of recomputing it, with the same numbers.
 	AugmentCache string
+	// Warn, if non-nil, receives warnings about the run's settings (e.g.
+	// a Koopman shift made mostly of model error); nil prints them to
+	// stderr. They are also kept in results.json (shift_warnings).
+	Warn func(msg string)
 }
 
 // Interrupted is returned by Train when its context was cancelled (SIGINT
@@ -235,6 +242,9 @@ func CheckTrain(cfg TrainConfig, data *dataset.Dataset) (*dataset.Dataset, error
 		if m.Cfg.ObsDim != data.ObsDim || m.Cfg.ActDim != data.ActDim {
 			return nil, fmt.Errorf("--koopman %s: model is for %d-dimensional states and %d-dimensional actions, dataset %s has %d and %d",
 				cfg.KoopmanModel, m.Cfg.ObsDim, m.Cfg.ActDim, cfg.Data, data.ObsDim, data.ActDim)
+		}
+		if err := checkShiftFloor(cfg, data, m); err != nil {
+			return nil, err
 		}
 	}
 	return data, nil
@@ -328,11 +338,16 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		}
 		return nil, err
 	}
-	tr, err := cql.NewTrainer(cfg.CQL, data, aug, scale)
+	aug, mag, err := prepareMagnitude(cfg, data, aug, opts.Warn)
 	if err != nil {
 		return nil, err
 	}
-	res := &TrainResult{Config: cfg, Seed: cfg.CQL.Seed, Provenance: CurrentProvenance(), Dataset: cfg.Data, Transitions: data.Len()}
+	meter := augment.NewMeter(aug) // ‖s̃ − s‖ of every row, checkpointed (shift_meter)
+	tr, err := cql.NewTrainer(cfg.CQL, data, meter, scale)
+	if err != nil {
+		return nil, err
+	}
+	res := &TrainResult{Config: cfg, Seed: cfg.CQL.Seed, Provenance: CurrentProvenance(), Dataset: cfg.Data, Transitions: data.Len(), Magnitude: mag}
 	ckpt := dir.File("checkpoints/latest.safetensors")
 	var last cql.Stats
 	lastCkpt := -1      // step of the last checkpoint on disk
@@ -348,6 +363,11 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 			if s := meta["last_stats"]; s != "" {
 				if err := json.Unmarshal([]byte(s), &last); err != nil {
 					return nil, fmt.Errorf("checkpoint %s: bad last_stats: %w", ckpt, err)
+				}
+			}
+			if s := meta["shift_meter"]; s != "" {
+				if err := meter.SetState(s); err != nil {
+					return nil, fmt.Errorf("checkpoint %s: %w", ckpt, err)
 				}
 			}
 			keep, lastCkpt = tr.Learner.Steps, tr.Learner.Steps
@@ -402,6 +422,9 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 			return fmt.Errorf("checkpoint: segments: %w", err)
 		}
 		meta["segments"] = string(gj)
+		if meta["shift_meter"], err = meter.State(); err != nil {
+			return fmt.Errorf("checkpoint: shift meter: %w", err)
+		}
 		crashPoint("checkpoint")
 		if err := tr.Save(ckpt, meta); err != nil {
 			return err
@@ -490,6 +513,7 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	}
 	crashPoint("policy")
 	res.Final, res.Steps, res.LastStats = final, tr.Learner.Steps, last
+	res.Magnitude.record(meter)
 	res.Phases = PhaseSteps{BC: min(res.Steps, bcSteps), CQL: max(res.Steps-bcSteps, 0)}
 	res.FinalPhase = PhaseCQL
 	if last.BC {

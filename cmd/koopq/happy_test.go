@@ -223,6 +223,10 @@ func TestKoopmanTrainAndInspect(t *testing.T) {
 	if !strings.Contains(r.Stdout, "S=3 m=1 N=4 hidden [16 8]") {
 		t.Errorf("koopman inspect output:\n%s", r.Stdout)
 	}
+	// What the shift is made of (issue 67 item 2).
+	if !strings.Contains(r.Stdout, "model-error part mean ‖D(E(s)) − s‖") || !strings.Contains(r.Stdout, "symmetry part mean ‖D((1+σ)E(s)) − D(E(s))‖") {
+		t.Errorf("koopman inspect does not split the shift into its parts:\n%s", r.Stdout)
+	}
 	var diag struct {
 		Samples int `json:"samples"`
 	}

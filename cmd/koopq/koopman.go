@@ -335,6 +335,8 @@ func printDiagnostics(w io.Writer, d *koopman.ModelDiagnostics, cfg koopman.Diag
 	fmt.Fprintf(w, "                  KFC   %v\n", d.CommKFC)
 	fmt.Fprintf(w, "  shift ‖D(g̃) − D(g)‖ %v  (paper: mean 2.6e-4)\n", d.ShiftL2)
 	fmt.Fprintf(w, "  total ‖D(g̃) − s‖ mean %.4g (includes reconstruction error)\n", d.ShiftL2Total)
+	fmt.Fprintf(w, "  the KFC++ shift of s is made of: model-error part mean ‖D(E(s)) − s‖ %.4g (direct decoding only; --residual leaves it out)"+
+		" + symmetry part mean ‖D((1+σ)E(s)) − D(E(s))‖ %.4g\n", d.ReconL2, d.ShiftL2.Mean)
 	fmt.Fprintf(w, "  fallbacks       %d", d.Fallbacks)
 	for r, c := range d.FallbackReasons {
 		fmt.Fprintf(w, "; %s: %d", r, c)

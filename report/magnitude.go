@@ -1,0 +1,87 @@
+package report
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// MagnitudeColumns are the results.json keys of a run's augmentation size
+// (written by koopq train: --shift-l2's calibrated scale, the training
+// distances ‖s̃ − s‖₂, the Koopman shift's two parts) that the magnitude
+// table shows beside the scores, with their titles.
+var MagnitudeColumns = []struct{ Key, Title string }{
+	{"shift_l2_mean", "‖s̃ − s‖ mean"},
+	{"shift_l2_median", "‖s̃ − s‖ median"},
+	{"shift_l2_p95", "‖s̃ − s‖ p95"},
+	{"shift_next_l2_mean", "‖s̃′ − s′‖ mean"},
+	{"shift_scale", "calibrated scale"},
+	{"model_error_l2_mean", "model-error part"},
+	{"symmetry_l2_mean", "symmetry part"},
+}
+
+// readMagnitude picks MagnitudeColumns' keys out of a results.json (nil
+// when it has none: runs from before koopq measured them).
+func readMagnitude(b []byte) map[string]float64 {
+	var all map[string]json.RawMessage
+	if json.Unmarshal(b, &all) != nil {
+		return nil
+	}
+	var out map[string]float64
+	for _, c := range MagnitudeColumns {
+		var v float64
+		if raw, ok := all[c.Key]; ok && json.Unmarshal(raw, &v) == nil {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[c.Key] = v
+		}
+	}
+	return out
+}
+
+// magnitudeTable puts each dataset × method's score beside its
+// augmentation size (mean ± std over seeds of each run's value; the score
+// as the main table counts it); nil when no run recorded shift_l2_mean.
+func magnitudeTable(rs []Result, datasets, methods []string) *Diagnostics {
+	d := &Diagnostics{Columns: []string{"score"}, Titles: []string{"score"}}
+	var keys []string
+	for _, c := range MagnitudeColumns {
+		for _, r := range rs {
+			if _, ok := r.Magnitude[c.Key]; ok {
+				d.Columns, d.Titles = append(d.Columns, c.Key), append(d.Titles, c.Title)
+				keys = append(keys, c.Key)
+				break
+			}
+		}
+	}
+	if len(keys) == 0 || keys[0] != "shift_l2_mean" {
+		return nil
+	}
+	for _, ds := range datasets {
+		for _, m := range methods {
+			sel := runsOf(rs, ds, m)
+			if len(sel) == 0 {
+				continue
+			}
+			row := DiagRow{Dataset: ds, Method: m}
+			var score Cell
+			for _, r := range sel {
+				score.Scores, score.Seeds = append(score.Scores, r.Score), append(score.Seeds, r.Seed)
+			}
+			score.Mean, score.Std = Mean(score.Scores), Std(score.Scores)
+			row.Cells = append(row.Cells, score)
+			for _, k := range keys {
+				var c Cell
+				for _, r := range sel {
+					if v, ok := r.Magnitude[k]; ok && !math.IsNaN(v) {
+						c.Scores, c.Seeds = append(c.Scores, v), append(c.Seeds, r.Seed)
+					}
+				}
+				c.Mean, c.Std = Mean(c.Scores), Std(c.Scores)
+				row.Cells = append(row.Cells, c)
+			}
+			d.Rows = append(d.Rows, row)
+		}
+	}
+	return d
+}
