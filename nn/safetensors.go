@@ -1,7 +1,10 @@
 package nn
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,15 +12,29 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/koopq/koopq/internal/stheader"
 )
 
+// ChecksumKey is the metadata key under which SaveSafetensors records the
+// sha256 (64 hex digits) of the whole file, computed with the key's value
+// replaced by 64 zeros. LoadSafetensors verifies it, so one flipped byte
+// anywhere in a checkpoint, policy or Koopman model (header or tensors) is
+// an error instead of different numbers. Files written before koopq
+// recorded it have no key and are read unverified.
+const ChecksumKey = "koopq.sha256"
+
+// checksumPlaceholder stands for the digest while the file is hashed.
+var checksumPlaceholder = bytes.Repeat([]byte{'0'}, 64)
+
 // SaveSafetensors writes tensors (name → param values and shape) plus string
 // metadata in the safetensors format: an 8-byte little-endian header length,
-// a JSON header, then the raw little-endian float32 data. The file is written
-// to a temporary name in the same directory and renamed into place, so a
-// crash never leaves a half-written checkpoint.
+// a JSON header, then the raw little-endian float32 data. The metadata gets
+// the file's checksum (ChecksumKey; a caller's value under that key is
+// replaced). The file is written to a temporary name in the same directory,
+// synced and renamed into place, so a crash never leaves a half-written
+// checkpoint.
 func SaveSafetensors(path string, ps []*Param, meta map[string]string) error {
 	type entry struct {
 		Dtype   string   `json:"dtype"`
@@ -25,9 +42,12 @@ func SaveSafetensors(path string, ps []*Param, meta map[string]string) error {
 		Offsets [2]int64 `json:"data_offsets"`
 	}
 	header := map[string]any{}
-	if len(meta) > 0 {
-		header["__metadata__"] = meta
+	md := make(map[string]string, len(meta)+1)
+	for k, v := range meta {
+		md[k] = v
 	}
+	md[ChecksumKey] = string(checksumPlaceholder)
+	header["__metadata__"] = md
 	var off int64
 	seen := map[string]bool{}
 	for _, p := range ps {
@@ -46,6 +66,20 @@ func SaveSafetensors(path string, ps []*Param, meta map[string]string) error {
 	for len(hb)%8 != 0 { // the format pads the header with spaces to 8-byte alignment
 		hb = append(hb, ' ')
 	}
+	buf := make([]byte, 8, 8+len(hb)+int(off))
+	binary.LittleEndian.PutUint64(buf, uint64(len(hb)))
+	buf = append(buf, hb...)
+	for _, p := range ps {
+		for _, v := range p.Data {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		}
+	}
+	at := checksumAt(buf[8 : 8+len(hb)])
+	if at < 0 {
+		return fmt.Errorf("safetensors %s: checksum placeholder not found in the header", path)
+	}
+	sum := sha256.Sum256(buf)
+	hex.Encode(buf[8+at:8+at+64], sum[:])
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
 	if err != nil {
 		return fmt.Errorf("safetensors %s: %w", path, err)
@@ -55,22 +89,9 @@ func SaveSafetensors(path string, ps []*Param, meta map[string]string) error {
 		tmp.Close()
 		return fmt.Errorf("safetensors %s: %w", path, err)
 	}
-	buf := make([]byte, 8, 8+len(hb))
-	binary.LittleEndian.PutUint64(buf, uint64(len(hb)))
-	buf = append(buf, hb...)
 	if _, err := tmp.Write(buf); err != nil {
 		tmp.Close()
 		return fmt.Errorf("safetensors %s: %w", path, err)
-	}
-	for _, p := range ps {
-		b := make([]byte, 4*len(p.Data))
-		for i, v := range p.Data {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-		}
-		if _, err := tmp.Write(b); err != nil {
-			tmp.Close()
-			return fmt.Errorf("safetensors %s: %w", path, err)
-		}
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
@@ -80,6 +101,55 @@ func SaveSafetensors(path string, ps []*Param, meta map[string]string) error {
 		return fmt.Errorf("safetensors %s: %w", path, err)
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// checksumAt returns the offset in the JSON header hb of the 64 characters
+// of ChecksumKey's value, or -1 when the key is absent.
+func checksumAt(hb []byte) int {
+	key := []byte(`"` + ChecksumKey + `":"`)
+	i := bytes.Index(hb, key)
+	if i < 0 || i+len(key)+64 > len(hb) || hb[i+len(key)+64] != '"' {
+		return -1
+	}
+	return i + len(key)
+}
+
+// verifyChecksum checks the file's recorded checksum (ChecksumKey) against
+// its content; file is the whole file. A file without the key passes.
+func verifyChecksum(path string, file []byte, meta map[string]string) error {
+	want, ok := meta[ChecksumKey]
+	if !ok {
+		// A key one byte away from ChecksumKey is the checksum's own key
+		// corrupted, not an old file.
+		for k := range meta {
+			k := strings.ReplaceAll(k, "\uFFFD", "?") // JSON decoding turns an invalid byte into U+FFFD
+			if len(k) == len(ChecksumKey) && k != ChecksumKey {
+				diff := 0
+				for i := range len(k) {
+					if k[i] != ChecksumKey[i] {
+						diff++
+					}
+				}
+				if diff == 1 {
+					return fmt.Errorf("safetensors %s: metadata key %q is a corrupted %q: the file is corrupt", path, k, ChecksumKey)
+				}
+			}
+		}
+		return nil
+	}
+	hl := int(binary.LittleEndian.Uint64(file[:8]))
+	at := checksumAt(file[8 : 8+hl])
+	if at < 0 || len(want) != 64 {
+		return fmt.Errorf("safetensors %s: malformed checksum %q: the file is corrupt", path, want)
+	}
+	work := bytes.Clone(file)
+	copy(work[8+at:8+at+64], checksumPlaceholder)
+	sum := sha256.Sum256(work)
+	if got := hex.EncodeToString(sum[:]); got != want {
+		return fmt.Errorf("safetensors %s: checksum mismatch (recorded sha256 %s, content %s): the file is corrupt "+
+			"(restore it from a copy, or delete it: a run then restarts from its previous state)", path, want[:12], got[:12])
+	}
+	return nil
 }
 
 // Tensor is one float32 tensor read from a safetensors file.
@@ -103,10 +173,19 @@ func LoadSafetensors(path string) (map[string]Tensor, map[string]string, error) 
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	body := make([]byte, dataLen)
-	if _, err := io.ReadFull(f, body); err != nil {
+	start, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, nil, fmt.Errorf("safetensors %s: %w", path, err)
+	}
+	file := make([]byte, start+dataLen)
+	if _, err := f.ReadAt(file, 0); err != nil {
 		return nil, nil, fmt.Errorf("safetensors %s: reading data: %w", path, err)
 	}
+	if err := verifyChecksum(path, file, meta); err != nil {
+		return nil, nil, err
+	}
+	delete(meta, ChecksumKey) // callers see the metadata they saved
+	body := file[start:]
 	for _, name := range names {
 		var e struct {
 			Dtype   string  `json:"dtype"`
