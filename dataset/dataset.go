@@ -4,6 +4,9 @@
 package dataset
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math"
 )
@@ -100,4 +103,31 @@ func (d *Dataset) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ContentSHA256 is the hex sha256 of the transitions as read: ObsDim and
+// ActDim, then every array (observations, actions, rewards, next
+// observations, terminals, timeouts) as little-endian float32, each
+// preceded by its length. Unlike a file's sha256 it does not depend on how
+// the file was laid out, and it covers what a run actually trains on
+// (after ReadOptions). Meta is not part of it. About 1 GB/s.
+func (d *Dataset) ContentSHA256() string {
+	h := sha256.New()
+	var buf []byte
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(d.ObsDim))
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(d.ActDim))
+	h.Write(buf)
+	for _, a := range [][]float32{d.Observations, d.Actions, d.Rewards, d.NextObservations, d.Terminals, d.Timeouts} {
+		buf = binary.LittleEndian.AppendUint64(buf[:0], uint64(len(a)))
+		h.Write(buf)
+		const chunk = 1 << 14
+		for i := 0; i < len(a); i += chunk {
+			buf = buf[:0]
+			for _, v := range a[i:min(i+chunk, len(a))] {
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+			}
+			h.Write(buf)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

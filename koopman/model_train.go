@@ -310,6 +310,13 @@ type TrainOptions struct {
 	// Train leaves the file in place when it returns: the caller removes it
 	// once the trained model is safely written.
 	Checkpoint string
+	// Backend, when non-empty, names the numeric path of this process (the
+	// GEMM backend, precision and kernel). It is stored in the checkpoint,
+	// and a checkpoint written under another Backend is refused unless
+	// AllowBackendChange is set: the continuation would not reproduce an
+	// uninterrupted training. Checkpoints without one (older koopq) pass.
+	Backend            string
+	AllowBackendChange bool
 }
 
 // Train fits m on transitions obs [n, S], raw actions act [n, m], next
@@ -358,7 +365,7 @@ func TrainWith(ctx context.Context, m *Model, obs, act, next []float32, cfg Trai
 	var ck *checkpointer
 	if opts.Checkpoint != "" {
 		ck = &checkpointer{path: opts.Checkpoint, m: m, cfg: cfg, opt: opt, pcg: pcg,
-			data: fingerprint(obs, act, next, n)}
+			data: fingerprint(obs, act, next, n), backend: opts.Backend, allowBackend: opts.AllowBackendChange}
 		if err := ck.load(st, res); err != nil {
 			return nil, err
 		}

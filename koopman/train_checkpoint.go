@@ -84,6 +84,10 @@ type checkpointer struct {
 	opt  *nn.Adam
 	pcg  *rand.PCG
 	data dataPrint
+	// backend is TrainOptions.Backend, stored as meta["backend"];
+	// allowBackend accepts a checkpoint made under another one.
+	backend      string
+	allowBackend bool
 }
 
 // tensors lists the checkpoint's tensors: current weights, best weights
@@ -125,6 +129,9 @@ func (c *checkpointer) save(st *trainState, res *TrainResult) error {
 	}
 	meta := map[string]string{"koopq.kind": checkpointKind, "state": string(sj),
 		"rng": base64.StdEncoding.EncodeToString(rb), "order": base64.StdEncoding.EncodeToString(order)}
+	if c.backend != "" {
+		meta["backend"] = c.backend
+	}
 	return nn.SaveSafetensors(c.path, ts, meta)
 }
 
@@ -150,6 +157,10 @@ func (c *checkpointer) load(st *trainState, res *TrainResult) error {
 	}
 	if meta["koopq.kind"] != checkpointKind {
 		return bad("not a Koopman training checkpoint (kind %q)", meta["koopq.kind"])
+	}
+	if was := meta["backend"]; was != "" && c.backend != "" && was != c.backend && !c.allowBackend {
+		return bad("made under GEMM %s, this process has %s: the continuation would not reproduce an uninterrupted "+
+			"training (choose the recorded backend with --backend/--precision, or accept the change with --allow-backend-change)", was, c.backend)
 	}
 	var sc checkpointScalars
 	if err := json.Unmarshal([]byte(meta["state"]), &sc); err != nil {

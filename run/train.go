@@ -83,7 +83,11 @@ type TrainResult struct {
 	// process that finished it (Provenance). A run resumed on another
 	// machine, backend or instruction set is a mixture of numeric paths,
 	// and only this list shows it.
-	Segments    []Segment   `json:"segments"`
+	Segments []Segment `json:"segments"`
+	// Inputs are the fingerprints of the dataset and Koopman model the run
+	// read (inputs.json; absent in results written before koopq recorded
+	// them).
+	Inputs      Inputs      `json:"inputs"`
 	Dataset     string      `json:"dataset"`
 	Transitions int         `json:"transitions"`
 	Final       eval.Result `json:"final_eval"`
@@ -175,6 +179,10 @@ type TrainOptions struct {
 	// a Koopman shift made mostly of model error); nil prints them to
 	// stderr. They are also kept in results.json (shift_warnings).
 	Warn func(msg string)
+	// AllowBackendChange lets a resumed run continue under another GEMM
+	// backend, precision, kernel or subnormal mode than the process before
+	// it (CheckBackend); the segments record the mixture.
+	AllowBackendChange bool
 }
 
 // Interrupted is returned by Train when its context was cancelled (SIGINT
@@ -294,6 +302,11 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	if err := dir.CleanTemp(); err != nil {
 		return nil, err
 	}
+	inputs, err := currentInputs(cfg, data, dir)
+	if err != nil {
+		return nil, err
+	}
+	prov := CurrentProvenance()
 	if opts.Resume {
 		var recorded TrainConfig
 		if err := dir.ReadJSON("config.json", &recorded); err != nil {
@@ -301,6 +314,17 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		}
 		if err := CheckResume(recorded, cfg); err != nil {
 			return nil, err
+		}
+		var rec Inputs
+		if err := dir.ReadJSON(InputsFile, &rec); err == nil {
+			if err := CheckInputs(rec, inputs); err != nil {
+				return nil, fmt.Errorf("run %s: %w", dir.Path, err)
+			}
+		} else if !os.IsNotExist(err) {
+			return nil, err
+		} // a run started before koopq recorded inputs: they are recorded from now on
+		if err := CheckBackend(dir.File("checkpoints/latest.safetensors"), prov, opts.AllowBackendChange); err != nil {
+			return nil, fmt.Errorf("run %s: %w", dir.Path, err)
 		}
 		var prev TrainResult
 		if dir.ReadJSON("results.json", &prev) == nil && prev.Steps == cfg.CQL.Steps {
@@ -321,6 +345,9 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	} else if err := dir.WriteJSON("config.json", cfg); err != nil {
 		return nil, err
 	}
+	if err := dir.WriteJSON(InputsFile, inputs); err != nil {
+		return nil, err
+	}
 	progress := opts.Progress
 	if progress == nil {
 		progress = func(string, int, int, string) {}
@@ -338,6 +365,16 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		}
 		return nil, err
 	}
+	if inputs.KoopmanModel == nil { // the run's own model, trained just now
+		if inputs.KoopmanModel, err = koopmanInput(cfg, dir); err != nil {
+			return nil, err
+		}
+		if inputs.KoopmanModel != nil {
+			if err := dir.WriteJSON(InputsFile, inputs); err != nil {
+				return nil, err
+			}
+		}
+	}
 	aug, mag, err := prepareMagnitude(cfg, data, aug, opts.Warn)
 	if err != nil {
 		return nil, err
@@ -347,7 +384,7 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	if err != nil {
 		return nil, err
 	}
-	res := &TrainResult{Config: cfg, Seed: cfg.CQL.Seed, Provenance: CurrentProvenance(), Dataset: cfg.Data, Transitions: data.Len(), Magnitude: mag}
+	res := &TrainResult{Config: cfg, Seed: cfg.CQL.Seed, Provenance: prov, Inputs: inputs, Dataset: cfg.Data, Transitions: data.Len(), Magnitude: mag}
 	ckpt := dir.File("checkpoints/latest.safetensors")
 	var last cql.Stats
 	lastCkpt := -1      // step of the last checkpoint on disk

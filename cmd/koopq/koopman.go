@@ -41,6 +41,7 @@ func init() {
 		maxCond                                float64
 		ropts                                  dataset.ReadOptions
 		resume                                 bool
+		allowBackend                           bool
 	)
 	trainCmd := &cobra.Command{
 		Use:   "train",
@@ -94,6 +95,8 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 				return fmt.Errorf("%s holds an interrupted training of --out %s: continue it with --resume, or delete it to start over", ckpt, out)
 			case ckErr != nil && resume:
 				return fmt.Errorf("--resume: no checkpoint %s to continue (%v)", ckpt, unwrapPathErr(ckErr))
+			case allowBackend && !resume:
+				return fmt.Errorf("--allow-backend-change only applies with --resume")
 			}
 			for _, c := range []error{
 				needPositive("epochs", epochs), needPositive("latent", latent), needWidths("hidden", hidden),
@@ -148,7 +151,7 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 			defer stop()
 			start := time.Now()
 			res, err := koopman.TrainWith(ctx, m, d.Observations, d.Actions, d.NextObservations, tc, koopman.TrainOptions{
-				Checkpoint: ckpt,
+				Checkpoint: ckpt, Backend: run.GEMMIdentity(run.CurrentProvenance()), AllowBackendChange: allowBackend,
 				OnEpoch: func(st koopman.EpochStats) {
 					mark := ""
 					if st.Best {
@@ -222,6 +225,7 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 	f.Float64Var(&epsStd, "eps-std", 3e-3, "KFC++ ε std for the shift diagnostics (authors: shift_sigma·3e-3)")
 	f.Float64Var(&maxCond, "max-cond", 1e4, "eigenbasis condition number above which the scalar fallback generator is used")
 	f.BoolVar(&resume, "resume", false, "continue the interrupted training whose checkpoint is MODEL.ckpt")
+	f.BoolVar(&allowBackend, "allow-backend-change", false, "with --resume: continue a training checkpointed under another GEMM backend, precision or kernel")
 	addReadFlags(trainCmd, &ropts)
 
 	inspectCmd := &cobra.Command{

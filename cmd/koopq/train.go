@@ -21,15 +21,16 @@ import (
 
 func init() {
 	var (
-		flagCfg    = run.DefaultTrainConfig() // flags write here; copied over the preset/file when given
-		preset     string
-		configFile string
-		legacy     string
-		outRoot    string
-		name       string
-		resume     string
-		quiet      bool
-		augCache   string
+		flagCfg      = run.DefaultTrainConfig() // flags write here; copied over the preset/file when given
+		preset       string
+		configFile   string
+		legacy       string
+		outRoot      string
+		name         string
+		resume       string
+		allowBackend bool
+		quiet        bool
+		augCache     string
 	)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -90,6 +91,9 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 			var cfg run.TrainConfig
 			var dir *run.Dir
 			var err error
+			if allowBackend && resume == "" {
+				return fmt.Errorf("--allow-backend-change only applies with --resume")
+			}
 			if resume != "" {
 				for _, n := range []string{"preset", "config-file", "out", "name"} {
 					if f.Changed(n) {
@@ -155,7 +159,8 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 				stop() // a second signal kills at once
 			}()
 			bars := &phaseBars{}
-			res, err := run.TrainWith(ctx, cfg, dir, data, run.TrainOptions{Resume: resume != "", Progress: bars.update, AugmentCache: augCache})
+			res, err := run.TrainWith(ctx, cfg, dir, data, run.TrainOptions{Resume: resume != "", Progress: bars.update, AugmentCache: augCache,
+				AllowBackendChange: allowBackend})
 			bars.close()
 			var intr *run.Interrupted
 			if errors.As(err, &intr) && errors.Is(err, context.Canceled) {
@@ -209,6 +214,8 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 	f.StringVar(&outRoot, "out", "runs", "root directory for run directories")
 	f.StringVar(&name, "name", "", "run name (default <env>-<augment>-s<seed>)")
 	f.StringVar(&resume, "resume", "", "continue the run in this directory from its latest checkpoint")
+	f.BoolVar(&allowBackend, "allow-backend-change", false, "with --resume: continue a run trained under another GEMM backend, precision or kernel "+
+		"(its numbers then differ from an uninterrupted run's; results.json's segments record the change)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or progress log lines")
 	f.StringVar(&augCache, "augment-cache", os.Getenv(sweep.AugmentCacheEnv), "directory that keeps the Koopman precompute cache between runs (default $KOOPQ_AUGMENT_CACHE; empty: none)")
 	rootCmd.AddCommand(cmd)

@@ -1,0 +1,145 @@
+package run
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/fingerprint"
+	"github.com/koopq/koopq/internal/stheader"
+)
+
+// InputsFile is the run directory's record of what the run reads
+// (Inputs), written when the run starts and checked by every resume.
+const InputsFile = "inputs.json"
+
+// Inputs are the fingerprints of a run's inputs: the dataset it trains on
+// and the Koopman model its augmenter uses. A resumed run recomputes them
+// and refuses to continue when one differs from inputs.json (CheckInputs);
+// results.json repeats them so that `koopq report` can refuse a table cell
+// whose runs read different data or models.
+type Inputs struct {
+	Dataset DatasetInput `json:"dataset"`
+	// KoopmanModel is the model file the augmenter uses (cfg.KoopmanModel,
+	// or the run's own koopman.safetensors once trained); nil for
+	// augmentations that use none and before the run has trained its own.
+	KoopmanModel *fingerprint.File `json:"koopman_model,omitempty"`
+}
+
+// DatasetInput fingerprints the dataset two ways: the file as stored
+// (sha256 of the HDF5 file, or of a Minari directory's files: what
+// `sha256sum` can confirm) and the transitions as read (after the read
+// options: what the run actually trains on). Runs compare ContentSHA256;
+// a file rewritten with the same transitions is the same input.
+type DatasetInput struct {
+	Path          string `json:"path"`
+	SHA256        string `json:"sha256,omitempty"` // of the file; empty for a dataset given in memory
+	Bytes         int64  `json:"bytes,omitempty"`
+	ContentSHA256 string `json:"content_sha256"` // dataset.Dataset.ContentSHA256
+	Transitions   int    `json:"transitions"`
+}
+
+// currentInputs fingerprints the dataset cfg.Data read as data (the file
+// too when it exists: data may be given in memory) and the Koopman model
+// the run would use now: cfg.KoopmanModel, else dir's own model file if it
+// exists.
+func currentInputs(cfg TrainConfig, data *dataset.Dataset, dir *Dir) (Inputs, error) {
+	in := Inputs{Dataset: DatasetInput{Path: cfg.Data, ContentSHA256: data.ContentSHA256(), Transitions: data.Len()}}
+	if _, err := os.Stat(cfg.Data); err == nil {
+		f, err := fingerprint.Of(cfg.Data)
+		if err != nil {
+			return in, fmt.Errorf("dataset %s: %w", cfg.Data, err)
+		}
+		in.Dataset.SHA256, in.Dataset.Bytes = f.SHA256, f.Bytes
+	}
+	m, err := koopmanInput(cfg, dir)
+	in.KoopmanModel = m
+	return in, err
+}
+
+// koopmanInput fingerprints the Koopman model a run uses, nil when its
+// augmentation needs none or it has not been trained yet.
+func koopmanInput(cfg TrainConfig, dir *Dir) (*fingerprint.File, error) {
+	if !augment.NeedsKoopman(cfg.Augment) {
+		return nil, nil
+	}
+	path := cfg.KoopmanModel
+	if path == "" {
+		if dir == nil {
+			return nil, nil
+		}
+		path = dir.File(KoopmanFile)
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			return nil, nil
+		}
+	}
+	f, err := fingerprint.Of(path)
+	if err != nil {
+		return nil, fmt.Errorf("Koopman model: %w", err)
+	}
+	return &f, nil
+}
+
+// CheckInputs refuses a resume whose inputs differ from the recorded ones:
+// the dataset's transitions (content sha256) and the Koopman model file's
+// sha256. The error names the input, both fingerprints and what to do.
+func CheckInputs(recorded, now Inputs) error {
+	r, n := recorded.Dataset, now.Dataset
+	if r.ContentSHA256 != "" && r.ContentSHA256 != n.ContentSHA256 {
+		return fmt.Errorf("the dataset changed since this run started: it trained on %s (%d transitions, content sha256 %s), "+
+			"now %s has %d transitions with content sha256 %s; a resumed run must continue on the data it started with "+
+			"(restore that file, or start a new run)", r.Path, r.Transitions, fingerprint.Short(r.ContentSHA256),
+			n.Path, n.Transitions, fingerprint.Short(n.ContentSHA256))
+	}
+	if rm, nm := recorded.KoopmanModel, now.KoopmanModel; rm != nil && nm != nil && rm.SHA256 != nm.SHA256 {
+		return fmt.Errorf("the Koopman model changed since this run started: it used %s (sha256 %s), now %s has sha256 %s; "+
+			"a resumed run must continue with the model it started with (restore that file, or start a new run)",
+			rm.Path, rm.Short(), nm.Path, nm.Short())
+	}
+	return nil
+}
+
+// GEMMIdentity is what must not change between the processes of one run
+// for its numbers to be those of an uninterrupted run: the GEMM backend,
+// its input precision, the instruction set and kernel it dispatches to,
+// and the subnormal mode.
+func GEMMIdentity(p Provenance) string {
+	return strings.Join([]string{p.BLAS, p.BLASPrecision, p.BLASISA, p.BLASKernel, p.BLASSubnormals}, " / ")
+}
+
+// CheckBackend refuses to resume the run whose checkpoint is ckpt in a
+// process whose GEMM identity (GEMMIdentity of now) differs from the last
+// recorded segment's, unless allow is set (--allow-backend-change); the
+// segments then show the mixture. A checkpoint without recorded
+// provenance (older koopq) passes.
+func CheckBackend(ckpt string, now Provenance, allow bool) error {
+	h, err := stheader.Read(ckpt)
+	if err != nil {
+		if os.IsNotExist(err) || strings.Contains(err.Error(), "no such file") {
+			return nil
+		}
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	var segs []Segment
+	if s := h.Meta["segments"]; s != "" {
+		if err := json.Unmarshal([]byte(s), &segs); err != nil {
+			return fmt.Errorf("checkpoint %s: bad segments: %w", ckpt, err)
+		}
+	}
+	for i := len(segs) - 1; i >= 0; i-- {
+		p := segs[i].Provenance
+		if p == nil {
+			continue
+		}
+		if was, is := GEMMIdentity(*p), GEMMIdentity(now); was != is && !allow {
+			return fmt.Errorf("this run was trained with GEMM %s and this process has %s: the continuation would not give "+
+				"the numbers of an uninterrupted run (choose the recorded backend with --backend/--precision, or accept "+
+				"the change with --allow-backend-change; the run's segments then record it)", was, is)
+		}
+		return nil
+	}
+	return nil
+}
