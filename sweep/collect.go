@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/koopq/koopq/internal/fingerprint"
 	"github.com/koopq/koopq/internal/lockfile"
 )
 
@@ -59,6 +60,10 @@ type PrepStep struct {
 	Args []string
 	// Log is where the command's output goes.
 	Log string
+	// Block is the digest of the spec block that makes the file (see
+	// Made), recorded beside it once made; "" for default Koopman models
+	// (their file name carries their settings).
+	Block string
 }
 
 // String describes the step for plans and progress lines.
@@ -104,7 +109,7 @@ func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 		}
 		collect[key] = len(steps)
 		steps = append(steps, PrepStep{Kind: PrepCollect, Datasets: []string{d.Name}, Path: p, Args: args,
-			Log: filepath.Join(filepath.Dir(p), "collect.log")})
+			Log: filepath.Join(filepath.Dir(p), "collect.log"), Block: madeBlock(d, PrepCollect)})
 	}
 	for _, d := range s.Datasets {
 		model, ok := d.KoopmanModel()
@@ -115,7 +120,8 @@ func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 		if _, err := os.Stat(p); err == nil {
 			continue
 		}
-		steps = append(steps, PrepStep{Kind: PrepKoopman, Datasets: []string{d.Name}, Path: p, Args: resumeKoopman(d.KoopmanArgs(root), p), Log: p + ".log"})
+		steps = append(steps, PrepStep{Kind: PrepKoopman, Datasets: []string{d.Name}, Path: p, Args: resumeKoopman(d.KoopmanArgs(root), p), Log: p + ".log",
+			Block: madeBlock(d, PrepKoopman)})
 	}
 	made := map[string]bool{}
 	for _, r := range runs { // default shared models (datasets without koopman:), in run order
@@ -141,9 +147,9 @@ func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 // not trained. A cancelled ctx stops preparing; the datasets not prepared
 // are returned.
 func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progress io.Writer) map[string]error {
-	failed := map[string]error{}
+	failed := checkPrepared(s, runs, root) // files made under other spec blocks
 	for _, st := range Preparation(s, runs, root) {
-		if st.Kind == PrepKoopman && failed[st.Datasets[0]] != nil {
+		if failed[st.Datasets[0]] != nil {
 			continue
 		}
 		err := prepareStep(ctx, st, koopq, progress)
@@ -215,8 +221,12 @@ func prepareStep(ctx context.Context, st PrepStep, koopq string, progress io.Wri
 	if err := runTool(ctx, koopq, args, st.Log, st.String(), progress); err != nil {
 		return err
 	}
-	if _, err := os.Stat(st.Path); err != nil {
-		return fmt.Errorf("koopq %s did not write %s", st.verb(), st.Path)
+	f, err := fingerprint.Of(st.Path)
+	if err != nil {
+		return fmt.Errorf("koopq %s did not write %s: %w", st.verb(), st.Path, err)
+	}
+	if st.Block != "" {
+		return writeMade(st.Path, Made{Kind: st.Kind, Block: st.Block, SHA256: f.SHA256})
 	}
 	return nil
 }

@@ -63,6 +63,9 @@ func compareIdentity(slot string, r Run) (write bool, err error) {
 	}
 	a, b := old, r
 	a.Index, b.Index, a.Steps, b.Steps = 0, 0, 0, 0
+	if a.Prep == "" { // recorded before koopq kept the digest of the collect:/koopman: blocks
+		b.Prep = ""
+	}
 	if !reflect.DeepEqual(a, b) {
 		return false, fmt.Errorf("run %s: the spec changed since this run started (was %s, now %s); use a new --out directory",
 			r.Name, describe(old), describe(r))
@@ -103,6 +106,9 @@ func describe(r Run) string {
 	parts := []string{"augment=" + r.Augment, "env=" + r.Env, "data=" + r.Data}
 	if r.Preset != "" {
 		parts = append(parts, "preset="+r.Preset)
+	}
+	if r.Prep != "" {
+		parts = append(parts, "collect/koopman blocks="+r.Prep)
 	}
 	for _, f := range r.Flags {
 		parts = append(parts, f.Name+"="+f.Value)

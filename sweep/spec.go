@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -217,6 +218,14 @@ type Run struct {
 	// koopman train` flags, from the run's koopman-X train flags.
 	KoopmanDefault bool   `json:"koopman_default,omitempty"`
 	KoopmanTrain   []Flag `json:"koopman_train,omitempty"`
+	// Prep is a digest of the spec blocks that make the run's inputs: the
+	// dataset's collect: block and, for runs that use the shared model, its
+	// koopman: block (prepDigest). A run started under other blocks is
+	// refused as a changed spec, so editing `transitions` or `epochs` never
+	// leaves runs "done" on data or a model the spec no longer describes.
+	// Empty in sweep-run.json files written before koopq recorded it (not
+	// compared then) and for datasets without either block.
+	Prep           string `json:"prep,omitempty"`
 	Seed           uint64 `json:"seed"`
 	Steps          int    `json:"steps"`
 	Preset         string `json:"preset,omitempty"`
@@ -738,6 +747,7 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 			r.Koopman, r.KoopmanTrain = defaultKoopman(d, f, chk)
 			r.KoopmanDefault = true
 		}
+		r.Prep = prepDigest(d, r.Koopman != "" && !r.KoopmanDefault)
 		if s.Eval.Every != nil {
 			f["eval-every"] = strconv.Itoa(*s.Eval.Every)
 		}
@@ -897,4 +907,28 @@ func (s *Spec) ThreadsPerRun() int {
 		return 1
 	}
 	return s.Threads
+}
+
+// prepDigest is Run.Prep: the first 16 hex digits of the sha256 of the
+// dataset's collect: block and (withModel) its koopman: block, as JSON with
+// sorted keys; "" when neither block applies. Paths are as written in the
+// spec (the data root is not part of it: a dataset moved to another root
+// is the same dataset, and its content is checked by fingerprint).
+func prepDigest(d Dataset, withModel bool) string {
+	blocks := map[string]any{}
+	if d.Collect != nil {
+		blocks["collect"] = d.Collect
+	}
+	if withModel && d.Koopman != nil {
+		blocks["koopman"] = d.Koopman
+	}
+	if len(blocks) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(blocks) // maps marshal with sorted keys
+	if err != nil {
+		b = []byte(fmt.Sprint(blocks)) // YAML scalars always marshal; kept total for safety
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }

@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/report"
+	"github.com/koopq/koopq/sweep"
 )
 
 func init() {
@@ -72,6 +75,9 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 			if err != nil {
 				return err
 			}
+			if runs, err = withoutOrphans(runs, args); err != nil {
+				return err
+			}
 			rep, err := report.Build(runs, o)
 			if err != nil {
 				return err
@@ -105,4 +111,42 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 	f.BoolVar(&inProgress, "in-progress", false, "also draw learning curves of unfinished runs (history.json)")
 	f.IntVar(&o.Last, "last", 1, "score each run by the mean of its last N evaluations (1: the final evaluation)")
 	rootCmd.AddCommand(cmd)
+}
+
+// withoutOrphans drops the runs that sit in a slot of a sweep directory
+// among dirs but are not runs of that sweep's spec (sweep.Orphans: a method
+// renamed in the spec leaves its old slots behind), saying which.
+func withoutOrphans(runs []report.Result, dirs []string) ([]report.Result, error) {
+	skip := map[string]bool{}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, ".sweep", "spec.yaml")); err != nil {
+			continue
+		}
+		_, spec, err := sweepRuns(d)
+		if err != nil {
+			return nil, fmt.Errorf("sweep %s: %w", d, err)
+		}
+		o := sweep.Orphans(d, spec)
+		for _, name := range o {
+			abs, _ := filepath.Abs(filepath.Join(d, name))
+			skip[abs] = true
+		}
+		if len(o) > 0 {
+			fmt.Fprintf(os.Stderr, "warning: %s in %s %s not in its spec (.sweep/spec.yaml): left out: %s\n",
+				plural.Count(len(o), "run directory"), d, plural.Pick(len(o), "is", "are"), strings.Join(o, ", "))
+		}
+	}
+	if len(skip) == 0 {
+		return runs, nil
+	}
+	var kept []report.Result
+	for _, r := range runs {
+		if abs, _ := filepath.Abs(filepath.Dir(r.Dir)); !skip[abs] {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("report: every run found is outside its sweep's spec")
+	}
+	return kept, nil
 }

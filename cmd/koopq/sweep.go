@@ -298,7 +298,7 @@ func sweepRunCmd() *cobra.Command {
 	var (
 		out, executor, dataRoot, koopqFlag string
 		jobs, threads                      int
-		retry, noWait, apply               bool
+		retry, noWait, apply, allowDirty   bool
 		poll, progressEvery, timeLimit     time.Duration
 		runSPS                             []string
 		only                               sweep.Selection
@@ -405,6 +405,15 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 			if w := unstampedWarning(bin); w != "" && executor != "k8s" && executor != "kubernetes" {
 				fmt.Fprintln(os.Stderr, w)
 			}
+			if executor != "k8s" && executor != "kubernetes" {
+				if err := checkDirtyBinary(bin, allowDirty); err != nil {
+					return err
+				}
+			}
+			if o := sweep.Orphans(out, allRuns); len(o) > 0 {
+				fmt.Fprintf(os.Stderr, "warning: %s in %s %s not in the spec (a renamed or removed method or dataset?); they are left alone and out of 'koopq report': %s\n",
+					plural.Count(len(o), "run directory"), out, plural.Pick(len(o), "is", "are"), strings.Join(o, ", "))
+			}
 			// Validated: now the side effects.
 			meta := filepath.Join(out, ".sweep")
 			if err := os.MkdirAll(meta, 0o755); err != nil {
@@ -442,6 +451,21 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 					return fmt.Errorf("stopped while preparing datasets (rerun the same command to continue)")
 				}
 				runs = sweep.WithoutDatasets(runs, failed)
+				// The data and models the runs will read must be those the
+				// sweep's earlier runs read: one cell, one dataset.
+				mismatch, err := sweep.CheckInputs(out, s, runs, dataRoot)
+				if err != nil {
+					return err
+				}
+				if len(mismatch) > 0 {
+					var msgs []string
+					for _, d := range s.Datasets {
+						if err := mismatch[d.Name]; err != nil {
+							msgs = append(msgs, err.Error())
+						}
+					}
+					return fmt.Errorf("refusing to run: %s", strings.Join(msgs, "; "))
+				}
 			}
 			// notPrepared reports the datasets whose runs were left pending.
 			notPrepared := func(err error) error {
@@ -570,8 +594,29 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 	f.DurationVar(&timeLimit, "time-limit", 0, "local: wall time this sweep may use; runs that would not finish in it are not started, and at the limit active trainers checkpoint and stop")
 	f.StringSliceVar(&runSPS, "steps-per-sec", nil, "local, with --time-limit: expected training speed of one run: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)")
 	f.BoolVar(&apply, "apply", false, "k8s: kubectl apply the manifests")
+	f.BoolVar(&allowDirty, "allow-dirty", os.Getenv("KOOPQ_ALLOW_DIRTY") == "1", "run with a koopq binary built from a tree with uncommitted changes (default: refused, unless $KOOPQ_ALLOW_DIRTY=1): its runs could not be traced to a commit")
 	selectionFlags(f, &only, &order)
 	return c
+}
+
+// checkDirtyBinary refuses a koopq binary whose VCS stamp says it was
+// built from a tree with uncommitted changes, unless allow: the runs of a
+// sweep must be traceable to one commit. A binary without a stamp cannot
+// tell (unstampedWarning covers it).
+func checkDirtyBinary(bin string, allow bool) error {
+	info, err := version.ReadBinary(bin)
+	if err != nil || !info.Dirty || allow {
+		return nil
+	}
+	return fmt.Errorf("--koopq %s was built from a tree with uncommitted changes (commit %s+dirty): the sweep's runs could not be traced to their code; "+
+		"commit and rebuild ('make build'), or pass --allow-dirty", bin, fingerprintShort(info.Commit))
+}
+
+func fingerprintShort(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
 }
 
 func sweepFirstLine(s string) string {
@@ -624,6 +669,10 @@ Written as 'sweep run' and 'sweep plan' are (SPEC --out DIR), it shows the runs 
 				return err
 			}
 			fmt.Print(sweep.FormatStatus(sweep.Statuses(out, runs)))
+			if o := sweep.Orphans(out, runs); len(o) > 0 {
+				fmt.Printf("warning: %s not in the spec (a renamed or removed method or dataset?), left out of 'koopq report': %s\n",
+					plural.Count(len(o), "run directory"), strings.Join(o, ", "))
+			}
 			return nil
 		},
 	}

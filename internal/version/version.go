@@ -125,3 +125,26 @@ func Stamped(path string) (bool, error) {
 	}
 	return false, nil
 }
+
+// ReadBinary reads the code identity stamped into the Go binary at path:
+// its commit and whether its tree was modified (Source is SourceBuild), or
+// Commit "unknown" when it carries no VCS stamp.
+func ReadBinary(path string) (Info, error) {
+	bi, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return Info{}, fmt.Errorf("reading the build info of %s: %w", path, err)
+	}
+	i := Info{Module: "devel", Commit: "unknown"}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		i.Module = v
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			i.Commit, i.Source = s.Value, SourceBuild
+		case "vcs.modified":
+			i.Dirty = s.Value == "true"
+		}
+	}
+	return i, nil
+}

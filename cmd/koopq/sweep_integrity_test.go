@@ -1,0 +1,137 @@
+package main
+
+// Issue 66 items 1 and 6 and issue 67 item 5 at the CLI: a sweep refuses to
+// mix datasets in one cell, leaves runs of renamed methods out of its
+// report, and refuses a koopq binary built from a modified tree.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const integritySpec = `name: integrity
+datasets:
+  - {name: pendulum-medium, env: pendulum, data: data/pendulum-medium.hdf5}
+methods:
+  - {name: CQL, augment: none}
+seeds: [0]
+steps: 60
+preset: paper
+eval: {every: 30, episodes: 1}
+flags: {hidden: [8, 8], batch: 16, bc-steps: 10, log-every: 10, checkpoint-every: 30}
+threads: 1
+`
+
+func TestSweepRefusesMixedDataAndDropsRenamedRuns(t *testing.T) {
+	work := t.TempDir()
+	d1, d2 := filepath.Join(work, "D1"), filepath.Join(work, "D2")
+	for i, d := range []string{d1, d2} {
+		if err := os.MkdirAll(filepath.Join(d, "data"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writePendulumData(t, filepath.Join(d, "data", "pendulum-medium.hdf5"), 300, uint64(10+i))
+	}
+	spec := filepath.Join(writeSpec(t, integritySpec), "spec.yaml")
+	out := filepath.Join(work, "O")
+	if r := runCLI(t, work, 3*time.Minute, "sweep", "run", spec, "--out", out, "--data-root", d1); r.Code != 0 {
+		t.Fatalf("first sweep: %s%s", r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, ".sweep", "inputs.json")); err != nil {
+		t.Fatal(err)
+	}
+	// One more seed on other data: refused, and no run of it started.
+	if err := os.WriteFile(spec, []byte(strings.Replace(integritySpec, "seeds: [0]", "seeds: [0, 1]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expectCLIError(t, runCLI(t, work, time.Minute, "sweep", "run", spec, "--out", out, "--data-root", d2),
+		"pendulum-medium", "one table cell must not mix datasets", filepath.Join(d2, "data", "pendulum-medium.hdf5"))
+	if m, _ := filepath.Glob(filepath.Join(out, "pendulum-medium__cql__s1", "*")); len(m) != 0 {
+		t.Fatalf("the refused sweep started seed 1: %v", m)
+	}
+	// The same data root: seed 1 runs.
+	if r := runCLI(t, work, 3*time.Minute, "sweep", "run", spec, "--out", out, "--data-root", d1); r.Code != 0 {
+		t.Fatalf("second seed on the same data: %s%s", r.Stdout, r.Stderr)
+	}
+	// A renamed method: its old slots are orphans, named by status and
+	// left out of the report (which would otherwise count two methods).
+	renamed := strings.Replace(strings.Replace(integritySpec, "seeds: [0]", "seeds: [0, 1]", 1), "name: CQL,", "name: CQL-fixed,", 1)
+	if err := os.WriteFile(spec, []byte(renamed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, work, 3*time.Minute, "sweep", "run", spec, "--out", out, "--data-root", d1, "--seeds", "0")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "pendulum-medium__cql__s0, pendulum-medium__cql__s1") {
+		t.Fatalf("sweep with a renamed method: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, work, time.Minute, "sweep", "status", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "not in the spec") {
+		t.Fatalf("status: %s%s", r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, work, time.Minute, "report", out)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "left out") || !strings.Contains(r.Stdout, "1 finished run") || strings.Contains(r.Stdout, "2 methods") {
+		t.Fatalf("report: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// A koopq binary whose VCS stamp says "modified tree" is refused by
+// sweep run unless --allow-dirty is given.
+func TestSweepRefusesDirtyBinary(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is needed to build a stamped binary:", err)
+	}
+	src := t.TempDir()
+	files := map[string]string{"go.mod": "module dirtytool\n\ngo 1.22\n",
+		"main.go": "package main\n\nimport \"os\"\n\nfunc main() { os.Stderr.WriteString(\"not koopq\\n\"); os.Exit(3) }\n"}
+	for n, c := range files {
+		if err := os.WriteFile(filepath.Join(src, n), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh := func(args ...string) {
+		t.Helper()
+		c := exec.Command(args[0], args[1:]...)
+		c.Dir = src
+		c.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GOFLAGS=")
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	sh("git", "init", "-q")
+	sh("git", "add", ".")
+	sh("git", "commit", "-qm", "x")
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(files["main.go"]+"\n// changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(src, "dirty")
+	sh("go", "build", "-buildvcs=true", "-o", bin, ".")
+	work := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(work, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writePendulumData(t, filepath.Join(work, "data", "pendulum-medium.hdf5"), 300, 1)
+	spec := filepath.Join(work, "spec.yaml")
+	if err := os.WriteFile(spec, []byte(integritySpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "O")
+	cmd := exec.Command(koopqBin, "sweep", "run", spec, "--out", out, "--koopq", bin)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "KOOPQ_ALLOW_DIRTY=")
+	b, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(b), "uncommitted changes") || !strings.Contains(string(b), "--allow-dirty") {
+		t.Fatalf("dirty binary: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("the refused sweep made its directory")
+	}
+	cmd = exec.Command(koopqBin, "sweep", "run", spec, "--out", out, "--koopq", bin, "--allow-dirty")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "KOOPQ_ALLOW_DIRTY=")
+	b, _ = cmd.CombinedOutput()
+	if strings.Contains(string(b), "uncommitted changes") {
+		t.Fatalf("--allow-dirty did not let the binary through:\n%s", b)
+	}
+}
