@@ -225,10 +225,10 @@ type Run struct {
 	// leaves runs "done" on data or a model the spec no longer describes.
 	// Empty in sweep-run.json files written before koopq recorded it (not
 	// compared then) and for datasets without either block.
-	Prep           string `json:"prep,omitempty"`
-	Seed           uint64 `json:"seed"`
-	Steps          int    `json:"steps"`
-	Preset         string `json:"preset,omitempty"`
+	Prep   string `json:"prep,omitempty"`
+	Seed   uint64 `json:"seed"`
+	Steps  int    `json:"steps"`
+	Preset string `json:"preset,omitempty"`
 	// Flags are the extra train flags, sorted by name.
 	Flags []Flag `json:"flags"`
 }
