@@ -108,6 +108,12 @@ paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
 			if err != nil {
 				return err
 			}
+			if envName != "" {
+				// The model is labelled with --env: refuse data of another env.
+				if err := run.CheckDataEnv(d, data, envName); err != nil {
+					return err
+				}
+			}
 			mc := koopman.DefaultModelConfig(d.ObsDim, d.ActDim)
 			mc.Latent, mc.Seed = latent, seed
 			mc.Hidden = hidden
