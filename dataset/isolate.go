@@ -24,6 +24,7 @@ import (
 	"unsafe"
 
 	"github.com/koopq/koopq/internal/hdf5"
+	"github.com/koopq/koopq/internal/regfile"
 )
 
 const (
@@ -138,6 +139,9 @@ func precheckH5(path string) error {
 	}
 	if st.IsDir() {
 		return fmt.Errorf("dataset %s: is a directory, want an HDF5 file", path)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("dataset %s: is %s, not a regular file", path, regfile.Kind(st.Mode()))
 	}
 	if st.Size() == 0 {
 		return fmt.Errorf("dataset %s: file is empty (0 bytes)", path)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/memcheck"
 )
 
 // Policy maps an observation to an action in env units. Implementations need
@@ -38,12 +39,22 @@ type Result struct {
 	SuccessRate Score `json:"success_rate"`
 }
 
+// CheckEpisodes refuses an episode count whose per-episode results
+// (Returns, Lengths: 16 bytes each) cannot fit in memory
+// (--episodes 9223372036854775807 was a makeslice panic).
+func CheckEpisodes(episodes int) error {
+	return memcheck.Check(fmt.Sprintf("--episodes %d", episodes), 16*float64(episodes))
+}
+
 // Evaluate runs episodes episodes of the policy made by newPolicy in fresh
 // environments made by name, on workers goroutines. Episode k resets from
 // its own RNG stream (seed, k), so results are identical for any worker count.
 func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, workers int) (Result, error) {
 	if episodes <= 0 {
 		return Result{}, fmt.Errorf("eval: episodes must be positive, got %d", episodes)
+	}
+	if err := CheckEpisodes(episodes); err != nil {
+		return Result{}, fmt.Errorf("eval: %w", err)
 	}
 	workers = max(1, min(workers, episodes))
 	res := Result{Env: name, Episodes: episodes, Seed: seed, Returns: make([]float64, episodes), Lengths: make([]int, episodes)}

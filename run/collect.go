@@ -396,6 +396,18 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 	if opts.Transitions <= 0 {
 		return nil, fmt.Errorf("--transitions %d must be positive", opts.Transitions)
 	}
+	for _, n := range names {
+		envName := n // AntMaze dataset names are env names
+		if !IsAntMazeDataset(n) {
+			envName = EnvOfLabel(n)
+		}
+		if envName == "" {
+			continue
+		}
+		if err := CheckCollectMemory(fmt.Sprintf("--transitions %d (%s)", opts.Transitions, n), envName, 2*float64(opts.Transitions)); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("--out: %w", err)
 	}

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/regfile"
 )
 
 // Range is the set of values a numeric Param accepts. Every float must also
@@ -217,32 +218,54 @@ func (c TrainConfig) Validate() error {
 // the base preset (unless presetOverride is set). Unknown keys are errors
 // naming the key.
 func LoadConfigFile(path string, base TrainConfig, presetOverride string) (TrainConfig, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return base, fmt.Errorf("--config-file: %w", err)
 	}
-	var tree any
-	if err := yaml.Unmarshal(b, &tree); err != nil {
+	cfg, err := ParseConfig(b, base, presetOverride)
+	if err != nil {
 		return base, fmt.Errorf("--config-file %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig is LoadConfigFile on the file's text. Keys must match
+// exactly (JSON decoding alone matches BATCH to batch and keeps one of two
+// case variants silently), and nothing may follow the document.
+func ParseConfig(text []byte, base TrainConfig, presetOverride string) (TrainConfig, error) {
+	var tree any
+	ydec := yaml.NewDecoder(bytes.NewReader(text))
+	if err := ydec.Decode(&tree); err != nil && err != io.EOF {
+		return base, err
+	}
+	var extra yaml.Node
+	if err := ydec.Decode(&extra); err == nil {
+		return base, fmt.Errorf("more than one document (or text after the settings, line %d)", extra.Line)
+	} else if err != io.EOF {
+		return base, fmt.Errorf("text after the settings: %w", err)
 	}
 	if tree == nil {
 		return base, nil
 	}
 	m, ok := tree.(map[string]any)
 	if !ok {
-		return base, fmt.Errorf("--config-file %s: want a mapping of settings at the top level, got %T", path, tree)
+		return base, fmt.Errorf("want a mapping of settings at the top level, got %T", tree)
 	}
+	if err := exactKeys("", m, reflect.TypeOf(base)); err != nil {
+		return base, err
+	}
+	var err error
 	if p, ok := m["preset"].(string); ok && presetOverride == "" && p != "" {
 		if base, err = Preset(p); err != nil {
-			return base, fmt.Errorf("--config-file %s: %w", path, err)
+			return base, err
 		}
 	}
 	if err := finiteTree("", m); err != nil {
-		return base, fmt.Errorf("--config-file %s: %w", path, err)
+		return base, err
 	}
 	js, err := json.Marshal(m)
 	if err != nil {
-		return base, fmt.Errorf("--config-file %s: %w", path, err)
+		return base, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
@@ -250,12 +273,81 @@ func LoadConfigFile(path string, base TrainConfig, presetOverride string) (Train
 	cfg.CQL.Net.Hidden = slices.Clone(base.CQL.Net.Hidden)
 	cfg.CQL.Q1Hidden, cfg.CQL.Q2Hidden = slices.Clone(base.CQL.Q1Hidden), slices.Clone(base.CQL.Q2Hidden)
 	if err := dec.Decode(&cfg); err != nil {
-		return base, fmt.Errorf("--config-file %s: %w", path, err)
+		return base, err
 	}
 	if presetOverride != "" {
 		cfg.Preset = presetOverride
 	}
 	return cfg, nil
+}
+
+// exactKeys rejects the keys of a decoded tree that name a field of the
+// struct type t (JSON names) only case-insensitively: encoding/json would
+// take them ({"BATCH": 64} sets batch; of batch and BATCH one wins
+// silently). Unknown keys are left to the JSON decoder's own error.
+func exactKeys(prefix string, v any, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		fields := map[string]reflect.Type{}
+		jsonFields(t, fields)
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			ft, ok := fields[k]
+			if !ok {
+				for name := range fields {
+					if strings.EqualFold(name, k) {
+						return fmt.Errorf("key %s: keys are case-sensitive, did you mean %q?", key, name)
+					}
+				}
+				continue
+			}
+			if err := exactKeys(key, x[k], ft); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return nil
+		}
+		for _, c := range x {
+			if err := exactKeys(prefix, c, t.Elem()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields adds the JSON names of struct type t's fields and their types
+// to out (embedded structs without a name flattened, as encoding/json does).
+func jsonFields(t reflect.Type, out map[string]reflect.Type) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported() && !f.Anonymous:
+		case name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct:
+			jsonFields(f.Type, out)
+		case name == "":
+			out[f.Name] = f.Type
+		default:
+			out[name] = f.Type
+		}
+	}
 }
 
 // finiteTree rejects NaN and ±Inf anywhere in a decoded YAML tree (JSON

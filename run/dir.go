@@ -16,6 +16,7 @@ import (
 
 	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/lockfile"
+	"github.com/koopq/koopq/internal/regfile"
 )
 
 // Dir is one run's directory:
@@ -120,7 +121,7 @@ func (d *Dir) WriteJSON(name string, v any) error {
 
 // ReadJSON decodes name into v.
 func (d *Dir) ReadJSON(name string, v any) error {
-	b, err := os.ReadFile(d.File(name))
+	b, err := regfile.ReadFile(d.File(name))
 	if err != nil {
 		return err
 	}

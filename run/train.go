@@ -233,19 +233,22 @@ func CheckTrain(cfg TrainConfig, data *dataset.Dataset) (*dataset.Dataset, error
 	if err != nil {
 		return nil, err
 	}
-	if got, want := e.ObservationSpace().Dim(), data.ObsDim; got != want {
-		return nil, fmt.Errorf("env %s has %d-dimensional observations, dataset %s has %d", cfg.Env, got, cfg.Data, want)
-	}
-	if got, want := e.ActionSpace().Dim(), data.ActDim; got != want {
-		return nil, fmt.Errorf("env %s has %d-dimensional actions, dataset %s has %d", cfg.Env, got, cfg.Data, want)
-	}
 	if _, err := sac.Scale(e); err != nil {
 		return nil, err
 	}
+	if err := CheckDataEnv(data, cfg.Data, cfg.Env); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkSize(data.ObsDim, data.ActDim, data.Len()); err != nil {
+		return nil, err
+	}
 	if cfg.KoopmanModel != "" && augment.NeedsKoopman(cfg.Augment) {
-		m, _, err := koopman.LoadModel(cfg.KoopmanModel)
+		m, meta, err := koopman.LoadModel(cfg.KoopmanModel)
 		if err != nil {
 			return nil, fmt.Errorf("--koopman %s: %w", cfg.KoopmanModel, err)
+		}
+		if got := EnvOfLabel(meta["env"]); got != "" && got != cfg.Env {
+			return nil, fmt.Errorf("--koopman %s: the model was trained for env %s (metadata env %q), not --env %s", cfg.KoopmanModel, got, meta["env"], cfg.Env)
 		}
 		if m.Cfg.ObsDim != data.ObsDim || m.Cfg.ActDim != data.ActDim {
 			return nil, fmt.Errorf("--koopman %s: model is for %d-dimensional states and %d-dimensional actions, dataset %s has %d and %d",

@@ -163,8 +163,8 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 				}
 				mu.Unlock()
 				if !ok {
-					say("hold    %s: needs about %s at %.1f steps/s (%s), %s left before the time limit; not started",
-						r.Name, FormatMinutes(need), sp, what, FormatMinutes(time.Until(o.Deadline)))
+					say("hold    %s: needs %s at %.1f steps/s (%s), %s left before the time limit; not started",
+						r.Name, needText(need), sp, what, FormatMinutes(time.Until(o.Deadline)))
 					continue
 				}
 				say("start   %s", r.Name)
@@ -289,7 +289,7 @@ func (o LocalOptions) fits(out string, r Run, measured []finishedSpeed, active m
 		return 0, sp, what, true
 	}
 	need := timeLeft(r, RunStatus(out, r), sp)
-	return need, sp, what, !time.Now().Add(need).After(o.Deadline)
+	return need, sp, what, need < maxDuration && !time.Now().Add(need).After(o.Deadline)
 }
 
 func fmtScore(v float64) string {

@@ -236,8 +236,34 @@ func Left(out string, runs []Run) (left []Run, done int) {
 // steps beyond where its status st stands (Status.resumeStep: a running
 // run's last logged step, a pending one's checkpoint; the zero Status: all
 // of them). 'sweep run --time-limit', Schedule and 'sweep status' use it.
+// A time beyond what a Duration holds (about 292 years: 1e6 steps at
+// 1e-4 steps/s) saturates at maxDuration rather than wrapping negative.
 func timeLeft(r Run, st Status, perSec float64) time.Duration {
-	return time.Duration(float64(max(r.Steps-st.resumeStep(), 0)) / perSec * float64(time.Second))
+	ns := float64(max(r.Steps-st.resumeStep(), 0)) / perSec * float64(time.Second)
+	if !(ns < float64(maxDuration)) { // also NaN
+		return maxDuration
+	}
+	return time.Duration(ns)
+}
+
+// maxDuration is the longest time.Duration: "never" in time arithmetic.
+const maxDuration = time.Duration(math.MaxInt64)
+
+// needText writes a run's time left: "about 2h47m", or for a saturated
+// time "more than 290 years".
+func needText(d time.Duration) string {
+	if d >= maxDuration {
+		return "more than 290 years"
+	}
+	return "about " + FormatMinutes(d)
+}
+
+// addSat is a + b for non-negative durations, saturating at maxDuration.
+func addSat(a, b time.Duration) time.Duration {
+	if a > maxDuration-b {
+		return maxDuration
+	}
+	return a + b
 }
 
 // Planned is one run's place in a predicted local schedule (Schedule).
@@ -273,7 +299,7 @@ type Planned struct {
 // Like RunLocal's own check it counts training steps only (no evaluation,
 // Koopman precompute or preparation), so real runs end somewhat later.
 func Schedule(out string, runs []Run, sp Speeds, jobs int, limit time.Duration, retryFailed bool) []Planned {
-	const never = time.Duration(math.MaxInt64)
+	const never = maxDuration
 	free := make([]time.Duration, max(jobs, 1))
 	var plan []Planned
 	ordered, _ := ResumeFirst(out, runs)
@@ -302,8 +328,8 @@ func Schedule(out string, runs []Run, sp Speeds, jobs int, limit time.Duration, 
 			p.Unpredictable, free[slot] = true, never
 		default:
 			p.Need = timeLeft(r, st, p.Speed)
-			p.End = p.Start + p.Need
-			if limit > 0 && p.End > limit {
+			p.End = addSat(p.Start, p.Need)
+			if limit > 0 && (p.End > limit || p.End == maxDuration) {
 				p.Held, p.End = true, p.Start
 			} else {
 				free[slot] = p.End
@@ -337,8 +363,8 @@ func FormatSchedule(plan []Planned, limit time.Duration) string {
 			fmt.Fprintf(&b, "  ?            %s: no steps/s known for it or for a run before it on every slot\n", p.Run.Name)
 		case p.Held:
 			held++
-			fmt.Fprintf(&b, "  hold         %s: needs about %s at %.1f steps/s from %s, past the limit\n",
-				p.Run.Name, FormatMinutes(p.Need), p.Speed, hm(p.Start))
+			fmt.Fprintf(&b, "  hold         %s: needs %s at %.1f steps/s from %s, past the limit\n",
+				p.Run.Name, needText(p.Need), p.Speed, hm(p.Start))
 		default:
 			started++
 			fmt.Fprintf(&b, "  %6s–%-6s%s (%.1f steps/s)\n", hm(p.Start), hm(p.End), p.Run.Name, p.Speed)

@@ -430,3 +430,37 @@ func TestPartialRunCountsFromItsCheckpoint(t *testing.T) {
 		t.Errorf("no checkpoint: %+v, time left %v, want all 10000 steps", st, timeLeft(r, st, 10))
 	}
 }
+
+// A speed so slow that a run's time left exceeds what a time.Duration
+// holds (1e6 steps at 1e-4 steps/s is 1e10 s, past 292 years; at 1e-300
+// steps/s far past) saturates: the run is held by any limit, never
+// predicted to end in negative time.
+func TestScheduleSaturatesHugeTimes(t *testing.T) {
+	const longest = time.Duration(math.MaxInt64)
+	runs := []Run{{Name: "a", Method: "A", Steps: 1000000}, {Name: "b", Method: "B", Steps: 1000000}}
+	for _, v := range []float64{1e-4, 1e-300, 5e-324} {
+		sp := NewSpeeds(nil, "", nil, map[string]float64{"": v})
+		got := Schedule("", runs, sp, 2, 10*time.Minute, false)
+		for _, p := range got {
+			if !p.Held || p.Need != longest || p.Start != 0 {
+				t.Errorf("%g steps/s: %s %+v, want held with the longest duration", v, p.Run.Name, p)
+			}
+		}
+		text := FormatSchedule(got, 10*time.Minute)
+		if !strings.Contains(text, "0 runs start and finish within 10m, 2 held") || !strings.Contains(text, "needs more than 290 years") ||
+			strings.Contains(text, "-") && strings.Contains(text, ":-") {
+			t.Errorf("%g steps/s: schedule\n%s", v, text)
+		}
+		// Without a limit the runs are planned to end at the saturated time, in order.
+		got = Schedule("", runs, sp, 1, 0, false)
+		if got[0].End != longest || got[0].Held || !got[1].Unpredictable {
+			t.Errorf("%g steps/s, no limit: %+v", v, got)
+		}
+	}
+	if d := timeLeft(runs[0], Status{}, 1e-300); d != longest {
+		t.Errorf("timeLeft at 1e-300 steps/s = %v", d)
+	}
+	if d := timeLeft(runs[0], Status{}, 1000); d != 1000*time.Second {
+		t.Errorf("timeLeft at 1000 steps/s = %v", d)
+	}
+}

@@ -28,8 +28,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -328,11 +330,87 @@ func Parse(text []byte, chk Checker) (*Spec, []Run, error) {
 	if err := dec.Decode(&extra); err == nil {
 		return nil, nil, errors.New("more than one YAML document")
 	}
+	// yaml.v3 truncates a float into an integer field (steps: 300.7 → 300,
+	// seeds: [0.5] → 0, 2^64 → 2^63): check the integer keys' text.
+	var root yaml.Node
+	if err := yaml.Unmarshal(text, &root); err == nil && len(root.Content) > 0 {
+		var p problems
+		checkIntegers(root.Content[0], reflect.TypeOf(s), "", &p)
+		if err := p.err(); err != nil {
+			return nil, nil, err
+		}
+	}
 	runs, err := s.expand(chk)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &s, runs, nil
+}
+
+// checkIntegers reports every integer field of type t (a Spec or a part of
+// it) whose value in the YAML node n is not a whole number in the field's
+// range: yaml.v3 decodes such a float by truncating it. Integral floats in
+// range (steps: 1e6) are accepted. where is the key path of n.
+func checkIntegers(n *yaml.Node, t reflect.Type, where string, p *problems) {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil {
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	join := func(k string) string {
+		if where == "" {
+			return k
+		}
+		return where + "." + k
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			for j := 0; j < t.NumField(); j++ {
+				if name, _, _ := strings.Cut(t.Field(j).Tag.Get("yaml"), ","); name == key {
+					checkIntegers(n.Content[i+1], t.Field(j).Type, join(key), p)
+				}
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, c := range n.Content {
+			checkIntegers(c, t.Elem(), fmt.Sprintf("%s[%d]", where, i), p)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!float" {
+			return // integers out of range and other types are yaml.v3's errors
+		}
+		var f float64
+		if n.Decode(&f) != nil {
+			return
+		}
+		bits := t.Bits()
+		lo, hi := -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)
+		maxI := int64(^uint64(0) >> (65 - bits))
+		span := fmt.Sprintf("%d to %d", -maxI-1, maxI)
+		if t.Kind() >= reflect.Uint {
+			lo, hi = 0, math.Ldexp(1, bits)
+			span = fmt.Sprintf("0 to %d", ^uint64(0)>>(64-bits))
+		}
+		switch {
+		case f != math.Trunc(f): // also NaN and ±Inf
+			p.add("%s: %s is not a whole number", where, n.Value)
+		case f < lo || f >= hi:
+			p.add("%s: %s is out of range (%s)", where, n.Value, span)
+		}
+	}
 }
 
 // Hash is a short content hash of spec text, naming pinned copies.
@@ -559,11 +637,11 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 	if s.Eval.Episodes != nil && *s.Eval.Episodes <= 0 {
 		p.add("eval.episodes: must be positive (got %d)", *s.Eval.Episodes)
 	}
-	if s.StepsPerSecond < 0 {
-		p.add("steps_per_second: must be >= 0 (got %g)", s.StepsPerSecond)
+	if !(s.StepsPerSecond >= 0) || math.IsInf(s.StepsPerSecond, 0) {
+		p.add("steps_per_second: must be a finite number >= 0 (got %g)", s.StepsPerSecond)
 	}
-	if s.Threads < 0 {
-		p.add("threads: must be >= 0 (got %d)", s.Threads)
+	if s.Threads < 0 || s.Threads > MaxThreads {
+		p.add("threads: must be 0 to %d (got %d): threads of one run; --jobs sets how many run at once", MaxThreads, s.Threads)
 	}
 	if s.Slurm.MaxParallel < 0 {
 		p.add("slurm.max_parallel: must be >= 0")
@@ -899,6 +977,19 @@ func (s *Spec) BaselineName() string {
 		return s.Methods[0].Name
 	}
 	return ""
+}
+
+// MaxThreads bounds the threads of one run (the spec's threads, the
+// --threads flags): beyond the cores of any machine a run only stalls
+// (threads: 100000 never reached step 1).
+const MaxThreads = 256
+
+// CheckThreads checks a --threads value (0: the spec's).
+func CheckThreads(n int) error {
+	if n < 0 || n > MaxThreads {
+		return fmt.Errorf("--threads %d: must be 0 to %d (threads of one run; --jobs sets how many run at once)", n, MaxThreads)
+	}
+	return nil
 }
 
 // ThreadsPerRun is Threads with its default (1).

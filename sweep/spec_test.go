@@ -142,6 +142,20 @@ func TestSpecErrors(t *testing.T) {
 		{"eval", "episodes: 2}=episodes: 0}", "eval.episodes: must be positive"},
 		{"baseline", "steps: 1000\n=steps: 1000\nbaseline: SAC\n", `baseline: no method named "SAC"`},
 		{"two docs", "steps: 1000\n=steps: 1000\n---\nname: x\n", "more than one YAML document"},
+		// yaml.v3 truncates floats into integers: 0.5 → 0, 2^64 → 2^63, 300.7 → 300.
+		{"fraction seed", "seeds: [3, 1]=seeds: [3, 0.5]", "seeds[1]: 0.5 is not a whole number"},
+		{"seed 2^64", "seeds: [3, 1]=seeds: [18446744073709551616]", "seeds[0]: 18446744073709551616 is out of range (0 to 18446744073709551615)"},
+		{"seed 1e30", "seeds: [3, 1]=seeds: [1e30]", "cannot unmarshal !!float `1e30` into uint64"},
+		{"fraction steps", "steps: 1000\n=steps: 300.7\n", "steps: 300.7 is not a whole number"},
+		{"huge steps", "steps: 1000\n=steps: 1e19\n", "cannot unmarshal !!float `1e19` into int"},
+		{"inf steps", "steps: 1000\n=steps: .inf\n", "cannot unmarshal !!float `.inf` into int"},
+		{"max+1 steps", "steps: 1000\n=steps: 9223372036854775808.0\n", "steps: 9223372036854775808.0 is out of range (-9223372036854775808 to 9223372036854775807)"},
+		{"fraction episodes", "episodes: 2}=episodes: 1.9}", "eval.episodes: 1.9 is not a whole number"},
+		{"ablation seed", "seeds: [3], flags=seeds: [2.5], flags", "ablations[0].seeds[0]: 2.5 is not a whole number"},
+		{"threads", "steps: 1000\n=steps: 1000\nthreads: 100000\n", "threads: must be 0 to 256 (got 100000)"},
+		{"threads 5000", "steps: 1000\n=steps: 1000\nthreads: 5000\n", "threads: must be 0 to 256"},
+		{"nan speed", "steps: 1000\n=steps: 1000\nsteps_per_second: .nan\n", "steps_per_second: must be a finite number"},
+		{"inf speed", "steps: 1000\n=steps: 1000\nsteps_per_second: .inf\n", "steps_per_second: must be a finite number"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -159,9 +173,14 @@ func TestSpecErrors(t *testing.T) {
 			}
 		})
 	}
+	// Whole numbers written as floats are what they say.
+	s, runs, err := Parse([]byte(strings.Replace(strings.Replace(testSpec, "steps: 1000", "steps: 1e3", 1), "seeds: [3, 1]", "seeds: [3.0, 1e19]", 1)), chk)
+	if err != nil || s.Steps != 1000 || runs[0].Seed != 3 || runs[1].Seed != 10000000000000000000 {
+		t.Errorf("integral floats: %v %+v", err, s)
+	}
 	// Several problems are all reported.
 	text := strings.Replace(strings.Replace(testSpec, "steps: 1000", "steps: -1", 1), "env: hopper,", "env: hoper,", 1)
-	_, _, err := Parse([]byte(text), chk)
+	_, _, err = Parse([]byte(text), chk)
 	if err == nil || !strings.Contains(err.Error(), "2 problems") {
 		t.Errorf("two problems: %v", err)
 	}

@@ -200,6 +200,9 @@ func init() {
 						return err
 					}
 				}
+				if err := run.CheckCollectMemory(fmt.Sprintf("--sac-steps %d (the run's replay buffer)", cfg.SAC.TotalSteps), cfg.Env, float64(cfg.SAC.TotalSteps)); err != nil {
+					return err
+				}
 				b := newBar(cfg.SAC.TotalSteps, "sac "+cfg.Env)
 				last := ""
 				progress := func(p sac.RunProgress) {
@@ -252,6 +255,10 @@ func init() {
 			}
 			if _, err := env.Make(envName); err != nil {
 				return fmt.Errorf("--env: %w", err)
+			}
+			// The SAC replay buffer, then five datasets (medium-expert twice the rows).
+			if err := run.CheckCollectMemory(fmt.Sprintf("--transitions %d with --sac-steps %d", n, sacSteps), envName, float64(sacSteps)+6*float64(n)); err != nil {
+				return err
 			}
 			if err := needOutDir("out", out); err != nil {
 				return err

@@ -49,6 +49,9 @@ func init() {
 			if err := needPositive("episodes", episodes); err != nil {
 				return err
 			}
+			if err := eval.CheckEpisodes(episodes); err != nil {
+				return err
+			}
 			if err := needPositive("workers", workers); err != nil {
 				return err
 			}

@@ -126,6 +126,12 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 			if err != nil {
 				return err
 			}
+			if envName != "" {
+				// The model is labelled with --env: refuse data of another env.
+				if err := run.CheckDataEnv(d, data, envName); err != nil {
+					return err
+				}
+			}
 			mc := koopman.DefaultModelConfig(d.ObsDim, d.ActDim)
 			mc.Latent, mc.Seed = latent, seed
 			mc.Hidden = hidden

@@ -207,8 +207,8 @@ finish in time.`,
 			if jobs < 0 {
 				return fmt.Errorf("--jobs %d: must be positive (0: cores / threads)", jobs)
 			}
-			if threads < 0 {
-				return fmt.Errorf("--threads %d: must be >= 0", threads)
+			if err := sweep.CheckThreads(threads); err != nil {
+				return err
 			}
 			if threads > 0 {
 				s.Threads = threads
@@ -348,8 +348,8 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 			if jobs < 0 {
 				return fmt.Errorf("--jobs %d: must be >= 0", jobs)
 			}
-			if threads < 0 {
-				return fmt.Errorf("--threads %d: must be >= 0", threads)
+			if err := sweep.CheckThreads(threads); err != nil {
+				return err
 			}
 			if threads > 0 {
 				s.Threads = threads
@@ -714,6 +714,9 @@ func sweepExecCmd() *cobra.Command {
 				return fmt.Errorf("--index %d: the spec has runs 0..%d (set --index, SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)", index, len(runs)-1)
 			}
 			dataRoot = sweepDataRoot(specPath, dataRoot)
+			if err := sweep.CheckThreads(max(threads, 0)); err != nil {
+				return err
+			}
 			if threads <= 0 {
 				threads = s.ThreadsPerRun()
 			}

@@ -51,6 +51,14 @@ func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
 		{"negative speed", "", "", []string{"--time-limit", "1h", "--steps-per-sec", "-2"}, []string{"--steps-per-sec -2: want a positive number of steps/s"}},
 		{"speed of an unknown method", "", "", []string{"--time-limit", "1h", "--steps-per-sec", "SAC=3"},
 			[]string{`--steps-per-sec SAC=3: the spec has no method or ablation "SAC" (it has CQL, S4RL-N)`}},
+		// Floats are not truncated into integer keys.
+		{"fraction seed", "seeds: [0, 1]", "seeds: [0, 0.5]", nil, []string{"seeds[1]: 0.5 is not a whole number"}},
+		{"seed 2^64", "seeds: [0, 1]", "seeds: [18446744073709551616]", nil,
+			[]string{"seeds[0]: 18446744073709551616 is out of range (0 to 18446744073709551615)"}},
+		{"fraction steps", "steps: 5000", "steps: 300.7", nil, []string{"steps: 300.7 is not a whole number"}},
+		{"fraction episodes", "episodes: 2}", "episodes: 1.9}", nil, []string{"eval.episodes: 1.9 is not a whole number"}},
+		{"threads", "threads: 1", "threads: 100000", nil, []string{"threads: must be 0 to 256 (got 100000)"}},
+		{"threads flag", "", "", []string{"--threads", "5000"}, []string{"--threads 5000: must be 0 to 256"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -414,4 +422,25 @@ func TestSweepRunTimeLimit(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "2 pending") {
 		t.Errorf("status after the limit: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
+}
+
+// A speed so slow that a run's time overflows a time.Duration holds the
+// runs: 'sweep plan' printed "-2562047:-47" and "4 runs start and finish
+// within 10m", and 'sweep run' started them.
+func TestSweepTimeLimitWithTinySpeeds(t *testing.T) {
+	spec := strings.Replace(tinySweepSpec, "data: data/pendulum-medium.hdf5", "data: "+fixtures(t).Data, 1)
+	spec = strings.Replace(spec, "steps: 5000", "steps: 1000000", 1)
+	dir := writeSpec(t, spec)
+	r := runCLI(t, dir, time.Minute, "sweep", "plan", "spec.yaml", "--time-limit", "10m", "--steps-per-sec", "0.0001")
+	if r.Code != 0 || strings.Contains(r.Stdout, ":-") || !strings.Contains(r.Stdout, "0 runs start and finish within 10m, 4 held by the time limit") ||
+		!strings.Contains(r.Stdout, "needs more than 290 years") {
+		t.Errorf("plan: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, dir, time.Minute, "sweep", "run", "spec.yaml", "--out", "out", "--time-limit", "10m", "--steps-per-sec", "1e-300")
+	expectCLIError(t, r, "4 runs not started")
+	if m, _ := filepath.Glob(filepath.Join(dir, "out", "*", "*", "config.json")); len(m) != 0 {
+		t.Errorf("held runs made run directories: %v\n%s", m, r.Stdout)
+	}
+	expectCLIError(t, runCLI(t, dir, time.Minute, "sweep", "plan", "spec.yaml", "--time-limit", "10m", "--steps-per-sec", "NaN"),
+		"--steps-per-sec NaN: want a positive number")
 }

@@ -93,6 +93,8 @@ import (
 	"sort"
 	"strings"
 	"unsafe"
+
+	"github.com/koopq/koopq/internal/regfile"
 )
 
 type hid = C.hid_t
@@ -199,6 +201,9 @@ func openFile(path string, write bool) (*File, error) {
 	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("hdf5: %s is a directory", path)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("hdf5: %s is %s, not a regular file", path, regfile.Kind(st.Mode()))
 	}
 	if st.Size() == 0 {
 		return nil, fmt.Errorf("hdf5: %s is empty (0 bytes)", path)

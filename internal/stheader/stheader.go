@@ -7,9 +7,12 @@ package stheader
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/koopq/koopq/internal/regfile"
 )
 
 // maxHeader bounds the JSON header (100 MiB): a larger length is a corrupt
@@ -32,10 +35,14 @@ type Header struct {
 // ("file too short for a header", "header length … exceeds file size …",
 // "bad header JSON", "bad metadata", "is a directory").
 func Open(path string) (*os.File, Header, error) {
-	f, err := os.Open(path)
+	// Regular files only: a named pipe would block the open forever.
+	f, err := regfile.Open(path)
 	if err != nil {
 		if pe, ok := err.(*os.PathError); ok {
 			err = pe.Err // "no such file or directory", "too many levels of symbolic links", ...
+		}
+		if errors.Is(err, regfile.ErrDir) {
+			return nil, Header{}, fmt.Errorf("safetensors %s: is a directory, want a .safetensors file", path)
 		}
 		return nil, Header{}, fmt.Errorf("safetensors %s: %w", path, err)
 	}
