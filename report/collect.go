@@ -8,10 +8,12 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -465,20 +467,23 @@ func inferBranches(shift []Point) map[int]bool {
 }
 
 // readTrain reads a run's logged training statistics from metrics.jsonl
-// (the record), else from metrics.csv (what a results directory keeps when
-// only the small files were copied; it has the same rows with 8 significant
-// digits). Neither file (a run with --log-every 0) gives nil. A line that
-// does not parse is an error naming the file and line: a truncated or
+// (the record) and metrics.csv (what a results directory keeps when only
+// the small files were copied; it has the same rows, exact since
+// 2026-12-02, with 8 significant digits before): a step the JSONL has
+// comes from it, a step only the CSV has (an empty or truncated JSONL)
+// from the CSV. Neither file (a run with --log-every 0) gives nil. A line
+// that does not parse is an error naming the file and line: a truncated or
 // edited log must not silently shorten a curve.
 func readTrain(dir string) (map[string][]Point, error) {
 	jp := filepath.Join(dir, "metrics.jsonl")
 	b, err := os.ReadFile(jp)
 	if errors.Is(err, fs.ErrNotExist) {
-		return readTrainCSV(filepath.Join(dir, "metrics.csv"))
+		return readTrainCSV(filepath.Join(dir, "metrics.csv"), nil)
 	} else if err != nil {
 		return nil, err
 	}
 	out := map[string][]Point{}
+	steps := map[int]bool{}
 	for i, line := range strings.Split(string(b), "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -491,18 +496,29 @@ func readTrain(dir string) (map[string][]Point, error) {
 		if !ok || step != math.Trunc(step) {
 			return nil, fmt.Errorf("%s:%d: no integer \"step\"", jp, i+1)
 		}
+		steps[int(step)] = true
 		for k, v := range row {
 			if f, ok := v.(float64); ok && !notStatistic(k) {
 				out[k] = append(out[k], Point{Step: int(step), Score: f})
 			}
 		}
 	}
+	fromCSV, err := readTrainCSV(filepath.Join(dir, "metrics.csv"), steps)
+	if err != nil {
+		return nil, err
+	}
+	for k, pts := range fromCSV {
+		out[k] = append(out[k], pts...)
+	}
 	return sortedByStep(out), nil
 }
 
-// readTrainCSV is readTrain's fallback for metrics.csv; an empty field is a
-// column that row did not log.
-func readTrainCSV(path string) (map[string][]Point, error) {
+// readTrainCSV reads metrics.csv for readTrain, leaving out the rows of
+// the steps in skip (those metrics.jsonl has); an empty field is a column
+// that row did not log. An unterminated last line while metrics.jsonl is
+// there (skip non-nil) is a write in progress, not yet a row, and is left
+// out.
+func readTrainCSV(path string, skip map[int]bool) (map[string][]Point, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -510,7 +526,14 @@ func readTrainCSV(path string) (map[string][]Point, error) {
 		return nil, err
 	}
 	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	if skip != nil && len(b) > 0 && b[len(b)-1] != '\n' {
+		b = b[:bytes.LastIndexByte(b, '\n')+1]
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -531,6 +554,9 @@ func readTrainCSV(path string) (map[string][]Point, error) {
 		step, err := strconv.Atoi(row[stepCol])
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: step: %w", path, i+2, err)
+		}
+		if skip[step] {
+			continue
 		}
 		for j, v := range row {
 			if j == stepCol || v == "" || notStatistic(head[j]) {
