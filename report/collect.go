@@ -8,10 +8,12 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -65,8 +67,11 @@ type Result struct {
 	// branch (false); nil for other runs and where the branches cannot be
 	// told (see modelBatches).
 	ModelBatches map[int]bool `json:"-"`
-	// Precision is the GEMM input precision the run finished with ("f32",
-	// "bf16"; empty for runs whose results.json predates it).
+	// Precision is the GEMM input precision the run trained in ("f32",
+	// "bf16"; empty for runs whose results.json predates it), by its
+	// segments: a run resumed in another precision (--allow-backend-change)
+	// is "mixed" followed by its segments' precisions in order, e.g. "mixed
+	// f32/bf16", never the last process's alone.
 	Precision string `json:"precision,omitempty"`
 	// Final is the final evaluation's normalized score: Score, unless
 	// Options.Last made Score a mean of the last evaluations.
@@ -85,7 +90,59 @@ type Result struct {
 	// Magnitude holds the run's augmentation size from results.json
 	// (MagnitudeColumns' keys it has; nil for runs from before them).
 	Magnitude map[string]float64 `json:"magnitude,omitempty"`
+	// Inputs are the fingerprints of the data and Koopman model the run
+	// read (results.json's inputs; an in-progress run's inputs.json): Build
+	// refuses a cell or row whose runs read different ones. Zero for runs
+	// from before koopq recorded them, which are not compared.
+	Inputs RunInputs `json:"inputs,omitzero"`
 }
+
+// RunInputs are the input fingerprints the report compares.
+type RunInputs struct {
+	// DatasetContent is the sha256 of the transitions as the run read
+	// them (what runs compare: a file rewritten with the same transitions
+	// is the same data); DatasetFile the sha256 of the file as stored.
+	DatasetContent string `json:"dataset_content_sha256,omitempty"`
+	DatasetFile    string `json:"dataset_sha256,omitempty"`
+	// Model and ModelPath fingerprint the Koopman model the augmenter used
+	// (empty for augmentations without one).
+	Model     string `json:"koopman_model_sha256,omitempty"`
+	ModelPath string `json:"koopman_model,omitempty"`
+	// SharedModel says the model is a file the run was given (its config's
+	// koopman_model), not the koopman.safetensors it trained in its own
+	// directory: seeds of one protocol share one given model, while runs
+	// that train their own have one per seed.
+	SharedModel bool `json:"shared_model,omitempty"`
+}
+
+// inputsFile is the part of run.Inputs (inputs.json, results.json's
+// inputs) the report reads.
+type inputsFile struct {
+	Dataset struct {
+		SHA256        string `json:"sha256"`
+		ContentSHA256 string `json:"content_sha256"`
+	} `json:"dataset"`
+	KoopmanModel *struct {
+		Path   string `json:"path"`
+		SHA256 string `json:"sha256"`
+	} `json:"koopman_model"`
+}
+
+// runInputs is f as the report compares it; configModel is the run
+// config's koopman_model (empty: the run trained its own model).
+func (f *inputsFile) runInputs(configModel string) RunInputs {
+	in := RunInputs{DatasetContent: f.Dataset.ContentSHA256, DatasetFile: f.Dataset.SHA256}
+	if m := f.KoopmanModel; m != nil && m.SHA256 != "" {
+		in.Model, in.ModelPath = m.SHA256, m.Path
+		own := configModel == "" && filepath.Base(m.Path) == ownKoopmanFile
+		in.SharedModel = !own
+	}
+	return in
+}
+
+// ownKoopmanFile is the file in a run directory holding the Koopman model
+// the run trained itself (run.KoopmanFile).
+const ownKoopmanFile = "koopman.safetensors"
 
 // Segment is one process's share of a run's training: steps [From, To),
 // its wall time and where it ran. Known is false for a segment whose
@@ -103,6 +160,8 @@ type Segment struct {
 	Commit string `json:"commit,omitempty"`
 	// GEMM is the backend, precision and kernel ISA, e.g. "openblas f32 Zen".
 	GEMM string `json:"gemm,omitempty"`
+	// Precision is the GEMM input precision alone ("f32", "bf16").
+	Precision string `json:"precision,omitempty"`
 	// Unsegmented marks the one segment of a results.json written before
 	// koopq recorded segments: its provenance is the last process's, and a
 	// resumed run's earlier processes and wall time are unknown, so it has
@@ -146,6 +205,7 @@ func (p *provenanceFile) segment(from, to int, seconds float64) Segment {
 	if p.CommitSource == "checkout" {
 		s.Commit += "+unstamped"
 	}
+	s.Precision = p.BLASPrecision
 	s.GEMM = strings.Join(strings.Fields(strings.Join([]string{p.BLAS, p.BLASPrecision, p.BLASISA}, " ")), " ")
 	return s
 }
@@ -171,6 +231,7 @@ type resultsFile struct {
 		Normalized *float64 `json:"normalized_score"`
 	} `json:"history"`
 	Provenance provenanceFile `json:"provenance"`
+	Inputs     inputsFile     `json:"inputs"`
 	Segments   []struct {
 		From       int             `json:"from_step"`
 		To         int             `json:"to_step"`
@@ -182,15 +243,16 @@ type resultsFile struct {
 // runConfig is the part of a run's config the report reads: its labels and
 // its Settings, taken from the one decoding of results.json.
 type runConfig struct {
-	Env, Data, Augment string
-	Settings           Settings
+	Env, Data, Augment, KoopmanModel string
+	Settings                         Settings
 }
 
 func (c *runConfig) UnmarshalJSON(b []byte) error {
 	var p struct {
-		Env     string `json:"env"`
-		Data    string `json:"data"`
-		Augment string `json:"augment"`
+		Env          string `json:"env"`
+		Data         string `json:"data"`
+		Augment      string `json:"augment"`
+		KoopmanModel string `json:"koopman_model"`
 	}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
@@ -199,7 +261,7 @@ func (c *runConfig) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	*c = runConfig{Env: p.Env, Data: p.Data, Augment: p.Augment, Settings: s}
+	*c = runConfig{Env: p.Env, Data: p.Data, Augment: p.Augment, KoopmanModel: p.KoopmanModel, Settings: s}
 	return nil
 }
 
@@ -225,7 +287,8 @@ func num(p *float64) float64 {
 // present; otherwise the dataset is the data file's base name and the method
 // the augmentation, followed by " bf16" for runs whose GEMMs ran in bf16
 // mixed precision (so both precisions of one method are compared side by
-// side). Runs without a normalized score (an env with no
+// side) and by e.g. " mixed f32/bf16" for runs resumed in another
+// precision. Runs without a normalized score (an env with no
 // reference returns) are an error: the tables would be meaningless.
 func Collect(dirs ...string) ([]Result, error) { return CollectWith(CollectOptions{}, dirs...) }
 
@@ -296,7 +359,7 @@ func readRun(dir string) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
 	}
 	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rf.Config.Augment, Score: num(rf.Final.Normalized), Order: -1,
-		Precision: rf.Provenance.BLASPrecision, Settings: rf.Config.Settings}
+		Settings: rf.Config.Settings, Inputs: rf.Inputs.runInputs(rf.Config.KoopmanModel)}
 	r.Final = r.Score
 	r.Magnitude = readMagnitude(b)
 	for _, sg := range rf.Segments {
@@ -310,6 +373,9 @@ func readRun(dir string) (Result, error) {
 		sg := p.segment(0, rf.Steps, 0)
 		sg.Unsegmented = true
 		r.Segments = []Segment{sg}
+	}
+	if r.Precision = precisionOf(r.Segments); r.Precision == "" {
+		r.Precision = rf.Provenance.BLASPrecision
 	}
 	if math.IsNaN(r.Score) {
 		return r, fmt.Errorf("%s: no normalized score (env %q has no reference returns)", filepath.Join(dir, "results.json"), rf.Config.Env)
@@ -325,14 +391,35 @@ func readRun(dir string) (Result, error) {
 	return r, nil
 }
 
+// precisionOf is the GEMM precision of a run trained by segs: the one
+// precision its known segments share, or "mixed " and each precision in
+// order of first use ("mixed f32/bf16"); "" when none is recorded.
+func precisionOf(segs []Segment) string {
+	var ps []string
+	for _, s := range segs {
+		if s.Known && s.Precision != "" && !slices.Contains(ps, s.Precision) {
+			ps = append(ps, s.Precision)
+		}
+	}
+	switch len(ps) {
+	case 0:
+		return ""
+	case 1:
+		return ps[0]
+	}
+	return "mixed " + strings.Join(ps, "/")
+}
+
 // readInProgress reads an unfinished run: config.json for its labels,
-// history.json for its evaluations so far (Score: the latest).
+// history.json for its evaluations so far (Score: the latest), inputs.json
+// (when there) for its input fingerprints.
 func readInProgress(dir string) (Result, error) {
 	var cfg struct {
-		Env     string `json:"env"`
-		Data    string `json:"data"`
-		Augment string `json:"augment"`
-		CQL     struct {
+		Env          string `json:"env"`
+		Data         string `json:"data"`
+		Augment      string `json:"augment"`
+		KoopmanModel string `json:"koopman_model"`
+		CQL          struct {
 			Seed uint64 `json:"seed"`
 		} `json:"cql"`
 	}
@@ -356,6 +443,15 @@ func readInProgress(dir string) (Result, error) {
 		}
 	}
 	r := Result{Dir: dir, Seed: cfg.CQL.Seed, Augment: cfg.Augment, Score: math.NaN(), Order: -1, InProgress: true, Settings: settings}
+	if b, err := os.ReadFile(filepath.Join(dir, "inputs.json")); err == nil {
+		var in inputsFile
+		if err := json.Unmarshal(b, &in); err != nil {
+			return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "inputs.json"), err)
+		}
+		r.Inputs = in.runInputs(cfg.KoopmanModel)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return Result{}, err
+	}
 	for _, h := range hist {
 		if v := num(h.Normalized); !math.IsNaN(v) {
 			r.History = append(r.History, Point{Step: h.Step, Score: v})
@@ -379,7 +475,8 @@ func readInProgress(dir string) (Result, error) {
 
 // label names r's dataset and method from a sweep's sweep-run.json beside
 // the run directory, else from the data file and augmentation (" bf16"
-// appended for bf16 runs), and reads the run's logged Q values.
+// appended for bf16 runs, " mixed f32/bf16" and the like for runs resumed
+// in another precision), and reads the run's logged Q values.
 func label(r *Result, dir, data, augment string) error {
 	var sr sweepRunFile
 	if b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "sweep-run.json")); err == nil && json.Unmarshal(b, &sr) == nil && sr.Method != "" {
@@ -388,8 +485,8 @@ func label(r *Result, dir, data, augment string) error {
 		base := filepath.Base(data)
 		r.Dataset = strings.TrimSuffix(base, filepath.Ext(base))
 		r.Method = augment
-		if r.Precision == "bf16" {
-			r.Method += " bf16"
+		if r.Precision == "bf16" || strings.HasPrefix(r.Precision, "mixed ") {
+			r.Method += " " + r.Precision
 		}
 	}
 	var err error
@@ -465,20 +562,23 @@ func inferBranches(shift []Point) map[int]bool {
 }
 
 // readTrain reads a run's logged training statistics from metrics.jsonl
-// (the record), else from metrics.csv (what a results directory keeps when
-// only the small files were copied; it has the same rows with 8 significant
-// digits). Neither file (a run with --log-every 0) gives nil. A line that
-// does not parse is an error naming the file and line: a truncated or
+// (the record) and metrics.csv (what a results directory keeps when only
+// the small files were copied; it has the same rows, exact since
+// 2026-12-02, with 8 significant digits before): a step the JSONL has
+// comes from it, a step only the CSV has (an empty or truncated JSONL)
+// from the CSV. Neither file (a run with --log-every 0) gives nil. A line
+// that does not parse is an error naming the file and line: a truncated or
 // edited log must not silently shorten a curve.
 func readTrain(dir string) (map[string][]Point, error) {
 	jp := filepath.Join(dir, "metrics.jsonl")
 	b, err := os.ReadFile(jp)
 	if errors.Is(err, fs.ErrNotExist) {
-		return readTrainCSV(filepath.Join(dir, "metrics.csv"))
+		return readTrainCSV(filepath.Join(dir, "metrics.csv"), nil)
 	} else if err != nil {
 		return nil, err
 	}
 	out := map[string][]Point{}
+	steps := map[int]bool{}
 	for i, line := range strings.Split(string(b), "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -491,18 +591,29 @@ func readTrain(dir string) (map[string][]Point, error) {
 		if !ok || step != math.Trunc(step) {
 			return nil, fmt.Errorf("%s:%d: no integer \"step\"", jp, i+1)
 		}
+		steps[int(step)] = true
 		for k, v := range row {
 			if f, ok := v.(float64); ok && !notStatistic(k) {
 				out[k] = append(out[k], Point{Step: int(step), Score: f})
 			}
 		}
 	}
+	fromCSV, err := readTrainCSV(filepath.Join(dir, "metrics.csv"), steps)
+	if err != nil {
+		return nil, err
+	}
+	for k, pts := range fromCSV {
+		out[k] = append(out[k], pts...)
+	}
 	return sortedByStep(out), nil
 }
 
-// readTrainCSV is readTrain's fallback for metrics.csv; an empty field is a
-// column that row did not log.
-func readTrainCSV(path string) (map[string][]Point, error) {
+// readTrainCSV reads metrics.csv for readTrain, leaving out the rows of
+// the steps in skip (those metrics.jsonl has); an empty field is a column
+// that row did not log. An unterminated last line while metrics.jsonl is
+// there (skip non-nil) is a write in progress, not yet a row, and is left
+// out.
+func readTrainCSV(path string, skip map[int]bool) (map[string][]Point, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -510,7 +621,14 @@ func readTrainCSV(path string) (map[string][]Point, error) {
 		return nil, err
 	}
 	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	if skip != nil && len(b) > 0 && b[len(b)-1] != '\n' {
+		b = b[:bytes.LastIndexByte(b, '\n')+1]
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -531,6 +649,9 @@ func readTrainCSV(path string) (map[string][]Point, error) {
 		step, err := strconv.Atoi(row[stepCol])
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: step: %w", path, i+2, err)
+		}
+		if skip[step] {
+			continue
 		}
 		for j, v := range row {
 			if j == stepCol || v == "" || notStatistic(head[j]) {

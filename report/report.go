@@ -448,6 +448,9 @@ type Report struct {
 	// datasets for the same method (datasets run under different
 	// protocols); empty when every dataset had the same settings.
 	SettingDifferences []SettingDifference `json:"setting_differences,omitempty"`
+	// ProvenanceNotes flag the cells whose runs were trained by more than
+	// one koopq commit, a "+dirty" build or more than one GEMM precision.
+	ProvenanceNotes []ProvenanceNote `json:"provenance_notes,omitempty"`
 	// Reference is Options.Reference, for the side-by-side table.
 	Reference *Reference `json:"reference,omitempty"`
 	Runs      []Result   `json:"runs"`
@@ -558,6 +561,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 	rep.Datasets = order(curveRuns, func(r Result) string { return r.Dataset })
 	rep.Methods = order(curveRuns, func(r Result) string { return r.Method })
 	rep.SettingDifferences = settingDifferences(curveRuns, rep.Datasets, rep.Methods)
+	rep.ProvenanceNotes = provenanceNotes(rep.runsInOrder())
 
 	rep.Table.Columns = rep.Methods
 	for _, d := range rep.Datasets {

@@ -315,6 +315,35 @@ func TestTrainStatisticsFromJSONLOrCSV(t *testing.T) {
 	}
 }
 
+// Issue 66 item 9: an empty metrics.jsonl dropped the run from the
+// diagnostics and a truncated one shortened its curves although
+// metrics.csv had every row. Steps the JSONL lacks now come from the CSV
+// (the JSONL's own rows win); a CSV line still being written (no newline
+// yet) is not a row.
+func TestTrainStatisticsFillFromCSV(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, 0, "hopper-medium", "CQL", "", 0, 50, []float64{50}, true)
+	writeRun(t, root, 1, "hopper-medium", "KFC++", "", 0, 40, []float64{40}, true)
+	csvText := "step,q_data,wall_seconds\n1000,1.5,1\n2000,2.5,2\n3000,3.5,3\n"
+	writeMetrics(t, root, "hopper-medium", "CQL", 0, "metrics.csv", csvText)
+	writeMetrics(t, root, "hopper-medium", "CQL", 0, "metrics.jsonl", "")
+	writeMetrics(t, root, "hopper-medium", "KFC++", 0, "metrics.csv", csvText+"4000,4.")
+	writeMetrics(t, root, "hopper-medium", "KFC++", 0, "metrics.jsonl", `{"step":1000,"q_data":1.25,"wall_seconds":1}`+"\n")
+	runs, err := Collect(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]Point{
+		"CQL":   {{1000, 1.5}, {2000, 2.5}, {3000, 3.5}},
+		"KFC++": {{1000, 1.25}, {2000, 2.5}, {3000, 3.5}},
+	}
+	for _, r := range runs {
+		if len(r.Train) != 1 || !slices.Equal(r.Train["q_data"], want[r.Method]) {
+			t.Errorf("%s: statistics %v, want q_data %v", r.Method, r.Train, want[r.Method])
+		}
+	}
+}
+
 // A training log that does not parse is an error that names the file and
 // line, not a silently shorter curve.
 func TestBadTrainingLogIsAnError(t *testing.T) {

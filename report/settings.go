@@ -98,7 +98,8 @@ type runKey struct {
 // config (written by an older koopq) is not compared. In-progress runs are
 // checked among themselves and with finished runs for settings, and for
 // duplicates only among themselves (a finished run replaces its partial
-// curve).
+// curve). Runs pooled or compared on different inputs (checkInputs) are
+// refused too.
 func checkRuns(rs []Result) error {
 	seen := map[runKey]Result{}
 	seenPartial := map[runKey]Result{}
@@ -130,7 +131,7 @@ func checkRuns(rs []Result) error {
 		}
 		cells[c] = append(cells[c], r)
 	}
-	return nil
+	return checkInputs(rs)
 }
 
 // differ returns the first key (in sorted order) that both a and b hold

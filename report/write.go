@@ -213,7 +213,7 @@ func (r *Report) Summary() string {
 	if r.Settings.Last > 1 {
 		score = fmt.Sprintf("Normalized score, each run's mean of its last %d evaluations", r.Settings.Last)
 	}
-	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s%s\n", score, r.Table.Markdown("dataset"), r.settingsNote())
+	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s%s\n", score, r.Table.Markdown("dataset"), r.settingsNote()+r.provenanceNote())
 	if r.Magnitude != nil {
 		fmt.Fprintf(&b, "## Scores beside the augmentation's size (mean ± std over seeds; ‖s̃ − s‖₂ over every training row, raw state units)\n\n%s\n", r.Magnitude.Markdown())
 	}
@@ -319,7 +319,7 @@ func (r *Report) Write(dir string) ([]string, error) {
 		return nil
 	}
 	files := []struct{ name, text string }{
-		{"table.md", r.Table.Markdown("dataset") + r.settingsNote()},
+		{"table.md", r.Table.Markdown("dataset") + r.settingsNote() + r.provenanceNote()},
 		{"table.csv", r.Table.CSV("dataset", "method")},
 		{"table.tex", r.Table.LaTeX("dataset")},
 		{"summary.md", r.Summary()},

@@ -22,7 +22,7 @@ import (
 // Dir is one run's directory:
 //
 //	config.json                     the full configuration (rewritten only when --steps extends the run)
-//	metrics.jsonl, metrics.csv      one row per log step (the CSV is rebuilt from the JSONL on resume)
+//	metrics.jsonl, metrics.csv      one row per log step (both rebuilt from their union on resume)
 //	history.json                    the evaluations so far
 //	checkpoints/latest.safetensors  the full training state (atomic, only finite weights)
 //	koopman.safetensors             the Koopman model, when the run trained one
@@ -143,7 +143,10 @@ func WriteFileAtomic(path string, data []byte) error {
 // brings a key the header lacks (a run resumed by a koopq that logs a new
 // statistic) makes the CSV be rebuilt from metrics.jsonl with the new
 // column, empty in the earlier rows. metrics.jsonl is the record: on resume
-// the CSV is rebuilt from it.
+// both are rebuilt from its rows and those only metrics.csv has (see
+// OpenMetrics). The CSV writes every number in the shortest form that
+// reads back exactly (metrics.csv files written before kept 8 significant
+// digits).
 type Metrics struct {
 	jsonl, csv         *os.File
 	jsonlPath, csvPath string
@@ -153,9 +156,11 @@ type Metrics struct {
 // OpenMetrics opens the run's metric logs for appending. When resuming from
 // a checkpoint taken at step keepUpTo (>= 0), rows logged after it (by a run
 // that was killed before its next checkpoint) and a torn last line are
-// removed first, and metrics.csv is rebuilt from the kept JSONL rows, so the
-// logs continue exactly where the restored state does. keepUpTo < 0 starts
-// new logs.
+// removed first, so the logs continue exactly where the restored state
+// does. The kept rows are those of metrics.jsonl plus the steps only
+// metrics.csv has (a truncated or damaged JSONL: its rows are recovered
+// from the CSV, with the CSV's precision), and both files are rewritten
+// with them. keepUpTo < 0 starts new logs.
 func (d *Dir) OpenMetrics(keepUpTo int) (*Metrics, error) {
 	m := &Metrics{jsonlPath: d.File("metrics.jsonl"), csvPath: d.File("metrics.csv")}
 	var jsonl []byte
@@ -164,6 +169,13 @@ func (d *Dir) OpenMetrics(keepUpTo int) (*Metrics, error) {
 		var lines []string
 		var err error
 		if rows, lines, err = readRows(m.jsonlPath, keepUpTo); err != nil {
+			return nil, err
+		}
+		fromCSV, err := readCSVRows(m.csvPath, keepUpTo)
+		if err != nil {
+			return nil, err
+		}
+		if rows, lines, err = mergeRows(rows, lines, fromCSV); err != nil {
 			return nil, err
 		}
 		var jb strings.Builder
@@ -234,7 +246,14 @@ func csvRow(cols []string, row map[string]float64) string {
 	vals := make([]string, len(cols))
 	for i, c := range cols {
 		if v, ok := row[c]; ok {
-			vals[i] = strconv.FormatFloat(v, 'g', 8, 64)
+			// Exact: the CSV is where a truncated metrics.jsonl's rows are
+			// recovered from on resume. Steps stay integers ('g' -1 would
+			// write 1e+06).
+			if c == "step" {
+				vals[i] = strconv.FormatFloat(v, 'f', -1, 64)
+			} else {
+				vals[i] = strconv.FormatFloat(v, 'g', -1, 64)
+			}
 		}
 	}
 	return strings.Join(vals, ",") + "\n"
@@ -316,4 +335,91 @@ func readRows(jp string, keep int) ([]map[string]float64, []string, error) {
 		return nil, nil, fmt.Errorf("%s: %w", jp, err)
 	}
 	return rows, lines, nil
+}
+
+// readCSVRows returns the complete rows of a metrics.csv with step <= keep;
+// an empty field is a key the row did not log. A missing file has no rows;
+// reading stops at an unterminated last line (a torn write) and at the
+// first line that does not parse (wrong number of fields, a number that
+// does not read, no integer step).
+func readCSVRows(path string, keep int) ([]map[string]float64, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(string(b), "\n")
+	lines = lines[:len(lines)-1] // the piece after the last newline: empty, or torn
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	head := strings.Split(lines[0], ",")
+	if !slices.Contains(head, "step") {
+		return nil, nil
+	}
+	var rows []map[string]float64
+	for _, line := range lines[1:] {
+		fields := strings.Split(line, ",")
+		if len(fields) != len(head) {
+			break
+		}
+		row := map[string]float64{}
+		ok := true
+		for j, f := range fields {
+			if f == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				ok = false
+				break
+			}
+			row[head[j]] = v
+		}
+		step, has := row["step"]
+		if !ok || !has || step != math.Trunc(step) {
+			break
+		}
+		if int(step) <= keep {
+			rows = append(rows, row)
+		}
+	}
+	return rows, nil
+}
+
+// mergeRows adds to metrics.jsonl's rows and lines the rows of fromCSV
+// whose steps the JSONL lacks (a JSONL row wins where both have a step: it
+// is exact), ordered by step.
+func mergeRows(rows []map[string]float64, lines []string, fromCSV []map[string]float64) ([]map[string]float64, []string, error) {
+	have := map[float64]bool{}
+	for _, r := range rows {
+		have[r["step"]] = true
+	}
+	added := false
+	for _, r := range fromCSV {
+		if have[r["step"]] {
+			continue
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("metrics row recovered from metrics.csv: %w", err)
+		}
+		rows, lines = append(rows, r), append(lines, string(b))
+		have[r["step"]], added = true, true
+	}
+	if !added {
+		return rows, lines, nil
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return rows[idx[a]]["step"] < rows[idx[b]]["step"] })
+	outRows, outLines := make([]map[string]float64, len(rows)), make([]string, len(rows))
+	for i, j := range idx {
+		outRows[i], outLines[i] = rows[j], lines[j]
+	}
+	return outRows, outLines, nil
 }

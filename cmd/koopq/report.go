@@ -32,7 +32,7 @@ run directories or their parents) and writes into --out:
   ablations.md / .csv / .tex         when a sweep ran ablations
   diagnostics.md / .csv              training statistics per dataset × method (Q on data/policy/random actions,
                                      CQL gap, α′, critic loss, log π): each run's mean over its last 20% of logged
-                                     steps, then mean ± std over seeds (from metrics.jsonl, else metrics.csv)
+                                     steps, then mean ± std over seeds (from metrics.jsonl, and metrics.csv for steps it lacks)
   performance-profiles.png/.svg, iqm.png/.svg, curves-<dataset>.png/.svg (mean over seeds, shaded CI band;
                                      beside it the mean Q on data actions and CQL's α′ when logged)
   table-vs-reference.md              with --reference: our table beside published scores (other data, never in a statistic)

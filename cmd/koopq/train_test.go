@@ -538,3 +538,38 @@ func TestTrainReadOptionsAndMinari(t *testing.T) {
 		t.Errorf("read options %+v, %d transitions", res.Config.ReadOptions, res.Transitions)
 	}
 }
+
+// Issue 66 item 9: with metrics.jsonl truncated and metrics.csv intact,
+// `train --resume` rebuilt the CSV from the JSONL and the rows vanished
+// from both. Now the resumed run's logs are those of an uninterrupted run.
+func TestTrainResumeKeepsMetricRowsOfTruncatedJSONL(t *testing.T) {
+	tmp := t.TempDir()
+	data := writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 300, 2)
+	out := filepath.Join(tmp, "runs")
+	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(data, out, "r", "--steps", "20")...); r.Code != 0 {
+		t.Fatalf("train: %s", r.Stderr)
+	}
+	dir := runDir(t, out)
+	jp := filepath.Join(dir, "metrics.jsonl")
+	b, err := os.ReadFile(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(jp, []byte(strings.SplitAfter(string(b), "\n")[0]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, tmp, 2*time.Minute, "train", "--resume", dir, "--steps", "40"); r.Code != 0 {
+		t.Fatalf("resume: %s", r.Stderr)
+	}
+	out2 := filepath.Join(tmp, "runs40")
+	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(data, out2, "r")...); r.Code != 0 {
+		t.Fatalf("train 40: %s", r.Stderr)
+	}
+	want := runDir(t, out2)
+	if a, b := jsonlNoTiming(t, filepath.Join(want, "metrics.jsonl")), jsonlNoTiming(t, jp); a != b {
+		t.Errorf("metrics.jsonl after resume:\n%s\nwant\n%s", b, a)
+	}
+	if a, b := csvNoTiming(t, filepath.Join(want, "metrics.csv")), csvNoTiming(t, filepath.Join(dir, "metrics.csv")); a != b {
+		t.Errorf("metrics.csv after resume:\n%s\nwant\n%s", b, a)
+	}
+}

@@ -1,0 +1,192 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// checkInputs refuses runs pooled or compared on different inputs (see
+// checkRuns): a dataset × method cell whose runs read different
+// transitions (dataset content sha256) or different given Koopman models,
+// or that mixes a given model with models the runs trained themselves
+// (runs that train their own have one per seed: not compared); and a
+// dataset whose methods read different transitions, since a row of the
+// table compares them. Runs without recorded inputs are not compared.
+func checkInputs(rs []Result) error {
+	type cellKey struct{ dataset, method string }
+	cells := map[cellKey][]Result{}
+	for _, r := range rs {
+		c := cellKey{r.Dataset, r.Method}
+		for _, f := range cells[c] {
+			a, b := f.Inputs, r.Inputs
+			if a.DatasetContent != "" && b.DatasetContent != "" && a.DatasetContent != b.DatasetContent {
+				return fmt.Errorf("report: %s %s pools runs trained on different data: dataset content sha256 %s in %s but %s in %s "+
+					"(another dataset under the same name, or the file changed between runs); report them apart, or retrain the odd runs on the cell's data",
+					r.Dataset, r.Method, short(a.DatasetContent), f.Dir, short(b.DatasetContent), r.Dir)
+			}
+			if a.Model == "" || b.Model == "" {
+				continue
+			}
+			if a.SharedModel && b.SharedModel && a.Model != b.Model {
+				return fmt.Errorf("report: %s %s pools runs that used different Koopman models: %s (sha256 %s) in %s but %s (sha256 %s) in %s; "+
+					"seeds of one method share one model: report them apart, or retrain the odd runs with the cell's model",
+					r.Dataset, r.Method, a.ModelPath, short(a.Model), f.Dir, b.ModelPath, short(b.Model), r.Dir)
+			}
+			if a.SharedModel != b.SharedModel {
+				given, own := f, r
+				if !a.SharedModel {
+					given, own = r, f
+				}
+				return fmt.Errorf("report: %s %s pools runs that used a given Koopman model (%s, sha256 %s, in %s) with runs that trained their own (%s): "+
+					"two protocols under one method name; report them apart, or give them different method names in the sweep spec",
+					r.Dataset, r.Method, given.Inputs.ModelPath, short(given.Inputs.Model), given.Dir, own.Dir)
+			}
+		}
+		cells[c] = append(cells[c], r)
+	}
+	first := map[string]Result{} // per dataset, its first run with a recorded content fingerprint
+	for _, r := range rs {
+		if r.Inputs.DatasetContent == "" {
+			continue
+		}
+		f, ok := first[r.Dataset]
+		if !ok {
+			first[r.Dataset] = r
+			continue
+		}
+		if f.Inputs.DatasetContent != r.Inputs.DatasetContent { // f.Method != r.Method: the cells agree
+			return fmt.Errorf("report: %s: %s and %s trained on different data: dataset content sha256 %s in %s but %s in %s; "+
+				"the methods of a dataset's row are compared with each other and must see the same transitions: report them apart, "+
+				"or retrain one of them on the other's data", r.Dataset, f.Method, r.Method, short(f.Inputs.DatasetContent), f.Dir,
+				short(r.Inputs.DatasetContent), r.Dir)
+		}
+	}
+	return nil
+}
+
+// short abbreviates a hex digest to 12 digits for messages.
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
+}
+
+// ProvenanceNote flags a table cell whose finished runs were not all
+// trained by one clean koopq build in one GEMM precision: their segments
+// come from more than one commit or from a build of a modified tree
+// ("+dirty"), or from more than one precision. The cell is reported (the
+// code may have changed in ways that do not matter), but its seeds may
+// not be one program's numbers.
+type ProvenanceNote struct {
+	Dataset string `json:"dataset"`
+	Method  string `json:"method"`
+	// Commits are the koopq commits that trained the cell's runs and the
+	// seeds each trained (a resumed run can be under several); set when
+	// there are several or one is "+dirty".
+	Commits []ValueSeeds `json:"commits,omitempty"`
+	// Precisions are the GEMM precisions and their seeds, when several.
+	Precisions []ValueSeeds `json:"precisions,omitempty"`
+}
+
+// ValueSeeds is one value of a ProvenanceNote and the seeds that had it.
+type ValueSeeds struct {
+	Value string   `json:"value"`
+	Seeds []uint64 `json:"seeds"`
+}
+
+func (v ValueSeeds) String() string {
+	word := "seeds"
+	if len(v.Seeds) == 1 {
+		word = "seed"
+	}
+	s := make([]string, len(v.Seeds))
+	for i, x := range v.Seeds {
+		s[i] = fmt.Sprint(x)
+	}
+	return fmt.Sprintf("%s (%s %s)", v.Value, word, strings.Join(s, ", "))
+}
+
+// String is a one-line description, e.g. "hopper-medium CQL: trained by
+// commits 1a2b3c4 (seeds 0, 1), 5d6e7f8+dirty (seed 2)".
+func (n ProvenanceNote) String() string {
+	join := func(vs []ValueSeeds) string {
+		s := make([]string, len(vs))
+		for i, v := range vs {
+			s[i] = v.String()
+		}
+		return strings.Join(s, ", ")
+	}
+	var parts []string
+	if len(n.Commits) > 0 {
+		parts = append(parts, "trained by commits "+join(n.Commits))
+	}
+	if len(n.Precisions) > 0 {
+		parts = append(parts, "GEMM precisions "+join(n.Precisions))
+	}
+	return fmt.Sprintf("%s %s: %s", n.Dataset, n.Method, strings.Join(parts, "; "))
+}
+
+// provenanceNotes lists the cells of rs (finished runs in table order)
+// whose segments come from several commits, a "+dirty" commit or several
+// GEMM precisions. Segments without recorded provenance are left out.
+func provenanceNotes(rs []Result) []ProvenanceNote {
+	var out []ProvenanceNote
+	add := func(vs []ValueSeeds, value string, seed uint64) []ValueSeeds {
+		i := slices.IndexFunc(vs, func(v ValueSeeds) bool { return v.Value == value })
+		if i < 0 {
+			return append(vs, ValueSeeds{Value: value, Seeds: []uint64{seed}})
+		}
+		if !slices.Contains(vs[i].Seeds, seed) {
+			vs[i].Seeds = append(vs[i].Seeds, seed)
+		}
+		return vs
+	}
+	for i := 0; i < len(rs); {
+		j := i
+		var commits, precisions []ValueSeeds
+		dirty := false
+		for ; j < len(rs) && rs[j].Dataset == rs[i].Dataset && rs[j].Method == rs[i].Method; j++ {
+			for _, s := range rs[j].Segments {
+				if !s.Known {
+					continue
+				}
+				if s.Commit != "" {
+					commits = add(commits, s.Commit, rs[j].Seed)
+					dirty = dirty || strings.Contains(s.Commit, "+dirty")
+				}
+				if s.Precision != "" {
+					precisions = add(precisions, s.Precision, rs[j].Seed)
+				}
+			}
+		}
+		n := ProvenanceNote{Dataset: rs[i].Dataset, Method: rs[i].Method}
+		if len(commits) > 1 || dirty {
+			n.Commits = commits
+		}
+		if len(precisions) > 1 {
+			n.Precisions = precisions
+		}
+		if n.Commits != nil || n.Precisions != nil {
+			out = append(out, n)
+		}
+		i = j
+	}
+	return out
+}
+
+// provenanceNote is the provenance notes as a paragraph to follow the
+// paper-format table, or "" when there are none.
+func (r *Report) provenanceNote() string {
+	if len(r.ProvenanceNotes) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n**Provenance notes** (cells whose runs were not all trained by one koopq build of an unmodified tree in one " +
+		"GEMM precision: their seeds may not be one program's numbers; runs.md lists every run's processes):\n\n")
+	for _, n := range r.ProvenanceNotes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	return b.String()
+}
