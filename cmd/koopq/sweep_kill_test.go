@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/koopq/koopq/sweep"
 )
 
 // childrenOf lists the processes whose parent is pid, with their command
@@ -51,9 +53,9 @@ func gone(pid int) bool {
 }
 
 // killSweepWhen starts 'koopq sweep run args' in work, waits until one of
-// its children satisfies match, kills the sweep with SIGKILL and checks that
-// its children die with it.
-func killSweepWhen(t *testing.T, work string, what string, match func(cmdline string) bool, args ...string) {
+// its children satisfies match, sends the sweep sig and checks that its
+// children end with it. It returns the sweep's exit code and stderr.
+func killSweepWhen(t *testing.T, work string, sig syscall.Signal, what string, match func(cmdline string) bool, args ...string) (int, string) {
 	t.Helper()
 	cmd := exec.Command(koopqBin, append([]string{"sweep", "run"}, args...)...)
 	cmd.Dir = work
@@ -72,20 +74,22 @@ func killSweepWhen(t *testing.T, work string, what string, match func(cmdline st
 		}
 		return false, fmt.Sprintf("children %v", kids)
 	})
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
 	for pid, c := range kids {
-		waitFor(t, fmt.Sprintf("child %d (%s) of the killed sweep to end", pid, c), 30*time.Second, func() (bool, string) {
+		waitFor(t, fmt.Sprintf("child %d (%s) of the stopped sweep to end", pid, c), 30*time.Second, func() (bool, string) {
 			return gone(pid), ""
 		})
 	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
 }
 
 // kill -9 of 'sweep run' takes its collect and its trainers with it: no
 // orphan keeps writing, and the rerun neither marks a run failed nor
-// collects a dataset twice at once; it finishes the sweep.
+// collects a dataset twice at once; it finishes the sweep. A sweep stopped
+// by SIGTERM exits with the resumable status of 'koopq train'.
 func TestSweepKill9LeavesNoOrphans(t *testing.T) {
 	work := t.TempDir()
 	spec := strings.Replace(tinySweepSpec, "seeds: [0, 1]", "seeds: [0]", 1)
@@ -97,19 +101,26 @@ func TestSweepKill9LeavesNoOrphans(t *testing.T) {
 	}
 	out := filepath.Join(work, "sw")
 	args := []string{"spec.yaml", "--out", out, "--jobs", "1"}
-	killSweepWhen(t, work, "collect started", func(c string) bool { return strings.Contains(c, " collect ") }, args...)
+	killSweepWhen(t, work, syscall.SIGKILL, "collect started", func(c string) bool { return strings.Contains(c, " collect ") }, args...)
 	// An orphaned collect would have gone on to write the dataset.
 	if _, err := os.Stat(filepath.Join(work, "data", "pendulum-medium.hdf5")); !os.IsNotExist(err) {
 		t.Fatalf("the killed sweep's collect went on: %v", err)
 	}
 	slot := filepath.Join(out, "pendulum-medium__cql__s0")
-	killSweepWhen(t, work, "trainer checkpointed", func(c string) bool {
+	killSweepWhen(t, work, syscall.SIGKILL, "trainer checkpointed", func(c string) bool {
 		m, _ := filepath.Glob(filepath.Join(slot, "*", "checkpoints", "latest.safetensors"))
 		return strings.Contains(c, " train ") && len(m) > 0
 	}, args...)
 	// An orphaned trainer would have finished the run.
 	if m, _ := filepath.Glob(filepath.Join(slot, "*", "results.json")); len(m) != 0 {
 		t.Fatalf("the killed sweep's trainer went on: %v", m)
+	}
+
+	// SIGTERM (as SIGINT): the trainer checkpoints, and the sweep exits with
+	// train's resumable status, not 1.
+	code, stderr := killSweepWhen(t, work, syscall.SIGTERM, "trainer resumed", func(c string) bool { return strings.Contains(c, " train --resume ") }, args...)
+	if code != sweep.ExitInterrupted || !strings.Contains(stderr, "1 run interrupted") {
+		t.Fatalf("sweep stopped by SIGTERM: exit %d, want %d\n%s", code, sweep.ExitInterrupted, stderr)
 	}
 
 	r := runCLI(t, work, 3*time.Minute, append([]string{"sweep", "run"}, args...)...)

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/koopq/koopq/sweep"
 )
 
 // writeSpec writes text as spec.yaml in a fresh directory and returns it.
@@ -185,7 +187,7 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "interrupted") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != sweep.ExitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("interrupted sweep: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	if m, _ := filepath.Glob(filepath.Join(out, "*", "*", "results.json")); len(m) != 0 {
