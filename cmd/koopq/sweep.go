@@ -119,11 +119,26 @@ func signalContext(parent context.Context, what string) (context.Context, contex
 	return ctx, cancel
 }
 
+// koopqBinary is the koopq binary the runs execute: --koopq, which must be
+// an executable file (checked before anything starts), else this one.
 func koopqBinary(flag string) (string, error) {
-	if flag != "" {
-		return filepath.Abs(flag)
+	if flag == "" {
+		return os.Executable()
 	}
-	return os.Executable()
+	p, err := filepath.Abs(flag)
+	if err != nil {
+		return "", fmt.Errorf("--koopq %s: %w", flag, err)
+	}
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("--koopq %s: %w", flag, unwrapPathErr(err))
+	case !st.Mode().IsRegular():
+		return "", fmt.Errorf("--koopq %s: not a file (want the koopq binary the runs execute)", flag)
+	case st.Mode().Perm()&0o111 == 0:
+		return "", fmt.Errorf("--koopq %s: not executable (want the koopq binary the runs execute)", flag)
+	}
+	return p, nil
 }
 
 // unstampedWarning is the warning sweep run prints before it launches runs

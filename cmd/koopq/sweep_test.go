@@ -46,6 +46,8 @@ func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
 			[]string{"collect: data must be named pendulum-<random|medium|expert|medium-replay|medium-expert>.hdf5"}},
 		{"bad executor", "", "", []string{"--executor", "pbs"}, []string{`--executor "pbs"`}},
 		{"negative jobs", "", "", []string{"--jobs", "-1"}, []string{"--jobs -1"}},
+		{"missing koopq binary", "", "", []string{"--koopq", "/nonexistent/koopq"}, []string{"--koopq /nonexistent/koopq: no such file or directory"}},
+		{"koopq binary not executable", "", "", []string{"--koopq", "spec.yaml"}, []string{"--koopq spec.yaml: not executable"}},
 		{"k8s without image", "", "", []string{"--executor", "k8s"}, []string{"kubernetes.image: missing"}},
 		{"zero time limit", "", "", []string{"--time-limit", "0s"}, []string{"--time-limit 0s: want a positive duration"}},
 		{"time limit on slurm", "", "", []string{"--time-limit", "1h", "--executor", "slurm"}, []string{"with --executor local"}},
