@@ -184,6 +184,7 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	}
 	var args []string
 	if st.TrainDir == "" {
+		cleanOrphans(slot) // a directory an earlier attempt left without config.json
 		if r.Koopman != "" {
 			if _, err := os.Stat(resolve(o.DataRoot, r.Koopman)); err != nil {
 				return Pending, fmt.Errorf("run %s: Koopman model %s missing ('koopq sweep run' trains it before the runs): %w",
@@ -326,8 +327,10 @@ func exitCode(err error) int {
 }
 
 // cleanOrphans removes run directories that a failed trainer created but
-// left empty (no config.json, nothing but empty directories inside), so
-// retries do not pile them up in the slot.
+// left empty (no config.json; nothing inside but empty directories, the
+// .lock no process holds and temporary files, as a trainer that could not
+// write its config.json on a full disk leaves them), so retries do not pile
+// them up in the slot.
 func cleanOrphans(slot string) {
 	entries, err := os.ReadDir(slot)
 	if err != nil {
@@ -343,12 +346,15 @@ func cleanOrphans(slot string) {
 		}
 		empty := true
 		_ = filepath.WalkDir(p, func(_ string, d os.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
+			if err != nil || !d.IsDir() && d.Name() != slotLock && !strings.HasPrefix(d.Name(), ".tmp-") {
 				empty = false
 			}
 			return nil
 		})
-		if empty {
+		if !empty {
+			continue
+		}
+		if held, _ := trainDirHeld(p); !held {
 			_ = os.RemoveAll(p)
 		}
 	}
