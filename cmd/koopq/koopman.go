@@ -57,7 +57,9 @@ The training state is checkpointed to MODEL.ckpt after every epoch. SIGINT or
 SIGTERM stops within one minibatch (exit status 75) and keeps the finished
 epochs there; the same command with --resume continues from them and ends
 with the same model, bit for bit, as an uninterrupted training. The
-checkpoint is removed once MODEL is written.
+checkpoint is removed once MODEL is written; --resume of a finished model
+says so and exits 0. A training holds a lock (<dir>/.<MODEL name>.lock): a
+second process on the same MODEL fails at once, naming the first's pid.
 
 Defaults: paper sizes (N = 32, 2×512), the authors' tanh activations (the
 paper's text says ReLU), lr 3e-4, batch 256, 75 epochs (paper), γ_ae = 10
