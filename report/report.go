@@ -507,6 +507,37 @@ func markBest(row *Row) {
 	}
 }
 
+// checkScoreRange refuses scores (final or evaluated along the way) so far
+// apart that their difference overflows float64: the performance profiles'
+// thresholds and the plots' axes span that difference, and no statistic of
+// such numbers means anything (a corrupt or hand-edited results.json).
+func checkScoreRange(runs []Result) error {
+	var lo, hi struct {
+		v   float64
+		dir string
+	}
+	lo.v, hi.v = math.Inf(1), math.Inf(-1)
+	see := func(v float64, dir string) {
+		if v < lo.v {
+			lo.v, lo.dir = v, dir
+		}
+		if v > hi.v {
+			hi.v, hi.dir = v, dir
+		}
+	}
+	for _, r := range runs {
+		see(r.Score, r.Dir)
+		for _, p := range r.History {
+			see(p.Score, r.Dir)
+		}
+	}
+	if hi.v >= lo.v && math.IsInf(hi.v-lo.v, 0) {
+		return fmt.Errorf("report: scores range from %g (%s) to %g (%s), too far apart to compute statistics or draw; is one of these results.json corrupt? (nothing written)",
+			lo.v, lo.dir, hi.v, hi.dir)
+	}
+	return nil
+}
+
 // Build computes the report from runs.
 func Build(runs []Result, o Options) (*Report, error) {
 	o.defaults()
@@ -525,14 +556,17 @@ func Build(runs []Result, o Options) (*Report, error) {
 			if len(r.History) < o.Last {
 				return nil, fmt.Errorf("report: --last %d: %s has %d evaluations", o.Last, r.Dir, len(r.History))
 			}
-			var sum float64
-			for _, p := range r.History[len(r.History)-o.Last:] {
-				sum += p.Score
+			last := make([]float64, o.Last)
+			for j, p := range r.History[len(r.History)-o.Last:] {
+				last[j] = p.Score
 			}
-			runs[i].Score = sum / float64(o.Last)
+			runs[i].Score = Mean(last)
 		}
 	}
 	if err := checkRuns(runs); err != nil {
+		return nil, err
+	}
+	if err := checkScoreRange(runs); err != nil {
 		return nil, err
 	}
 	var main, abl, partial []Result
@@ -662,6 +696,10 @@ func Build(runs []Result, o Options) (*Report, error) {
 	rep.Taus = make([]float64, o.ProfilePoints)
 	for i := range rep.Taus {
 		rep.Taus[i] = lo + (hi-lo)*float64(i)/float64(o.ProfilePoints-1)
+		if math.IsInf(rep.Taus[i], 0) { // (hi − lo)·i overflowed
+			f := float64(i) / float64(o.ProfilePoints-1)
+			rep.Taus[i] = lo*(1-f) + hi*f
+		}
 	}
 	for i, m := range rep.Methods {
 		rep.Profiles = append(rep.Profiles, ProfileCurve{Method: m,

@@ -25,7 +25,9 @@ func (t Tasks) flat() []float64 {
 	return out
 }
 
-// Mean is the arithmetic mean (NaN for no values).
+// Mean is the arithmetic mean (NaN for no values). Finite values give a
+// finite mean, however large they are: a sum that overflows is redone on
+// the values scaled by the largest magnitude.
 func Mean(x []float64) float64 {
 	if len(x) == 0 {
 		return math.NaN()
@@ -34,11 +36,33 @@ func Mean(x []float64) float64 {
 	for _, v := range x {
 		s += v
 	}
-	return s / float64(len(x))
+	if !math.IsInf(s, 0) {
+		return s / float64(len(x))
+	}
+	scale := maxAbs(x, 0)
+	if math.IsInf(scale, 0) || scale == 0 {
+		return s / float64(len(x)) // an infinite value: the mean is too
+	}
+	s = 0
+	for _, v := range x {
+		s += v / scale
+	}
+	return s / float64(len(x)) * scale
+}
+
+// maxAbs is the largest |v − m| over x.
+func maxAbs(x []float64, m float64) float64 {
+	a := 0.0
+	for _, v := range x {
+		a = math.Max(a, math.Abs(v-m))
+	}
+	return a
 }
 
 // Std is the sample standard deviation (n−1 in the denominator; 0 for one
-// value, NaN for none), the "±" of the paper's tables.
+// value, NaN for none), the "±" of the paper's tables. Like Mean it does
+// not overflow on large finite values whose spread float64 can hold: the
+// squares are then summed scaled by the largest deviation.
 func Std(x []float64) float64 {
 	switch len(x) {
 	case 0:
@@ -51,7 +75,17 @@ func Std(x []float64) float64 {
 	for _, v := range x {
 		s += (v - m) * (v - m)
 	}
-	return math.Sqrt(s / float64(len(x)-1))
+	if !math.IsInf(s, 0) && !math.IsNaN(s) || math.IsInf(m, 0) || math.IsNaN(m) {
+		return math.Sqrt(s / float64(len(x)-1))
+	}
+	// (v − m)² overflowed; v/scale − m/scale cannot (|v|, |m| ≤ MaxFloat64).
+	scale := math.Max(maxAbs(x, 0), math.Abs(m))
+	s = 0
+	for _, v := range x {
+		d := v/scale - m/scale
+		s += d * d
+	}
+	return math.Sqrt(s/float64(len(x)-1)) * scale
 }
 
 // IQM is the interquartile mean: the mean of the values left after removing

@@ -306,9 +306,6 @@ const branchNote = "\nA batch's branch is the run's logged `model_batch`; for ru
 // (performance profiles, IQM intervals, one learning-curve plot per dataset,
 // each as PNG and SVG). It returns the paths written.
 func (r *Report) Write(dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	var written []string
 	put := func(name, text string) error {
 		p := filepath.Join(dir, name)
@@ -354,17 +351,20 @@ func (r *Report) Write(dir string) ([]string, error) {
 			{"diagnostics-branches.csv", r.BranchDiagnostics.CSV()},
 		}...)
 	}
+	// Everything is rendered before the first file is written, so that a
+	// report that cannot be encoded leaves no partial output behind.
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("report.json: %w (nothing written)", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	files = append(files, struct{ name, text string }{"report.json", string(js) + "\n"})
 	for _, f := range files {
 		if err := put(f.name, f.text); err != nil {
 			return written, err
 		}
-	}
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return written, err
-	}
-	if err := put("report.json", string(js)+"\n"); err != nil {
-		return written, err
 	}
 	figs, err := r.plots(dir)
 	written = append(written, figs...)

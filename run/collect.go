@@ -42,6 +42,9 @@ func Collect(ctx context.Context, cfg sac.CollectConfig, outDir string, progress
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("collect: %w", err)
 	}
+	if err := checkWritable("--out", outDir); err != nil {
+		return nil, nil, err
+	}
 	ds, info, err := sac.Collect(ctx, cfg, progress)
 	if err != nil {
 		return nil, nil, err
@@ -61,6 +64,25 @@ func Collect(ctx context.Context, cfg sac.CollectConfig, outDir string, progress
 	}
 	d := &Dir{Path: outDir}
 	return ds, res, d.WriteJSON("collect.json", res)
+}
+
+// checkWritable makes and removes a file in dir, so that a directory the
+// results cannot be written to (read-only, full, a pseudo file system) is
+// found before a rollout that takes minutes, not after it.
+func checkWritable(flag, dir string) error {
+	f, err := os.CreateTemp(dir, ".koopq-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot write files there: %w", flag, dir, err)
+	}
+	name := f.Name()
+	err = f.Close()
+	if rerr := os.Remove(name); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot write files there: %w", flag, dir, err)
+	}
+	return nil
 }
 
 // D4RLMediumScore is the D4RL-normalized mean return of D4RL v2's medium
@@ -410,6 +432,9 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 	}
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("--out: %w", err)
+	}
+	if err := checkWritable("--out", opts.Out); err != nil {
+		return nil, err
 	}
 	var out []D4RLFile
 	for i, s := range srcs {

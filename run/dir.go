@@ -89,6 +89,46 @@ func (d *Dir) Lock() (unlock func(), err error) {
 	return unlock, nil
 }
 
+// removeSkeleton removes the run directory if it holds nothing but what
+// NewDir and Lock make (an empty checkpoints/, .lock) and temporary files,
+// and reports whether it did: a directory whose config.json could not be
+// written leaves nothing behind.
+func (d *Dir) removeSkeleton() bool {
+	if !IsSkeleton(d.Path) {
+		return false
+	}
+	return os.RemoveAll(d.Path) == nil
+}
+
+// IsSkeleton reports whether the directory path holds no more than a run
+// directory that never got its config.json: an empty checkpoints/, .lock
+// and .tmp-* files. Such a directory can be neither resumed nor reported;
+// removing it loses nothing.
+func IsSkeleton(path string) bool {
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case n == ".lock" && e.Type().IsRegular(), strings.HasPrefix(n, ".tmp-") && e.Type().IsRegular():
+		case n == "checkpoints" && e.IsDir():
+			sub, err := os.ReadDir(filepath.Join(path, n))
+			if err != nil {
+				return false
+			}
+			for _, f := range sub {
+				if !strings.HasPrefix(f.Name(), ".tmp-") || !f.Type().IsRegular() {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // CleanTemp removes the temporary files (.tmp-*) that a killed process left
 // in the run directory and its checkpoints/ folder. Call it while holding
 // the lock.

@@ -345,7 +345,12 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 				return nil, err
 			}
 		}
-	} else if err := dir.WriteJSON("config.json", cfg); err != nil {
+	} else if err := writeConfig(dir, cfg); err != nil {
+		// A new run directory without its config.json could be neither
+		// resumed nor told apart from a run: remove it, all or nothing.
+		if dir.removeSkeleton() {
+			return nil, fmt.Errorf("writing %s: %w (the new run directory was removed)", dir.File("config.json"), err)
+		}
 		return nil, err
 	}
 	if err := dir.WriteJSON(InputsFile, inputs); err != nil {
@@ -585,8 +590,13 @@ func resumedHistory(hist []EvalPoint, keep int, cfg TrainConfig) []EvalPoint {
 	return slices.Clip(out)
 }
 
+// writeConfig writes a new run's config.json (a variable so that a test can
+// make the write fail, as a full disk does).
+var writeConfig = func(dir *Dir, cfg TrainConfig) error { return dir.WriteJSON("config.json", cfg) }
+
 func divergedError(step int, cause error, lastCkpt int, ckpt string) error {
-	kept := "no checkpoint was written yet"
+	kept := "no checkpoint was written yet, so nothing is lost by starting over: delete the run directory and train again with other settings " +
+		"(--resume restarts it from step 0 with the same ones)"
 	if lastCkpt >= 0 {
 		kept = fmt.Sprintf("the last good checkpoint (step %d) is kept in %s", lastCkpt, ckpt)
 	}

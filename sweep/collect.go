@@ -188,7 +188,7 @@ func prepareStep(ctx context.Context, st PrepStep, koopq string, progress io.Wri
 		return err
 	}
 	lock := filepath.Join(filepath.Dir(st.Path), "."+filepath.Base(st.Path)+".prepare.lock")
-	unlock, holder, err := lockfile.TryLock(lock)
+	lockF, unlock, holder, err := lockfile.TryLockFile(lock)
 	if errors.Is(err, lockfile.ErrBusy) {
 		if progress != nil {
 			fmt.Fprintf(progress, "%s: waiting for another process (pid %s) that is making %s\n", st, holder, st.Path)
@@ -201,7 +201,7 @@ func prepareStep(ctx context.Context, st PrepStep, koopq string, progress io.Wri
 				return ctx.Err()
 			case <-tick.C:
 			}
-			unlock, _, err = lockfile.TryLock(lock)
+			lockF, unlock, _, err = lockfile.TryLockFile(lock)
 		}
 	}
 	if err != nil {
@@ -218,7 +218,7 @@ func prepareStep(ctx context.Context, st PrepStep, koopq string, progress io.Wri
 	if st.Kind == PrepKoopman {
 		args = resumeKoopman(args, st.Path) // the other process may have been stopped during the training
 	}
-	if err := runTool(ctx, koopq, args, st.Log, st.String(), progress); err != nil {
+	if err := runTool(ctx, koopq, args, st.Log, st.String(), progress, lockF); err != nil {
 		return err
 	}
 	f, err := fingerprint.Of(st.Path)
@@ -231,8 +231,9 @@ func prepareStep(ctx context.Context, st PrepStep, koopq string, progress io.Wri
 	return nil
 }
 
-// runTool runs `koopq args...` with its output appended to logPath.
-func runTool(ctx context.Context, koopq string, args []string, logPath, what string, progress io.Writer) error {
+// runTool runs `koopq args...` with its output appended to logPath; the
+// child inherits lock, the lock on what it makes (see runChild).
+func runTool(ctx context.Context, koopq string, args []string, logPath, what string, progress io.Writer, lock *os.File) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -248,7 +249,7 @@ func runTool(ctx context.Context, koopq string, args []string, logPath, what str
 	}
 	cmd := exec.CommandContext(ctx, koopq, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	err = cmd.Run()
+	err = runChild(cmd, lock)
 	logf.Close()
 	if err != nil {
 		return fmt.Errorf("koopq %s: %v: %s", strings.Join(args, " "), err, logTail(logPath))

@@ -161,9 +161,9 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	if err := os.MkdirAll(slot, 0o755); err != nil {
 		return Pending, err
 	}
-	unlock, err := lockSlot(slot)
+	lockF, unlock, holder, err := lockSlot(slot)
 	if errors.Is(err, errSlotBusy) {
-		return Running, fmt.Errorf("run %s: running elsewhere (a process on this machine holds %s): %w", r.Name, filepath.Join(slot, slotLock), ErrSkipped)
+		return Running, fmt.Errorf("run %s: running elsewhere (%s holds %s): %w", r.Name, pidText(holder), filepath.Join(slot, slotLock), ErrSkipped)
 	} else if err != nil {
 		return Pending, fmt.Errorf("run %s: %w", r.Name, err)
 	}
@@ -172,6 +172,14 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 		return Failed, err
 	}
 	st := RunStatus(out, r)
+	if st.TrainDir != "" && st.State != Done {
+		// A trainer still at work on the run directory (one a killed
+		// sweep left behind, or a 'koopq train --resume' started by hand)
+		// holds its lock: starting another would fail on it.
+		if held, holder := trainDirHeld(st.TrainDir); held {
+			return Running, fmt.Errorf("run %s: running elsewhere (%s holds %s): %w", r.Name, pidText(holder), filepath.Join(st.TrainDir, ".lock"), ErrSkipped)
+		}
+	}
 	switch {
 	case st.State == Done:
 		return Done, fmt.Errorf("run %s: already done: %w", r.Name, ErrSkipped)
@@ -182,6 +190,7 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	}
 	var args []string
 	if st.TrainDir == "" {
+		cleanOrphans(slot) // a directory an earlier attempt left without config.json
 		if r.KoopmanDefault {
 			// Where no `sweep run` prepared it (Kubernetes pods), the first
 			// run trains the default model; the others wait for it.
@@ -229,7 +238,7 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 	if cmd.WaitDelay <= 0 {
 		cmd.WaitDelay = 2 * time.Minute
 	}
-	runErr := cmd.Run()
+	runErr := runChild(cmd, lockF)
 	m.Ended = time.Now().UTC()
 	after := RunStatus(out, r)
 	switch {
@@ -278,19 +287,43 @@ var errSlotBusy = errors.New("slot locked")
 // never execute the same run: checking the run's state and writing its
 // marker are two steps another process could come between. It returns
 // errSlotBusy when another process (or another execution in this one)
-// holds it, and the function that releases it. On a filesystem without
-// flock it takes no lock and leaves the guarding to the marker.
-func lockSlot(slot string) (unlock func(), err error) {
-	unlock, _, err = lockfile.TryLock(filepath.Join(slot, slotLock))
+// holds it, with the holder's pid as the lock file records it, else the
+// lock file (handed on to the trainer, see runChild) and the function that
+// releases it. On a filesystem without flock it takes no lock (nil file)
+// and leaves the guarding to the marker.
+func lockSlot(slot string) (f *os.File, unlock func(), holder string, err error) {
+	f, unlock, holder, err = lockfile.TryLockFile(filepath.Join(slot, slotLock))
 	switch {
 	case errors.Is(err, lockfile.ErrBusy):
-		return nil, errSlotBusy
+		return nil, nil, holder, errSlotBusy
 	case errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS):
 		// A filesystem without flock (some network and FUSE mounts): the
 		// state marker alone guards the run, as before the lock.
-		return func() {}, nil
+		return nil, func() {}, "", nil
 	}
-	return unlock, err
+	return f, unlock, "", err
+}
+
+// trainDirHeld reports whether another process holds the lock of the train
+// run directory dir (run.Dir.Lock), and the holder's pid as recorded.
+func trainDirHeld(dir string) (bool, string) {
+	unlock, holder, err := lockfile.TryLock(filepath.Join(dir, ".lock"))
+	if errors.Is(err, lockfile.ErrBusy) {
+		return true, holder
+	}
+	if err == nil {
+		unlock()
+	}
+	return false, ""
+}
+
+// pidText names a lock holder: "pid N", or "another process" when the lock
+// file records none.
+func pidText(holder string) string {
+	if holder == "" {
+		return "another process"
+	}
+	return "pid " + holder
 }
 
 // ExitInterrupted is the exit status of `koopq train` when a signal
@@ -309,8 +342,10 @@ func exitCode(err error) int {
 }
 
 // cleanOrphans removes run directories that a failed trainer created but
-// left empty (no config.json, nothing but empty directories inside), so
-// retries do not pile them up in the slot.
+// left empty (no config.json; nothing inside but empty directories, the
+// .lock no process holds and temporary files, as a trainer that could not
+// write its config.json on a full disk leaves them), so retries do not pile
+// them up in the slot.
 func cleanOrphans(slot string) {
 	entries, err := os.ReadDir(slot)
 	if err != nil {
@@ -326,12 +361,15 @@ func cleanOrphans(slot string) {
 		}
 		empty := true
 		_ = filepath.WalkDir(p, func(_ string, d os.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
+			if err != nil || !d.IsDir() && d.Name() != slotLock && !strings.HasPrefix(d.Name(), ".tmp-") {
 				empty = false
 			}
 			return nil
 		})
-		if empty {
+		if !empty {
+			continue
+		}
+		if held, _ := trainDirHeld(p); !held {
 			_ = os.RemoveAll(p)
 		}
 	}

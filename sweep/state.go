@@ -64,7 +64,8 @@ type Status struct {
 	StepsPerSec float64
 	// TrainDir is the `koopq train` run directory ("" before the run starts).
 	TrainDir string
-	// Message explains failures.
+	// Message explains failures, and notes a finished run whose recorded
+	// steps are not its spec's.
 	Message string
 }
 
@@ -182,6 +183,9 @@ func RunStatus(out string, r Run) Status {
 			}
 			if res.Steps >= r.Steps {
 				st.State = Done
+				if res.Steps != r.Steps {
+					st.Message = fmt.Sprintf("trained %d steps, not the spec's %d (another spec's run?)", res.Steps, r.Steps)
+				}
 				return st
 			}
 		}
@@ -322,7 +326,23 @@ func FormatStatus(st []Status) string {
 	b.WriteString(formatTable(rows, []int{-4, -44, -8, 9, 9, 9, 0}))
 	c := Counts(st)
 	fmt.Fprintf(&b, "%s: %d done, %d running, %d failed, %d pending\n", plural.Count(len(st), "run"), c[Done], c[Running], c[Failed], c[Pending])
+	if n := stepsDiffer(st); n > 0 {
+		fmt.Fprintf(&b, "warning: %s trained a number of steps other than the spec's (see the notes): the spec may not be the one %s run with\n",
+			plural.Count(n, "run"), plural.Pick(n, "it was", "they were"))
+	}
 	return b.String()
+}
+
+// stepsDiffer counts the finished runs whose recorded steps are not their
+// spec's.
+func stepsDiffer(st []Status) int {
+	n := 0
+	for _, s := range st {
+		if s.State == Done && s.Step != s.Run.Steps {
+			n++
+		}
+	}
+	return n
 }
 
 // formatTable lays rows (the first is the header) out as text columns. width

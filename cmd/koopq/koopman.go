@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/lockfile"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/nn"
 	"github.com/koopq/koopq/run"
@@ -68,7 +71,9 @@ The training state is checkpointed to MODEL.ckpt after every epoch. SIGINT or
 SIGTERM stops within one minibatch (exit status 75) and keeps the finished
 epochs there; the same command with --resume continues from them and ends
 with the same model, bit for bit, as an uninterrupted training. The
-checkpoint is removed once MODEL is written.
+checkpoint is removed once MODEL is written; --resume of a finished model
+says so and exits 0. A training holds a lock (<dir>/.<MODEL name>.lock): a
+second process on the same MODEL fails at once, naming the first's pid.
 
 Defaults: paper sizes (N = 32, 2×512), the authors' tanh activations (the
 paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
@@ -94,6 +99,11 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 			case ckErr == nil && !resume:
 				return fmt.Errorf("%s holds an interrupted training of --out %s: continue it with --resume, or delete it to start over", ckpt, out)
 			case ckErr != nil && resume:
+				if modelFinished(out) {
+					// As 'koopq train --resume' on a finished run: nothing to do.
+					fmt.Fprintf(cmd.OutOrStdout(), "Koopman model %s is already finished (%s.json has its training); nothing to do\n", out, out)
+					return nil
+				}
 				return fmt.Errorf("--resume: no checkpoint %s to continue (%v)", ckpt, unwrapPathErr(ckErr))
 			case allowBackend && !resume:
 				return fmt.Errorf("--allow-backend-change only applies with --resume")
@@ -121,6 +131,16 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 				if _, ok := nn.ParseActivation(a); !ok {
 					return fmt.Errorf("--%s %q: want tanh, relu or identity", flag, a)
 				}
+			}
+			unlock, err := lockModel(out)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			if _, err := os.Stat(ckpt); (err == nil) != resume {
+				// Another process finished or started this training between
+				// the check above and the lock.
+				return fmt.Errorf("%s changed while this command started (another koopq process?): run it again", ckpt)
 			}
 			d, err := readTransitions(data, ropts)
 			if err != nil {
@@ -297,6 +317,36 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 
 	kCmd.AddCommand(trainCmd, inspectCmd)
 	rootCmd.AddCommand(kCmd)
+}
+
+// modelFinished reports whether the Koopman training of out has ended: the
+// model and its record out.json are both there.
+func modelFinished(out string) bool {
+	for _, p := range []string{out, out + ".json"} {
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
+// lockModel takes the lock of the Koopman training of out (flock on
+// <dir>/.<name>.lock, released by the returned function or when the process
+// dies), so that two processes never train one model and write its
+// checkpoint at once; a second one fails at once naming the holder's pid.
+func lockModel(out string) (unlock func(), err error) {
+	p := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".lock")
+	unlock, holder, err := lockfile.TryLock(p)
+	switch {
+	case errors.Is(err, lockfile.ErrBusy):
+		if holder == "" {
+			holder = "unknown"
+		}
+		return nil, fmt.Errorf("--out %s: another koopq process (pid %s) is training this model (lock %s); wait for it to end or stop it first", out, holder, p)
+	case err != nil:
+		return nil, fmt.Errorf("--out %s: locking %s: %w", out, p, err)
+	}
+	return unlock, nil
 }
 
 func addReadFlags(c *cobra.Command, o *dataset.ReadOptions) {

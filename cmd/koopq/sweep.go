@@ -123,11 +123,26 @@ func signalContext(parent context.Context, what string) (context.Context, contex
 	return ctx, cancel
 }
 
+// koopqBinary is the koopq binary the runs execute: --koopq, which must be
+// an executable file (checked before anything starts), else this one.
 func koopqBinary(flag string) (string, error) {
-	if flag != "" {
-		return filepath.Abs(flag)
+	if flag == "" {
+		return os.Executable()
 	}
-	return os.Executable()
+	p, err := filepath.Abs(flag)
+	if err != nil {
+		return "", fmt.Errorf("--koopq %s: %w", flag, err)
+	}
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("--koopq %s: %w", flag, unwrapPathErr(err))
+	case !st.Mode().IsRegular():
+		return "", fmt.Errorf("--koopq %s: not a file (want the koopq binary the runs execute)", flag)
+	case st.Mode().Perm()&0o111 == 0:
+		return "", fmt.Errorf("--koopq %s: not executable (want the koopq binary the runs execute)", flag)
+	}
+	return p, nil
 }
 
 // unstampedWarning is the warning sweep run prints before it launches runs
@@ -314,7 +329,8 @@ their precompute cache in files under <data-root>/augment-cache (or $KOOPQ_AUGME
 none), so the seeds of a method compute it once ('koopq train --augment-cache').
 
   --executor local   --jobs runs at a time, each with --threads threads (default: fill the cores);
-                     Ctrl-C asks every trainer to checkpoint and stops; rerunning continues.
+                     Ctrl-C (or SIGTERM) asks every trainer to checkpoint and stops with exit
+                     status 75, as an interrupted 'koopq train'; rerunning continues.
                      --time-limit D (e.g. 2h50m, for a batch allocation or a working session): a run
                      starts only if its steps left, at its expected steps/s, end within D of the
                      start; the others stay pending. At D every active trainer checkpoints and exits,
@@ -448,7 +464,11 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 					}
 				}
 				if ctx.Err() != nil {
-					return fmt.Errorf("stopped while preparing datasets (rerun the same command to continue)")
+					err := fmt.Errorf("stopped while preparing datasets (rerun the same command to continue)")
+					if errors.Is(ctx.Err(), context.Canceled) { // a signal: resumable, as train's
+						return &resumableError{err: err}
+					}
+					return err
 				}
 				runs = sweep.WithoutDatasets(runs, failed)
 				// The data and models the runs will read must be those the
@@ -510,7 +530,13 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 				}
 				fmt.Printf("%d done, %d skipped, %d failed, %d interrupted, %d failed before (not retried), %d running elsewhere, %d held by the time limit\n",
 					sum.Done, sum.Skipped, sum.Failed, sum.Interrupted, sum.NotRetried, sum.Running, sum.Held)
-				return notPrepared(sum.Err())
+				err := notPrepared(sum.Err())
+				if err != nil && sum.Failed == 0 && errors.Is(ctx.Err(), context.Canceled) {
+					// Stopped by SIGINT/SIGTERM, every run resumable: exit
+					// as an interrupted 'koopq train' does.
+					return &resumableError{err: err}
+				}
+				return err
 			case "slurm":
 				var todo []sweep.Run
 				skipped := 0

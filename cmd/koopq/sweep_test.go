@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/koopq/koopq/sweep"
 )
 
 // writeSpec writes text as spec.yaml in a fresh directory and returns it.
@@ -44,6 +46,8 @@ func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
 			[]string{"collect: data must be named pendulum-<random|medium|expert|medium-replay|medium-expert>.hdf5"}},
 		{"bad executor", "", "", []string{"--executor", "pbs"}, []string{`--executor "pbs"`}},
 		{"negative jobs", "", "", []string{"--jobs", "-1"}, []string{"--jobs -1"}},
+		{"missing koopq binary", "", "", []string{"--koopq", "/nonexistent/koopq"}, []string{"--koopq /nonexistent/koopq: no such file or directory"}},
+		{"koopq binary not executable", "", "", []string{"--koopq", "spec.yaml"}, []string{"--koopq spec.yaml: not executable"}},
 		{"k8s without image", "", "", []string{"--executor", "k8s"}, []string{"kubernetes.image: missing"}},
 		{"zero time limit", "", "", []string{"--time-limit", "0s"}, []string{"--time-limit 0s: want a positive duration"}},
 		{"time limit on slurm", "", "", []string{"--time-limit", "1h", "--executor", "slurm"}, []string{"with --executor local"}},
@@ -193,7 +197,7 @@ func TestSweepLocalInterruptResumeReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "interrupted") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != sweep.ExitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("interrupted sweep: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	if m, _ := filepath.Glob(filepath.Join(out, "*", "*", "results.json")); len(m) != 0 {

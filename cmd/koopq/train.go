@@ -166,8 +166,10 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 			if errors.As(err, &intr) && errors.Is(err, context.Canceled) {
 				return fmt.Errorf("%w; continue with: koopq train --resume %s", err, dir.Path)
 			}
-			if err != nil {
+			if _, serr := os.Stat(dir.Path); err != nil && serr == nil {
 				return fmt.Errorf("%w (run directory %s)", err, dir.Path)
+			} else if err != nil {
+				return err // nothing was kept
 			}
 			if res.AlreadyFinished {
 				fmt.Printf("run %s is already finished (%d steps); nothing to do (a larger --steps extends it)\n", dir.Path, res.Steps)

@@ -220,6 +220,9 @@ func TestOtherVerbsBadInput(t *testing.T) {
 		{"collect-zero-snapshot-every", []string{"collect", "--env", "pendulum", "--snapshot-every", "0"}, []string{"--snapshot-every"}},
 		{"collect-negative-band", []string{"collect", "--env", "pendulum", "--medium-band", "-1"}, []string{"--medium-band"}},
 		{"collect-out-is-file", []string{"collect", "--out", fx.NotHDF5, "--sac-steps", "1000", "--snapshot-every", "500", "--transitions", "100"}, []string{fx.NotHDF5}},
+		// An --out no file can be made in (/proc, even for root) is refused before the rollouts.
+		{"collect-d4rl-out-unwritable", []string{"collect", "hopper-random-v2", "--out", "/proc", "--transitions", "100"}, []string{"--out /proc: cannot write files there"}},
+		{"collect-out-unwritable", []string{"collect", "--out", "/proc", "--sac-steps", "1000", "--snapshot-every", "500", "--transitions", "100"}, []string{"--out /proc: cannot write files there"}},
 		{"unknown-verb", []string{"trian"}, []string{"trian"}},
 		{"unknown-flag", []string{"eval", "--episode", "3"}, []string{"--episode"}},
 	})

@@ -26,7 +26,32 @@ var ErrBusy = errors.New("locked by another process")
 // the holder ("" when unknown); other failures wrap the system error (e.g.
 // ENOLCK on a filesystem without flock).
 func TryLock(path string) (unlock func(), holder string, err error) {
-	return lock(path, syscall.LOCK_EX|syscall.LOCK_NB)
+	_, unlock, holder, err = lock(path, syscall.LOCK_EX|syscall.LOCK_NB)
+	return unlock, holder, err
+}
+
+// TryLockFile is TryLock that also returns the open lock file, so that the
+// lock can be handed to a child process (exec.Cmd.ExtraFiles): flock(2)
+// belongs to the open file, so the lock then lasts until every process
+// holding it has closed it or died, and a child (or its descendant) that
+// outlives its parent keeps others off what it works on. Accordingly,
+// release only closes this process's copy: the lock ends with the last
+// holder. SetHolder records who holds it.
+func TryLockFile(path string) (f *os.File, release func(), holder string, err error) {
+	f, _, holder, err = lock(path, syscall.LOCK_EX|syscall.LOCK_NB)
+	if err != nil {
+		return nil, nil, holder, err
+	}
+	return f, func() { f.Close() }, "", nil
+}
+
+// SetHolder writes pid into the lock file f (of TryLockFile) as the holder
+// that a refused TryLock reports, e.g. the child process the lock was handed
+// to.
+func SetHolder(f *os.File, pid int) {
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(pid)+"\n"), 0)
+	}
 }
 
 // Lock takes an exclusive lock on path (created if missing), waiting for
@@ -34,27 +59,25 @@ func TryLock(path string) (unlock func(), holder string, err error) {
 // the file. It returns the function that releases the lock. Meant for
 // updates that hold the lock for milliseconds; errors wrap the system error.
 func Lock(path string) (unlock func(), err error) {
-	unlock, _, err = lock(path, syscall.LOCK_EX)
+	_, unlock, _, err = lock(path, syscall.LOCK_EX)
 	return unlock, err
 }
 
-func lock(path string, how int) (unlock func(), holder string, err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+func lock(path string, how int) (f *os.File, unlock func(), holder string, err error) {
+	f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		b, _ := os.ReadFile(path)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, strings.TrimSpace(string(b)), fmt.Errorf("%s: %w", path, ErrBusy)
+			return nil, nil, strings.TrimSpace(string(b)), fmt.Errorf("%s: %w", path, ErrBusy)
 		}
-		return nil, "", fmt.Errorf("flock %s: %w", path, err)
+		return nil, nil, "", fmt.Errorf("flock %s: %w", path, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return func() {
+	SetHolder(f, os.Getpid())
+	return f, func() {
 		_ = f.Truncate(0)
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
