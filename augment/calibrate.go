@@ -227,9 +227,15 @@ func (k *Koopman) modelShift(b *dataset.Batch, seed uint64) (obs, next []float32
 	defer func() { k.stats, k.shiftN, k.model, k.opts.KoopmanProb = stats, shiftN, model, prob }()
 	k.opts.KoopmanProb = 1
 	obs, next = make([]float32, len(b.Obs)), make([]float32, len(b.NextObs))
-	err = k.Augment(b, obs, next, rand.New(rand.NewPCG(seed, 2)), nil)
+	err = k.Augment(b, obs, next, MeasureRand(seed), nil)
 	return obs, next, err
 }
+
+// MeasureRand is the stream a Koopman augmenter's shift is measured with by
+// Calibrate and Decompose (seed CalibrationSeed): Augment draws its branch
+// (one Float64) and then its ε from it, row by row, so a caller that draws
+// the same way from it (run's symcheck) gets the calibration's own shifts.
+func MeasureRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 2)) }
 
 // Decomposition splits a Koopman augmenter's shift of s_t into its two
 // parts, means over a sample's rows: ModelError = ‖D(E(s)) − s‖₂, what

@@ -37,6 +37,11 @@ type SymcheckConfig struct {
 	Residual bool `json:"residual"`
 	// Symmetry configures the eigendecompositions (zero: the default).
 	Symmetry koopman.SymmetryConfig `json:"symmetry"`
+	// ShiftL2, when set, lists target magnitudes for SymcheckMagnitudes:
+	// for each, ShiftSigma is calibrated so that the kfc++ mean ‖s̃_t − s_t‖₂
+	// over the sample equals it (ShiftSigma above is then only the
+	// calibration's starting point).
+	ShiftL2 []float64 `json:"shift_l2,omitempty"`
 	// Workers is the goroutine count of the symmetry shifter (≤ 0: GOMAXPROCS);
 	// results do not depend on it.
 	Workers int `json:"-"`
@@ -133,13 +138,15 @@ func symStats(v []float64) SymStats {
 // (Euclidean norms over the position and velocity dimensions; ΔE_pos and
 // ΔE_vel over each group alone).
 type SymVariant struct {
-	// Name is "data", "reconstruction", "kfc++", "random-shared" or
-	// "random-independent".
+	// Name is "data", "reconstruction", "kfc++", "random-shared",
+	// "random-independent" or (SymcheckMagnitudes only) "s4rl-n".
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	// LatentScale is λ of the random variants' latent shift δ = λz,
 	// z ~ N(0, I_N), fitted so that mean ΔS equals the KFC++ one.
 	LatentScale float64 `json:"latent_scale,omitempty"`
+	// NoiseSigma is σ of s4rl-n's state noise s̃ = s + σz, fitted like λ.
+	NoiseSigma float64 `json:"noise_sigma,omitempty"`
 	// LatentShift is ‖g̃_t − g_t‖ (zero for data and reconstruction).
 	LatentShift SymStats `json:"latent_shift"`
 	DeltaS      SymStats `json:"delta_s"`
@@ -341,8 +348,46 @@ func (w *symWork) deltaS(st []float32) ([]float64, float64) {
 // kfc++ mean ΔS. With cfg.Residual the shifted variants decode as
 // s + D(g̃) − D(g). For each it puts the simulator in s̃_t, steps with a_t
 // and records ΔE = ‖s̃_{t+1} − M(s̃_t, a_t)‖, split into positions and
-// velocities. progress (may be nil) is called per variant.
+// velocities. progress (may be nil) is called per variant. cfg.ShiftL2 must
+// be empty (see SymcheckMagnitudes).
 func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg SymcheckConfig, progress ProgressFunc) (*SymcheckResult, error) {
+	if len(cfg.ShiftL2) > 0 {
+		return nil, fmt.Errorf("symcheck: shift-l2 %v is set: calibrated magnitudes are SymcheckMagnitudes' job", cfg.ShiftL2)
+	}
+	p, err := prepareSymcheck(m, data, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	r, _, err := p.study(ctx, cfg.ShiftSigma, false, progress)
+	return r, err
+}
+
+// symPrep is what every study on one model and sample shares: the sampled
+// transitions and their latents, the simulator, and the random stream's
+// state after the sample was drawn (each study restarts from it, so studies
+// at different scales see the same ε, z and noise draws).
+type symPrep struct {
+	cfg      SymcheckConfig
+	w        *symWork
+	idx      []int // dataset rows of the sample
+	data     *dataset.Dataset
+	e        env.Env
+	setter   ObservationSetter
+	pos, vel []int
+	cands    int
+	pcg      rand.PCG
+}
+
+func (p *symPrep) close() {
+	if c, ok := p.e.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
+// prepareSymcheck checks the inputs, makes the simulator, draws the sample
+// and encodes it.
+func prepareSymcheck(m *koopman.Model, data *dataset.Dataset, cfg SymcheckConfig) (*symPrep, error) {
 	if m == nil || data == nil {
 		return nil, fmt.Errorf("symcheck: needs a Koopman model and a dataset")
 	}
@@ -375,13 +420,18 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 	if err != nil {
 		return nil, fmt.Errorf("symcheck: %w", err)
 	}
-	if c, ok := e.(interface{ Close() }); ok {
-		defer c.Close()
-	}
+	p := &symPrep{cfg: cfg, data: data, e: e, pos: pos, vel: vel}
+	done := false
+	defer func() {
+		if !done {
+			p.close()
+		}
+	}()
 	setter, ok := e.(ObservationSetter)
 	if !ok {
 		return nil, fmt.Errorf("symcheck: env %s cannot be set from an observation (no SetStateFromObservation)", cfg.Env)
 	}
+	p.setter = setter
 	if od, ad := e.ObservationSpace().Dim(), e.ActionSpace().Dim(); od != data.ObsDim || ad != data.ActDim {
 		return nil, fmt.Errorf("symcheck: env %s has observations %d / actions %d, dataset %d / %d", cfg.Env, od, ad, data.ObsDim, data.ActDim)
 	}
@@ -396,13 +446,16 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 	if len(cands) == 0 {
 		return nil, fmt.Errorf("symcheck: every transition in the dataset is terminal")
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5c))
+	p.cands = len(cands)
+	src := rand.NewPCG(cfg.Seed, 0x5c)
+	rng := rand.New(src)
 	n := min(cfg.N, len(cands))
 	idx := rng.Perm(len(cands))[:n]
 	for i, k := range idx {
 		idx[i] = cands[k]
 	}
 	sort.Ints(idx)
+	p.pcg, p.idx = *src, idx
 	S, M, N := m.S(), m.M(), m.N()
 	w := &symWork{m: m, n: n, S: S, N: N, residual: cfg.Residual, dims: append(append([]int(nil), pos...), vel...)}
 	w.s = make([]float32, 2*n*S)
@@ -415,8 +468,30 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 	var enc nn.Cache
 	w.g = append([]float32(nil), m.Encode(&enc, w.s, 2*n)...)
 	w.recon = append([]float32(nil), m.Decode(&w.dec, w.g, 2*n)...)
+	p.w = w
+	done = true
+	return p, nil
+}
 
-	res := &SymcheckResult{Config: cfg, Provenance: CurrentProvenance(), Transitions: data.Len(), Samples: n, Terminals: data.Len() - len(cands),
+// study runs the variants with the KFC++ scale shiftSigma and, when
+// calibrated (SymcheckMagnitudes), with the ε draws of augment.Calibrate's
+// measurement and the s4rl-n row (and its comparison). It also returns the
+// kfc++ row's mean ‖s̃_t − s_t‖₂ over all state dimensions (the quantity
+// --shift-l2 sets).
+func (p *symPrep) study(ctx context.Context, shiftSigma float64, calibrated bool, progress ProgressFunc) (*SymcheckResult, float64, error) {
+	noise := calibrated
+	cfg, w, data, e, setter, pos, vel := p.cfg, p.w, p.data, p.e, p.setter, p.pos, p.vel
+	cfg.ShiftSigma = shiftSigma
+	m, n, S, N := w.m, w.n, w.S, w.N
+	M := m.M()
+	pcg := p.pcg
+	rng := rand.New(&pcg)
+	nVars := 5
+	if noise {
+		nVars = 6
+	}
+
+	res := &SymcheckResult{Config: cfg, Provenance: CurrentProvenance(), Transitions: data.Len(), Samples: n, Terminals: data.Len() - p.cands,
 		ObsDim: S, ActDim: M, Latent: N, EpsStd: cfg.ShiftSigma * augment.KFCppEpsUnit, PosDims: pos, VelDims: vel,
 		MatchRelErr: map[string]float64{}}
 
@@ -430,8 +505,16 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 		a64[i] = float64(v)
 	}
 	eps := make([]float64, n*N)
+	epsRng := rng
+	if calibrated {
+		// The ε augment.Calibrate measured the scale with: its stream, its
+		// branch draw, then ε row by row, so that the kfc++ row's mean
+		// ‖s̃_t − s_t‖₂ is the calibrated one, not a fresh draw of it.
+		epsRng = augment.MeasureRand(augment.CalibrationSeed)
+		epsRng.Float64()
+	}
 	for i := range eps {
-		eps[i] = res.EpsStd * rng.NormFloat64()
+		eps[i] = res.EpsStd * epsRng.NormFloat64()
 	}
 	k0, ks := m.Operators()
 	sh := koopman.NewShifter(k0, ks, N, cfg.Symmetry, cfg.Workers)
@@ -443,7 +526,7 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 		res.Fallbacks += st.Fallbacks
 		res.MaxCond = math.Max(res.MaxCond, st.MaxCond)
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if math.IsInf(res.MaxCond, 0) || math.IsNaN(res.MaxCond) {
@@ -455,6 +538,11 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 	}
 	symStates := w.decodeShifted(gSym)
 	_, target := w.deltaS(symStates)
+	shiftL2, stateDims := 0.0, allDims(S)
+	for i := range n {
+		shiftL2 += normDiff(symStates[2*i*S:(2*i+1)*S], w.s[2*i*S:(2*i+1)*S], stateDims)
+	}
+	shiftL2 /= float64(n)
 
 	// Random latent shifts: z fixed, λ fitted to the KFC++ mean ΔS.
 	zShared := make([]float32, 2*n*N)
@@ -484,6 +572,7 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 		states     []float32
 		lat        []float32
 		lambda     float64
+		sigma      float64
 	}
 	vars := []variant{
 		{name: "data", desc: "s̃ = s (simulator consistency)", states: w.s, lat: w.g},
@@ -501,10 +590,10 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 		{"random-independent", "s̃ = D(E(s) + λz), independent z for s_t and s_{t+1}", zIndep},
 	} {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if progress != nil {
-			progress(0, 5, "fitting λ of "+rv.name)
+			progress(0, nVars, "fitting λ of "+rv.name)
 		}
 		gs := make([]float32, 2*n*N)
 		eval := func(lam float64) ([]float32, float64) {
@@ -519,16 +608,41 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 		for i, v := range rv.z {
 			gs[i] = w.g[i] + float32(lam)*v
 		}
-		rel := math.Abs(mean - target)
-		if target > 0 {
-			rel /= target
-		}
-		res.MatchRelErr[rv.name] = rel
+		res.MatchRelErr[rv.name] = relErr(mean, target)
 		desc := rv.desc
 		if cfg.Residual {
 			desc = strings.Replace(desc, "D(E(s) + λz)", "s + D(E(s) + λz) − D(E(s))", 1)
 		}
 		vars = append(vars, variant{name: rv.name, desc: desc, states: st, lat: gs, lambda: lam})
+	}
+	if noise {
+		// S4RL-N as the gaussian augmenter draws it: independent noise for
+		// s_t and s_{t+1}, on every state dimension.
+		if progress != nil {
+			progress(0, nVars, "fitting σ of s4rl-n")
+		}
+		z := make([]float32, 2*n*S)
+		for i := range z {
+			z[i] = float32(rng.NormFloat64())
+		}
+		eval := func(sig float64) ([]float32, float64) {
+			st := make([]float32, len(z))
+			for i, v := range z {
+				st[i] = w.s[i] + float32(sig)*v
+			}
+			_, mean := w.deltaS(st)
+			return st, mean
+		}
+		sig0 := target / (2 * math.Sqrt(float64(len(w.dims))))
+		if !(sig0 > 0) {
+			sig0 = res.EpsStd
+		}
+		sig, st, mean := fitLambda(eval, target, sig0)
+		res.MatchRelErr["s4rl-n"] = relErr(mean, target)
+		var enc nn.Cache
+		gs := append([]float32(nil), m.Encode(&enc, st, 2*n)...)
+		vars = append(vars, variant{name: "s4rl-n", desc: "s̃ = s + σz, independent z ~ N(0, I_S) for s_t and s_{t+1} (the gaussian augmenter)",
+			states: st, lat: gs, sigma: sig})
 	}
 	res.Matched = true
 	for _, r := range res.MatchRelErr {
@@ -547,7 +661,7 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 		if progress != nil {
 			progress(vi, len(vars), "simulating "+v.name)
 		}
-		out := SymVariant{Name: v.name, Description: v.desc, LatentScale: v.lambda,
+		out := SymVariant{Name: v.name, Description: v.desc, LatentScale: v.lambda, NoiseSigma: v.sigma,
 			SampleEPos: make([]float64, n), SampleEVel: make([]float64, n)}
 		out.SampleDS, _ = w.deltaS(v.states)
 		lsh := make([]float64, n)
@@ -578,7 +692,7 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 			out.SampleEPos[i], out.SampleEVel[i], etot[i] = p, q, math.Hypot(p, q)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		out.LatentShift = symStats(lsh)
 		out.DeltaS = symStats(out.SampleDS)
@@ -589,13 +703,26 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 		res.Variants = append(res.Variants, out)
 	}
 	brng := rand.New(rand.NewPCG(cfg.Seed, 0x5e))
-	for _, name := range []string{"random-shared", "random-independent"} {
+	against := []string{"random-shared", "random-independent"}
+	if noise {
+		against = append(against, "s4rl-n")
+	}
+	for _, name := range against {
 		res.Comparisons = append(res.Comparisons, compareShifts(name, res.Variant("kfc++").SampleE, res.Variant(name).SampleE, SymBootstrapReps, brng))
 	}
 	if progress != nil {
 		progress(len(vars), len(vars), "done")
 	}
-	return res, nil
+	return res, shiftL2, nil
+}
+
+// relErr is |got − want| / want (|got − want| when want is 0).
+func relErr(got, want float64) float64 {
+	r := math.Abs(got - want)
+	if want > 0 {
+		r /= want
+	}
+	return r
 }
 
 func allDims(n int) []int {

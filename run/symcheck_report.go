@@ -42,23 +42,7 @@ func SymcheckTable(r *SymcheckResult) string {
 			v.DeltaEPos.Mean, v.DeltaEPos.Median, v.DeltaEVel.Mean, v.DeltaEVel.Median, v.DeltaE.Mean, v.Failures)
 	}
 	tw.Flush()
-	for _, name := range []string{"random-shared", "random-independent"} {
-		if v := r.Variant(name); v != nil {
-			fmt.Fprintf(&b, "%s: λ = %.4g, mean ΔS relative mismatch to kfc++ %.2g\n", name, v.LatentScale, r.MatchRelErr[name])
-		}
-	}
-	for _, c := range r.Comparisons {
-		if !c.Defined {
-			fmt.Fprintf(&b, "kfc++ vs %s: no comparison (%d pairs; a mean or median ΔE is 0)\n", c.Against, c.Pairs)
-			continue
-		}
-		fmt.Fprintf(&b, "kfc++ vs %s, %d paired transitions (ratio kfc++/%s, 95%% bootstrap CI): mean ΔE %.3f [%.3f, %.3f], median ΔE %.3f [%.3f, %.3f]; kfc++ closer on %.1f%% [%.1f, %.1f] of them\n",
-			c.Against, c.Pairs, c.Against, c.MeanRatio.Value, c.MeanRatio.Lo, c.MeanRatio.Hi, c.MedianRatio.Value, c.MedianRatio.Lo, c.MedianRatio.Hi,
-			100*c.Closer.Value, 100*c.Closer.Lo, 100*c.Closer.Hi)
-	}
-	if !r.Matched {
-		b.WriteString("WARNING: a random variant's mean ΔS could not be matched to kfc++ within 1e-6 (with direct decoding, the reconstruction error alone may exceed the kfc++ ΔS)\n")
-	}
+	writeSymFits(&b, r)
 	return b.String()
 }
 
@@ -76,6 +60,18 @@ func WriteSymcheck(r *SymcheckResult, dir *Dir) error {
 	if err := dir.WriteJSON(SymcheckJSON, r); err != nil {
 		return err
 	}
+	if err := writeSymSamples(r, dir.File(SymcheckCSV)); err != nil {
+		return err
+	}
+	if err := PlotSymcheck(r, dir.File(SymcheckPNG)); err != nil {
+		return fmt.Errorf("symcheck plot: %w", err)
+	}
+	return WriteFileAtomic(dir.File(SymcheckSummary), []byte(SymcheckTable(r)))
+}
+
+// writeSymSamples writes the per-sample ΔS, ΔE_pos, ΔE_vel of every
+// variant of r as CSV to path.
+func writeSymSamples(r *SymcheckResult, path string) error {
 	var csv bytes.Buffer
 	csv.WriteString("sample")
 	for _, v := range r.Variants {
@@ -89,13 +85,7 @@ func WriteSymcheck(r *SymcheckResult, dir *Dir) error {
 		}
 		csv.WriteString("\n")
 	}
-	if err := WriteFileAtomic(dir.File(SymcheckCSV), csv.Bytes()); err != nil {
-		return err
-	}
-	if err := PlotSymcheck(r, dir.File(SymcheckPNG)); err != nil {
-		return fmt.Errorf("symcheck plot: %w", err)
-	}
-	return WriteFileAtomic(dir.File(SymcheckSummary), []byte(SymcheckTable(r)))
+	return WriteFileAtomic(path, csv.Bytes())
 }
 
 // PlotSymcheck draws the paper's figure: one row per random variant (shared,

@@ -290,6 +290,36 @@ func TestSymcheckTiny(t *testing.T) {
 	}
 }
 
+// symcheck --shift-l2 writes one table per magnitude (with the s4rl-n row)
+// and the magnitudes into symcheck.json.
+func TestSymcheckShiftL2Tiny(t *testing.T) {
+	t.Parallel()
+	fx := fixtures(t)
+	dir := t.TempDir()
+	r := runCLI(t, dir, 2*time.Minute, "symcheck", "--data", fx.Data, "--model", fx.Model, "--n", "40", "--residual",
+		"--shift-l2", "2.6e-4,1e-2", "--out", "mag")
+	ok(t, r)
+	for _, want := range []string{"== shift-l2 0.00026", "== shift-l2 0.01", "s4rl-n", "ΔE/data"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	expectFiles(t, dir, "mag", "mag/samples-l2-0.00026.csv", "mag/samples-l2-0.01.csv", "mag/summary.txt",
+		"mag/symcheck-l2-0.00026.png", "mag/symcheck-l2-0.01.png", "mag/symcheck.json")
+	var res struct {
+		Magnitudes []struct {
+			ShiftL2 float64 `json:"shift_l2"`
+			Rows    []struct {
+				Name string `json:"name"`
+			} `json:"rows"`
+		} `json:"magnitudes"`
+	}
+	readJSON(t, filepath.Join(dir, "mag", "symcheck.json"), &res)
+	if len(res.Magnitudes) != 2 || len(res.Magnitudes[1].Rows) != 6 || res.Magnitudes[1].Rows[5].Name != "s4rl-n" {
+		t.Errorf("symcheck.json magnitudes: %+v", res.Magnitudes)
+	}
+}
+
 // TestMinariDataset: a Minari dataset directory is read by dataset info,
 // koopman inspect and symcheck (README: "Minari datasets are read ...").
 func TestMinariDataset(t *testing.T) {

@@ -44,6 +44,18 @@ velocities. Writes summary.txt (the table, also printed), symcheck.json
 (numbers, config, provenance), samples.csv and symcheck.png (histograms like
 the paper's figure) into --out.
 
+With --shift-l2 X[,Y…] the kfc++ shift scale is calibrated per value (as
+koopq train --shift-l2 calibrates the augmenter; --shift-sigma is only the
+starting point) so that the mean ‖s̃_t − s_t‖₂ of kfc++ over the sample
+equals it, and one more row is built:
+
+  s4rl-n              s̃ = s + σz, independent z ~ N(0, I) for s_t and s_{t+1}
+                      (the gaussian augmenter), σ fitted like λ
+
+Model and sample are shared; every value gets its table (with ΔE over the
+data row's ΔE) in summary.txt and its numbers in symcheck.json
+("magnitudes"), plus samples-l2-X.csv and symcheck-l2-X.png.
+
 Without --model a small Koopman model is trained on the dataset first
 (--train-epochs, --train-hidden, --train-latent) and saved as
 koopman.safetensors in --out.`,
@@ -51,6 +63,11 @@ koopman.safetensors in --out.`,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if data == "" {
 				return fmt.Errorf("--data is required")
+			}
+			if cmd.Flags().Changed("shift-l2") {
+				if err := run.CheckShiftL2(cfg.ShiftL2); err != nil {
+					return err
+				}
 			}
 			for _, c := range []error{needPositive("n", cfg.N), needPositiveFloat("shift-sigma", cfg.ShiftSigma),
 				needPositiveFloat("max-cond", cfg.Symmetry.MaxCond), needPositive("train-epochs", epochs),
@@ -131,6 +148,22 @@ koopman.safetensors in --out.`,
 				}
 				fmt.Fprintf(w, "trained model saved to %s\n", modelDesc)
 			}
+			if len(cfg.ShiftL2) > 0 {
+				b := newBar(6, "symcheck")
+				res, err := run.SymcheckMagnitudes(cmd.Context(), m, d, cfg, func(done, _ int, msg string) { b.set(done, msg) })
+				b.finish()
+				if err != nil {
+					return err
+				}
+				res.Model, res.Data = modelDesc, data
+				if err := run.WriteSymcheckMagnitudes(res, dir); err != nil {
+					return err
+				}
+				fmt.Fprint(w, run.SymcheckMagnitudesTable(res))
+				fmt.Fprintf(w, "wrote %s, %s and per magnitude samples-l2-X.csv, symcheck-l2-X.png in %s\n", dir.File(run.SymcheckSummary),
+					dir.File(run.SymcheckJSON), out)
+				return nil
+			}
 			b := newBar(5, "symcheck")
 			res, err := run.Symcheck(cmd.Context(), m, d, cfg, func(done, _ int, msg string) { b.set(done, msg) })
 			b.finish()
@@ -155,6 +188,7 @@ koopman.safetensors in --out.`,
 	f.IntVar(&cfg.N, "n", cfg.N, "transitions sampled")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "seed for the sample, ε and the random shifts (and the model, when trained here)")
 	f.Float64Var(&cfg.ShiftSigma, "shift-sigma", cfg.ShiftSigma, "KFC++ shift scale: ε ~ N(0, (shift-sigma·3e-3)²) per eigendirection (as the kfc++ augmenter)")
+	f.Float64SliceVar(&cfg.ShiftL2, "shift-l2", nil, "calibrate shift-sigma so that the kfc++ mean ‖s̃_t − s_t‖₂ over the sample equals each value (e.g. 2.6e-4,1e-3,1e-2): one table per value, with an s4rl-n row")
 	f.BoolVar(&cfg.Residual, "residual", false, "decode shifts as s + D(g̃) − D(g) (the augmenter's --residual) instead of D(g̃)")
 	f.Float64Var(&cfg.Symmetry.MaxCond, "max-cond", cfg.Symmetry.MaxCond, "eigenbasis condition number above which the scalar fallback generator is used")
 	f.IntVar(&epochs, "train-epochs", 30, "without --model: maximum Koopman training epochs")

@@ -191,6 +191,24 @@ func TestSymcheckBadInput(t *testing.T) {
 	})
 }
 
+// A bad --shift-l2 is refused before anything is written (runFailures
+// checks that the directory stays empty).
+func TestSymcheckShiftL2BadInput(t *testing.T) {
+	fx := fixtures(t)
+	sc := func(extra ...string) []string {
+		return append([]string{"symcheck", "--data", fx.Data, "--model", fx.Model, "--n", "10", "--residual"}, extra...)
+	}
+	runFailures(t, []cliCase{
+		{"negative", sc("--shift-l2=-1e-3"), []string{"--shift-l2", "-0.001", "> 0"}},
+		{"nan", sc("--shift-l2", "NaN"), []string{"--shift-l2", "NaN"}},
+		{"zero-in-list", sc("--shift-l2", "2.6e-4,0,1e-2"), []string{"--shift-l2", "value 2 of 3 is 0"}},
+		{"empty", sc("--shift-l2", ""), []string{"--shift-l2"}},
+		{"text", sc("--shift-l2", "tiny"), []string{"--shift-l2"}},
+		// Direct decoding cannot go below the untrained model's reconstruction error.
+		{"below-floor", []string{"symcheck", "--data", fx.Data, "--model", fx.Model, "--n", "10", "--shift-l2", "1e-4"}, []string{"--shift-l2", "--residual"}},
+	})
+}
+
 func TestOtherVerbsBadInput(t *testing.T) {
 	fx := fixtures(t)
 	runFailures(t, []cliCase{
