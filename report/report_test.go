@@ -622,7 +622,7 @@ func TestCurveLegendCountsSeeds(t *testing.T) {
 func TestStepTicksArePlainNumbers(t *testing.T) {
 	for _, r := range [][2]float64{{1000, 23000}, {5000, 100000}, {0, 300}} {
 		var labels []string
-		for _, tk := range (stepTicks{}).Ticks(r[0], r[1]) {
+		for _, tk := range (plainTicks{}).Ticks(r[0], r[1]) {
 			if tk.Label == "" {
 				continue
 			}
