@@ -132,16 +132,6 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 					return fmt.Errorf("--%s %q: want tanh, relu or identity", flag, a)
 				}
 			}
-			unlock, err := lockModel(out)
-			if err != nil {
-				return err
-			}
-			defer unlock()
-			if _, err := os.Stat(ckpt); (err == nil) != resume {
-				// Another process finished or started this training between
-				// the check above and the lock.
-				return fmt.Errorf("%s changed while this command started (another koopq process?): run it again", ckpt)
-			}
 			d, err := readTransitions(data, ropts)
 			if err != nil {
 				return err
@@ -166,6 +156,23 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 			tc.LRPatience, tc.LRFactor, tc.MinLR, tc.MinDelta = lrPatience, lrFactor, minLR, minDelta
 			if err := tc.Validate(); err != nil {
 				return err
+			}
+			// Validated: take the training's lock (nothing is written before).
+			unlock, err := lockModel(out)
+			if err != nil {
+				return err
+			}
+			finished := false
+			defer func() {
+				if finished { // the lock file goes with the finished training; a racer re-checks the checkpoint below
+					os.Remove(filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".lock"))
+				}
+				unlock()
+			}()
+			if _, err := os.Stat(ckpt); (err == nil) != resume {
+				// Another process finished or started this training between
+				// the check above and the lock.
+				return fmt.Errorf("%s changed while this command started (another koopq process?): run it again", ckpt)
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "Koopman model: %d transitions from %s (env %q), S=%d m=%d N=%d hidden %v, %d parameters\n",
@@ -222,6 +229,7 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 				return fmt.Errorf("removing the finished training's checkpoint: %w", err)
 			}
 			fmt.Fprintf(w, "wrote %s and %s.json\n", out, out)
+			finished = true
 			return nil
 		},
 	}

@@ -95,7 +95,7 @@ func TestTrainHappyPath(t *testing.T) {
 	}
 	dir := runDir(t, out)
 	got := listTree(t, dir)
-	want := []string{".lock", "checkpoints", "checkpoints/latest.safetensors", "config.json", "history.json", "metrics.csv",
+	want := []string{".lock", "checkpoints", "checkpoints/latest.safetensors", "config.json", "history.json", "inputs.json", "metrics.csv",
 		"metrics.jsonl", "policy.safetensors", "results.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("run directory holds %v, want %v", got, want)
