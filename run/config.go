@@ -80,7 +80,7 @@ func TrainParams() []Param {
 		{"terminate-on-end", "read_options.terminate_on_end", "keep time-limit steps (d4rl's terminate_on_end)", func(c *TrainConfig) any { return &c.ReadOptions.TerminateOnEnd }, AnyValue},
 		{"use-next-observations", "read_options.use_next_observations", "take s' from the stored next_observations instead of observations[i+1]", func(c *TrainConfig) any { return &c.ReadOptions.UseNextObservations }, AnyValue},
 		{"max-episode-steps", "read_options.max_episode_steps", "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback; 0: none)", func(c *TrainConfig) any { return &c.ReadOptions.MaxEpisodeSteps }, NonNegative},
-		{"augment", "augment", "state augmentation: " + strings.Join(augment.Names(), ", ") + " (cql: none; also accepted as none)", func(c *TrainConfig) any { return &c.Augment }, AnyValue},
+		{"augment", "augment", "state augmentation: " + strings.Join(augment.Names(), ", ") + " (cql: plain CQL; none is an alias)", func(c *TrainConfig) any { return &c.Augment }, AnyValue},
 		{"gaussian-sigma", "gaussian_sigma", "S4RL-N noise σ (also KFC's non-Koopman branch)", func(c *TrainConfig) any { return &c.GaussianSigma }, NonNegative},
 		{"koopman", "koopman_model", "trained Koopman model (koopq koopman train); trained for the run when empty and needed", func(c *TrainConfig) any { return &c.KoopmanModel }, AnyValue},
 		{"koopman-prob", "augment_params.koopman_prob", "p_K: per-batch probability of the Koopman shift (else S4RL-N)", func(c *TrainConfig) any { return &c.AugmentParams.KoopmanProb }, Fraction},
