@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/suggest"
 	"github.com/koopq/koopq/koopman"
 )
 
@@ -60,7 +61,7 @@ type Brancher interface {
 type None struct{}
 
 // Name implements Augmenter.
-func (None) Name() string { return "none" }
+func (None) Name() string { return CQL }
 
 // Augment copies the batch's states unchanged.
 func (None) Augment(b *dataset.Batch, obs, next []float32, _ *rand.Rand, _ QGradient) error {
@@ -185,14 +186,40 @@ func (o Options) validateKoopman() error {
 type Builder func(opts Options) (Augmenter, error)
 
 var builders = map[string]Builder{
-	"none":     func(Options) (Augmenter, error) { return None{}, nil },
+	"cql":      func(Options) (Augmenter, error) { return None{}, nil },
 	"gaussian": func(o Options) (Augmenter, error) { return Gaussian{Sigma: o.GaussianSigma}, nil },
 }
 
 // Register adds a named builder (at init time).
 func Register(name string, b Builder) { builders[name] = b }
 
-// Names lists the known augmenter names.
+// Plain CQL, without augmentation, is "cql"; "none", its name before,
+// is an alias that every place taking an augmentation accepts (run
+// directories of older koopqs record it in config.json).
+const (
+	CQL       = "cql"
+	CQLLegacy = "none"
+)
+
+// IsCQL tells whether name is plain CQL: "cql", or its alias "none".
+func IsCQL(name string) bool { return name == CQL || name == CQLLegacy }
+
+// Label is the name tables, plots and run names give augmentation name:
+// "cql" for plain CQL under either name, else name itself.
+func Label(name string) string {
+	if IsCQL(name) {
+		return CQL
+	}
+	return name
+}
+
+// Known tells whether name is an augmentation New builds (an alias included).
+func Known(name string) bool {
+	_, ok := builders[name]
+	return ok || name == CQLLegacy
+}
+
+// Names lists the known augmenter names (without the alias "none").
 func Names() []string {
 	out := make([]string, 0, len(builders))
 	for k := range builders {
@@ -204,9 +231,9 @@ func Names() []string {
 
 // New builds the augmenter called name.
 func New(name string, opts Options) (Augmenter, error) {
-	b, ok := builders[name]
+	b, ok := builders[Label(name)]
 	if !ok {
-		return nil, fmt.Errorf("unknown augmentation %q (known: %s)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("unknown augmentation %q (known: %s)%s", name, strings.Join(Names(), ", "), suggest.Hint(name, Names()))
 	}
 	if opts.GaussianSigma < 0 {
 		return nil, fmt.Errorf("gaussian sigma %v must be >= 0", opts.GaussianSigma)

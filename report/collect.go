@@ -22,6 +22,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	augmentpkg "github.com/koopq/koopq/augment"
 )
 
 // Point is one evaluation of a learning curve.
@@ -358,7 +360,7 @@ func readRun(dir string) (Result, error) {
 	if err := json.Unmarshal(b, &rf); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
 	}
-	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rf.Config.Augment, Score: num(rf.Final.Normalized), Order: -1,
+	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: augmentpkg.Label(rf.Config.Augment), Score: num(rf.Final.Normalized), Order: -1,
 		Settings: rf.Config.Settings, Inputs: rf.Inputs.runInputs(rf.Config.KoopmanModel)}
 	r.Final = r.Score
 	r.Magnitude = readMagnitude(b)
@@ -442,7 +444,7 @@ func readInProgress(dir string) (Result, error) {
 			}
 		}
 	}
-	r := Result{Dir: dir, Seed: cfg.CQL.Seed, Augment: cfg.Augment, Score: math.NaN(), Order: -1, InProgress: true, Settings: settings}
+	r := Result{Dir: dir, Seed: cfg.CQL.Seed, Augment: augmentpkg.Label(cfg.Augment), Score: math.NaN(), Order: -1, InProgress: true, Settings: settings}
 	if b, err := os.ReadFile(filepath.Join(dir, "inputs.json")); err == nil {
 		var in inputsFile
 		if err := json.Unmarshal(b, &in); err != nil {
@@ -484,7 +486,7 @@ func label(r *Result, dir, data, augment string) error {
 	} else {
 		base := filepath.Base(data)
 		r.Dataset = strings.TrimSuffix(base, filepath.Ext(base))
-		r.Method = augment
+		r.Method = augmentpkg.Label(augment)
 		if r.Precision == "bf16" || strings.HasPrefix(r.Precision, "mixed ") {
 			r.Method += " " + r.Precision
 		}
@@ -518,7 +520,7 @@ const (
 // s4rl-adv), and runs neither logged nor separable, give nil.
 func modelBatches(augment string, train map[string][]Point) map[int]bool {
 	switch augment {
-	case "", "none", "gaussian", "s4rl-adv":
+	case "", "cql", "none", "gaussian", "s4rl-adv":
 		return nil
 	}
 	out := inferBranches(train["shift_l2"])

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/koopq/koopq/augment"
 )
 
 // Options configures the statistics.
@@ -618,7 +620,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 	}
 	if rep.Baseline == "" {
 		for _, r := range main {
-			if r.Augment == "none" {
+			if augment.IsCQL(r.Augment) {
 				rep.Baseline = r.Method
 				break
 			}

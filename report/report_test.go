@@ -179,8 +179,9 @@ func TestCollectWithoutSweepLabels(t *testing.T) {
 	writeRun(t, root, 0, "pendulum-medium", "none", "", 0, 10, []float64{5, 10}, false)
 	writeRun(t, root, 0, "pendulum-medium", "gaussian", "", 0, 12, []float64{6, 12}, false)
 	runs, rep := collectAndBuild(t, root, Options{Reps: 100})
-	// Labels from the data file and the augmentation; baseline = augment none.
-	if rep.Datasets[0] != "pendulum-medium" || rep.Baseline != "none" || len(rep.PoI) != 1 || rep.PoI[0].Value != 1 {
+	// Labels from the data file and the augmentation (none, plain CQL's
+	// old name, is labelled cql); baseline = plain CQL.
+	if rep.Datasets[0] != "pendulum-medium" || rep.Baseline != "cql" || len(rep.PoI) != 1 || rep.PoI[0].Value != 1 {
 		t.Errorf("datasets %v baseline %q PoI %+v", rep.Datasets, rep.Baseline, rep.PoI)
 	}
 	if _, err := Build(runs, Options{Baseline: "CQL"}); err == nil || !strings.Contains(err.Error(), `baseline "CQL"`) {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/koopq/koopq/augment"
 )
 
 // Settings are a run's training settings as flattened keys of its config
@@ -47,6 +49,9 @@ func settingsOf(config []byte) (Settings, error) {
 			}
 			if notSetting(key) {
 				continue
+			}
+			if a, ok := v.(string); ok && key == "augment" {
+				v = augment.Label(a) // plain CQL, "none" before koopq called it "cql"
 			}
 			b, _ := json.Marshal(v) // values decoded from JSON always encode
 			out[key] = string(b)

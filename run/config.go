@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/internal/regfile"
+	"github.com/koopq/koopq/internal/suggest"
 )
 
 // Range is the set of values a numeric Param accepts. Every float must also
@@ -73,12 +75,12 @@ type Param struct {
 func TrainParams() []Param {
 	return []Param{
 		{"data", "data", "dataset: D4RL-layout HDF5 file, Minari main_data.hdf5 or Minari dataset directory (required)", func(c *TrainConfig) any { return &c.Data }, AnyValue},
-		{"env", "env", "environment to evaluate in, e.g. pendulum, hopper (required)", func(c *TrainConfig) any { return &c.Env }, AnyValue},
+		{"env", "env", "environment to evaluate in, e.g. pendulum, hopper (default: the dataset's metadata/env, e.g. hopper for hopper-medium-v2)", func(c *TrainConfig) any { return &c.Env }, AnyValue},
 		{"drop-invalid", "read_options.drop_invalid", "drop transitions with NaN/Inf instead of failing", func(c *TrainConfig) any { return &c.ReadOptions.DropInvalid }, AnyValue},
 		{"terminate-on-end", "read_options.terminate_on_end", "keep time-limit steps (d4rl's terminate_on_end)", func(c *TrainConfig) any { return &c.ReadOptions.TerminateOnEnd }, AnyValue},
 		{"use-next-observations", "read_options.use_next_observations", "take s' from the stored next_observations instead of observations[i+1]", func(c *TrainConfig) any { return &c.ReadOptions.UseNextObservations }, AnyValue},
 		{"max-episode-steps", "read_options.max_episode_steps", "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback; 0: none)", func(c *TrainConfig) any { return &c.ReadOptions.MaxEpisodeSteps }, NonNegative},
-		{"augment", "augment", "state augmentation: " + strings.Join(augment.Names(), ", "), func(c *TrainConfig) any { return &c.Augment }, AnyValue},
+		{"augment", "augment", "state augmentation: " + strings.Join(augment.Names(), ", ") + " (cql: plain CQL; none is an alias)", func(c *TrainConfig) any { return &c.Augment }, AnyValue},
 		{"gaussian-sigma", "gaussian_sigma", "S4RL-N noise σ (also KFC's non-Koopman branch)", func(c *TrainConfig) any { return &c.GaussianSigma }, NonNegative},
 		{"koopman", "koopman_model", "trained Koopman model (koopq koopman train); trained for the run when empty and needed", func(c *TrainConfig) any { return &c.KoopmanModel }, AnyValue},
 		{"koopman-prob", "augment_params.koopman_prob", "p_K: per-batch probability of the Koopman shift (else S4RL-N)", func(c *TrainConfig) any { return &c.AugmentParams.KoopmanProb }, Fraction},
@@ -90,7 +92,7 @@ func TrainParams() []Param {
 		{"adv-mode", "augment_params.adv_mode", "S4RL-Adv direction: l2, sign or raw", func(c *TrainConfig) any { return &c.AugmentParams.AdvMode }, AnyValue},
 		{"shift-l2", "augment_params.shift_l2", "calibrate the augmenter's scale so the mean ‖s̃_t − s_t‖₂ equals this (0: off; paper's KFC: 2.6e-4)", func(c *TrainConfig) any { return &c.AugmentParams.ShiftL2 }, NonNegative},
 		{"cache-gib", "augment_params.cache_gib", "memory budget of the per-transition Koopman cache (GiB)", func(c *TrainConfig) any { return &c.AugmentParams.CacheGiB }, NonNegative},
-		{"koopman-epochs", "koopman_train.max_epochs", "max epochs when a Koopman model is trained for the run", func(c *TrainConfig) any { return &c.KoopmanTrain.MaxEpochs }, Positive},
+		{"koopman-max-epochs", "koopman_train.max_epochs", "max epochs when a Koopman model is trained for the run", func(c *TrainConfig) any { return &c.KoopmanTrain.MaxEpochs }, Positive},
 		{"koopman-batch", "koopman_train.batch", "Koopman training minibatch", func(c *TrainConfig) any { return &c.KoopmanTrain.Batch }, Positive},
 		{"koopman-lr", "koopman_train.lr", "Koopman training Adam learning rate", func(c *TrainConfig) any { return &c.KoopmanTrain.LR }, Positive},
 		{"koopman-ae-weight", "koopman_train.ae_weight", "γ_ae, weight of the autoencoder loss", func(c *TrainConfig) any { return &c.KoopmanTrain.AEWeight }, NonNegative},
@@ -136,10 +138,30 @@ func TrainParams() []Param {
 		{"log-alpha-prime-init", "cql.log_alpha_prime_init", "starting log α' of the Lagrange multiplier (authors 0, CORL 1)", func(c *TrainConfig) any { return &c.CQL.LogAlphaPrimeInit }, AnyValue},
 		{"normalize-states", "cql.normalize_states", "standardize states with the dataset mean/std", func(c *TrainConfig) any { return &c.CQL.Normalize }, AnyValue},
 		{"seed", "cql.seed", "random seed (minibatches, policy noise, augmentation, evaluation; also koopman_train.seed)", func(c *TrainConfig) any { return &c.CQL.Seed }, AnyValue},
-		{"eval-every", "eval_every", "steps between evaluations (0: only at the end)", func(c *TrainConfig) any { return &c.EvalEvery }, NonNegative},
+		{"eval-every", "eval_every", "steps between evaluations (0: only at the end; when not given and above --steps: --steps/10)", func(c *TrainConfig) any { return &c.EvalEvery }, NonNegative},
 		{"eval-episodes", "eval_episodes", "episodes per evaluation", func(c *TrainConfig) any { return &c.EvalEpisodes }, Positive},
-		{"log-every", "log_every", "steps between metric rows (0: none)", func(c *TrainConfig) any { return &c.LogEvery }, NonNegative},
+		{"log-every", "log_every", "steps between metric rows (0: none; when not given and --steps is below 10× it: --steps/100, at least 1)", func(c *TrainConfig) any { return &c.LogEvery }, NonNegative},
 		{"checkpoint-every", "checkpoint_every", "steps between checkpoints (0: only at the end and on a signal)", func(c *TrainConfig) any { return &c.CheckpointEvery }, NonNegative},
+	}
+}
+
+// ScaleIntervals fits the logging and evaluation intervals that the user
+// did not choose (logGiven, evalGiven: set by a flag or a config file) to a
+// run shorter than they assume: a log interval of 1000 leaves a 300-step
+// run with empty metrics files and plots. When --steps is below 10× the log
+// interval it becomes max(1, steps/100) (about 100 metric rows); an
+// evaluation interval above --steps becomes max(1, steps/10) (about 10
+// evaluations, the last at the end).
+func ScaleIntervals(c *TrainConfig, logGiven, evalGiven bool) {
+	steps := c.CQL.Steps
+	if steps <= 0 {
+		return
+	}
+	if !logGiven && c.LogEvery > 0 && steps < 10*c.LogEvery {
+		c.LogEvery = max(1, steps/100)
+	}
+	if !evalGiven && c.EvalEvery > steps {
+		c.EvalEvery = max(1, steps/10)
 	}
 }
 
@@ -181,15 +203,17 @@ func (c TrainConfig) Validate() error {
 	case c.Data == "":
 		return fmt.Errorf("--data (data) is required: a D4RL-layout HDF5 file or a Minari dataset ('koopq collect' makes some)")
 	case c.Env == "":
-		return fmt.Errorf("--env (env) is required: the simulator the policy is evaluated in (known: %s)", strings.Join(env.Names(), ", "))
+		return fmt.Errorf("--env (env) is required: the simulator the policy is evaluated in (known: %s); "+
+			"train takes it from the dataset's metadata/env when the file records one", strings.Join(env.Names(), ", "))
 	case len(c.CQL.Net.Hidden) == 0:
 		return fmt.Errorf("--hidden (cql.net.hidden) is empty: give at least one hidden width")
 	}
 	if !slices.Contains(env.Names(), c.Env) {
-		return fmt.Errorf("--env (env) %q: unknown environment (known: %s)", c.Env, strings.Join(env.Names(), ", "))
+		return fmt.Errorf("--env (env) %q: unknown environment (known: %s)%s", c.Env, strings.Join(env.Names(), ", "), suggest.Hint(c.Env, env.Names()))
 	}
-	if !slices.Contains(augment.Names(), c.Augment) {
-		return fmt.Errorf("--augment (augment) %q: unknown augmentation (known: %s)", c.Augment, strings.Join(augment.Names(), ", "))
+	if !augment.Known(c.Augment) {
+		return fmt.Errorf("--augment (augment) %q: unknown augmentation (known: %s; none is an alias of cql)%s", c.Augment,
+			strings.Join(augment.Names(), ", "), suggest.Hint(c.Augment, augment.Names()))
 	}
 	switch c.AugmentParams.AdvMode {
 	case "", "l2", "sign", "raw":
@@ -265,7 +289,7 @@ func ParseConfig(text []byte, base TrainConfig, presetOverride string) (TrainCon
 	}
 	js, err := json.Marshal(m)
 	if err != nil {
-		return base, err
+		return base, errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
@@ -273,7 +297,9 @@ func ParseConfig(text []byte, base TrainConfig, presetOverride string) (TrainCon
 	cfg.CQL.Net.Hidden = slices.Clone(base.CQL.Net.Hidden)
 	cfg.CQL.Q1Hidden, cfg.CQL.Q2Hidden = slices.Clone(base.CQL.Q1Hidden), slices.Clone(base.CQL.Q2Hidden)
 	if err := dec.Decode(&cfg); err != nil {
-		return base, err
+		// The text went through encoding/json, but the file may be YAML:
+		// its errors are about the settings, not JSON.
+		return base, errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if presetOverride != "" {
 		cfg.Preset = presetOverride
@@ -466,6 +492,9 @@ func CheckResume(recorded, next TrainConfig) error {
 	}
 	a, b := recorded, next
 	b.CQL.Steps = a.CQL.Steps
+	if augment.Label(a.Augment) == augment.Label(b.Augment) {
+		b.Augment = a.Augment // "none" is "cql"
+	}
 	diffs, err := DiffConfigs(a, b)
 	if err != nil {
 		return err

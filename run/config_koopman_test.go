@@ -16,7 +16,7 @@ func TestKoopmanScheduleParams(t *testing.T) {
 		"koopman-lr-patience": "koopman_train.lr_patience",
 		"koopman-lr-factor":   "koopman_train.lr_factor",
 		"koopman-min-lr":      "koopman_train.min_lr",
-		"koopman-epochs":      "koopman_train.max_epochs",
+		"koopman-max-epochs":  "koopman_train.max_epochs",
 	} {
 		var p *Param
 		for _, q := range TrainParams() {

@@ -29,7 +29,7 @@ type DemoConfig struct {
 // two seeds each, every run with the "pendulum" training preset (see
 // pendulumPreset for its settings and why).
 func DefaultDemoConfig() DemoConfig {
-	c := DemoConfig{Datasets: []string{"medium", "medium-replay"}, Methods: []string{"none", "gaussian", "kfc++"}, Seeds: 2}
+	c := DemoConfig{Datasets: []string{"medium", "medium-replay"}, Methods: []string{"cql", "gaussian", "kfc++"}, Seeds: 2}
 	c.Collect = sac.CollectConfig{Env: "pendulum", SAC: sac.DefaultConfig(10000), EvalEvery: 1000, EvalEpisodes: 5,
 		Transitions: 20000, MediumLevel: 1.0 / 3}
 	c.Train, _ = Preset("pendulum")
@@ -171,7 +171,7 @@ func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, pro
 // methodLabel names augmentations as the paper's tables do.
 func methodLabel(m string) string {
 	switch m {
-	case "none":
+	case "cql", "none":
 		return "CQL"
 	case "gaussian":
 		return "S4RL-N"

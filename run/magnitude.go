@@ -54,8 +54,8 @@ func (c TrainConfig) checkShiftL2() error {
 		return nil
 	}
 	switch {
-	case c.Augment == "none":
-		return fmt.Errorf("--shift-l2 (augment_params.shift_l2) %v with --augment none: plain CQL shifts nothing; pick an augmentation or drop --shift-l2", c.AugmentParams.ShiftL2)
+	case augment.IsCQL(c.Augment):
+		return fmt.Errorf("--shift-l2 (augment_params.shift_l2) %v with --augment cql: plain CQL shifts nothing; pick an augmentation or drop --shift-l2", c.AugmentParams.ShiftL2)
 	case c.Augment == "s4rl-adv" && c.AugmentParams.AdvMode == "raw":
 		return fmt.Errorf("--shift-l2 (augment_params.shift_l2) with --adv-mode raw: the raw step's size is the critic's gradient's and changes as it learns; use --adv-mode l2 or sign")
 	}

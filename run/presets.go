@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/koopq/koopq/cql"
+	"github.com/koopq/koopq/internal/suggest"
 )
 
 // presets are the named starting points of a training configuration
@@ -57,7 +58,7 @@ func PresetHelp() string {
 func Preset(name string) (TrainConfig, error) {
 	p, ok := presets[name]
 	if !ok {
-		return TrainConfig{}, fmt.Errorf("--preset %q: unknown preset (known: %s)", name, strings.Join(PresetNames(), ", "))
+		return TrainConfig{}, fmt.Errorf("--preset %q: unknown preset (known: %s)%s", name, strings.Join(PresetNames(), ", "), suggest.Hint(name, PresetNames()))
 	}
 	c := p.make()
 	c.Preset = name

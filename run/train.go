@@ -29,7 +29,7 @@ type TrainConfig struct {
 	Env             string              `json:"env"`              // simulator for evaluation and action bounds
 	Data            string              `json:"data"`             // dataset: D4RL-layout HDF5 file or Minari dataset
 	ReadOptions     dataset.ReadOptions `json:"read_options"`
-	Augment         string              `json:"augment"` // none, gaussian, kfc, kfc++, s4rl-adv, ablations
+	Augment         string              `json:"augment"` // cql (alias none), gaussian, kfc, kfc++, s4rl-adv, ablations
 	GaussianSigma   float64             `json:"gaussian_sigma"`
 	KoopmanModel    string              `json:"koopman_model,omitempty"`  // model file; empty: train one when needed
 	KoopmanTrain    koopman.TrainConfig `json:"koopman_train"`            // used when a model is trained for the run
@@ -47,7 +47,7 @@ type TrainConfig struct {
 // 5000 steps over 10 episodes (the authors' protocol). It is the "paper"
 // preset.
 func DefaultTrainConfig() TrainConfig {
-	return TrainConfig{Augment: "none", GaussianSigma: 3e-3, CQL: cql.DefaultConfig(), EvalEvery: 5000, EvalEpisodes: 10,
+	return TrainConfig{Augment: augment.CQL, GaussianSigma: 3e-3, CQL: cql.DefaultConfig(), EvalEvery: 5000, EvalEpisodes: 10,
 		LogEvery: 1000, CheckpointEvery: 5000, KoopmanTrain: koopman.DefaultTrainConfig(), AugmentParams: DefaultAugmentParams()}
 }
 
@@ -206,6 +206,10 @@ func (e *Interrupted) Unwrap() error { return e.Err }
 // ReadDataset reads transitions from a D4RL-layout HDF5 file, a Minari
 // main_data.hdf5 or a Minari dataset directory.
 func ReadDataset(path string, opts dataset.ReadOptions) (*dataset.Dataset, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("--data %s: no such file; make one with 'koopq collect …' "+
+			"(e.g. koopq collect hopper-medium-v2 --out data, or koopq collect --env pendulum --out data)", path)
+	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() || strings.HasSuffix(path, "main_data.hdf5") {
 		return dataset.ReadMinari(path, opts)
 	}

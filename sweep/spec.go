@@ -739,7 +739,7 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 	for i, m := range s.Methods {
 		where := p.checkName(fmt.Sprintf("methods[%d]", i), m.Name, i, mIdx)
 		if m.Augment == "" {
-			p.add("%s: augment missing (none for plain CQL)", where)
+			p.add("%s: augment missing (cql for plain CQL)", where)
 		} else if chk.Augment != nil {
 			if err := chk.Augment(m.Augment); err != nil {
 				p.add("%s: augment: %v", where, err)
@@ -814,7 +814,7 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 		}
 		needs := chk.NeedsKoopman
 		if needs == nil {
-			needs = func(aug string) bool { return aug != "none" }
+			needs = func(aug string) bool { return aug != "none" && aug != "cql" }
 		}
 		_, ownModel := f["koopman"]
 		switch model, ok := d.KoopmanModel(); {

@@ -109,7 +109,7 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 				return fmt.Errorf("--allow-backend-change only applies with --resume")
 			}
 			for _, c := range []error{
-				needPositive("epochs", epochs), needPositive("latent", latent), needWidths("hidden", hidden),
+				needPositive("max-epochs", epochs), needPositive("latent", latent), needWidths("hidden", hidden),
 				needPositive("batch", batch), needNonNegative("patience", patience), needNonNegative("diag-n", nDiag),
 				needPositiveFloat("lr", lr), needNonNegativeFloat("ae-weight", aeWeight), needNonNegativeFloat("noise", noise),
 				needNonNegative("lr-patience", lrPatience), needNonNegativeFloat("min-lr", minLR), needNonNegativeFloat("min-delta", minDelta),
@@ -238,7 +238,8 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 	f.StringVar(&envName, "env", "", "environment name, recorded in the model metadata")
 	f.StringVar(&out, "out", "", "output model file, e.g. model.safetensors (required)")
 	f.IntVar(&epochs, "max-epochs", 75, "maximum epochs (paper: 75; authors' code: up to 400)")
-	f.IntVar(&epochs, "epochs", 75, "same as --max-epochs")
+	f.IntVar(&epochs, "epochs", 75, "old name of --max-epochs")
+	_ = f.MarkDeprecated("epochs", "use --max-epochs (train: --koopman-max-epochs)")
 	f.Uint64Var(&seed, "seed", 0, "seed for weights, split, shuffling and noise")
 	f.IntVar(&latent, "latent", 32, "Koopman latent dimension N")
 	f.IntSliceVar(&hidden, "hidden", []int{512, 512}, "hidden layer widths of encoder and decoder, e.g. 512,512 (paper)")

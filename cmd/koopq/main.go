@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/koopq/koopq/internal/blas"
 	"github.com/koopq/koopq/run"
@@ -44,6 +45,7 @@ func init() {
 	// Run this hook even when a verb has its own PersistentPreRun.
 	cobra.EnableTraverseRunHooks = true
 	pf.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this file (pprof format: go tool pprof koopq FILE)")
+	rootCmd.SetFlagErrorFunc(flagError)
 	rootCmd.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if err := configureGEMM(); err != nil {
 			return err
@@ -53,6 +55,31 @@ func init() {
 		}
 		return startCPUProfile(cpuProfile)
 	}
+}
+
+// flagError rewrites pflag's errors about bad flag values, which quote Go's
+// parser ("strconv.Atoi: parsing ..."), into ones that name the flag and
+// the form it wants. Other flag errors pass through.
+func flagError(_ *cobra.Command, err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) {
+		return err
+	}
+	fl, v := iv.GetFlag(), iv.GetValue()
+	switch fl.Value.Type() {
+	case "intSlice":
+		return fmt.Errorf("--%s %s: want comma-separated widths, e.g. 256,256", fl.Name, v)
+	case "uint64", "int":
+		if fl.Name == "seed" && strings.ContainsAny(v, ", ") {
+			return fmt.Errorf("--seed %s: --seed takes one seed; for several runs, one per seed, use --seeds %s", v, v)
+		}
+		return fmt.Errorf("--%s %s: want a whole number", fl.Name, v)
+	case "float64":
+		return fmt.Errorf("--%s %s: want a number", fl.Name, v)
+	case "bool":
+		return fmt.Errorf("--%s=%s: want true or false", fl.Name, v)
+	}
+	return err
 }
 
 // profileFile is the open --cpuprofile file while the profile runs.

@@ -20,6 +20,7 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/internal/plural"
+	"github.com/koopq/koopq/internal/suggest"
 	"github.com/koopq/koopq/internal/version"
 	"github.com/koopq/koopq/sweep"
 )
@@ -72,13 +73,13 @@ func specChecker() sweep.Checker {
 			if slices.Contains(env.Names(), name) {
 				return nil
 			}
-			return fmt.Errorf("unknown env %q (known: %s)", name, strings.Join(env.Names(), ", "))
+			return fmt.Errorf("unknown env %q (known: %s)%s", name, strings.Join(env.Names(), ", "), suggest.Hint(name, env.Names()))
 		},
 		Augment: func(name string) error {
-			if slices.Contains(augment.Names(), name) {
+			if augment.Known(name) {
 				return nil
 			}
-			return fmt.Errorf("unknown augment %q (known: %s)", name, strings.Join(augment.Names(), ", "))
+			return fmt.Errorf("unknown augment %q (known: %s)%s", name, strings.Join(augment.Names(), ", "), suggest.Hint(name, augment.Names()))
 		},
 	}
 }

@@ -33,7 +33,7 @@ func TestSweepPlanDefaultSharedModel(t *testing.T) {
 	p, _ := filepath.Abs(filepath.Join("..", "..", "examples", "smoke.yaml"))
 	r := runCLI(t, "", time.Minute, "sweep", "plan", p)
 	if r.Code != 0 || strings.Count(r.Stdout, "first: koopman pendulum-medium → ") != 1 ||
-		!strings.Contains(r.Stdout, "--epochs=3 --hidden=32,32)") {
+		!strings.Contains(r.Stdout, "--hidden=32,32 --max-epochs=3)") {
 		t.Errorf("plan: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -8,12 +8,17 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sweep"
@@ -31,6 +36,7 @@ func init() {
 		allowBackend bool
 		quiet        bool
 		augCache     string
+		seedList     string
 	)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -74,13 +80,26 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 				return fmt.Errorf("--config %s: the flag was renamed: use --preset NAME (%s) for a preset, or --config-file FILE for a YAML/JSON settings file",
 					legacy, strings.Join(run.PresetNames(), ", "))
 			}
+			var seeds []uint64
+			if f.Changed("seeds") {
+				var err error
+				if seeds, err = parseSeeds(seedList); err != nil {
+					return err
+				}
+				switch {
+				case f.Changed("seed"):
+					return fmt.Errorf("--seed and --seeds: give one (--seeds %s runs one run per seed)", seedList)
+				case resume != "":
+					return fmt.Errorf("--seeds cannot be used with --resume: resume each seed's run directory on its own")
+				}
+			}
 			// Paths given as flags are made absolute, so the run can be resumed from elsewhere.
 			if err := flagCfg.AbsPaths(); err != nil {
 				return err
 			}
 			apply := func(cfg *run.TrainConfig) {
 				for _, p := range run.TrainParams() {
-					if f.Changed(p.Flag) {
+					if f.Changed(p.Flag) || changedOldName(f, p.Flag) {
 						run.CopyParam(p, cfg, &flagCfg)
 					}
 				}
@@ -114,6 +133,9 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 				if err := run.CheckResume(recorded, cfg); err != nil {
 					return err
 				}
+				if augment.Label(cfg.Augment) == augment.Label(recorded.Augment) {
+					cfg.Augment = recorded.Augment // --augment cql on a run that says none
+				}
 			} else {
 				base := preset
 				if base == "" {
@@ -122,6 +144,7 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 				if cfg, err = run.Preset(base); err != nil {
 					return err
 				}
+				before := cfg
 				if configFile != "" {
 					if cfg, err = run.LoadConfigFile(configFile, cfg, preset); err != nil {
 						return err
@@ -131,10 +154,29 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 				if err := cfg.AbsPaths(); err != nil {
 					return err
 				}
+				// Intervals nobody chose follow the run's length.
+				run.ScaleIntervals(&cfg, f.Changed("log-every") || cfg.LogEvery != before.LogEvery,
+					f.Changed("eval-every") || cfg.EvalEvery != before.EvalEvery)
+			}
+			var data *dataset.Dataset
+			if cfg.Env == "" && cfg.Data != "" {
+				// The dataset may name its environment (koopq collect records it).
+				if data, err = run.ReadDataset(cfg.Data, cfg.ReadOptions); err != nil {
+					return err
+				}
+				rec := data.Meta["env"]
+				if cfg.Env = run.EnvOfLabel(rec); cfg.Env == "" {
+					if rec == "" {
+						return fmt.Errorf("--env is required: dataset %s records no environment (no metadata/env); give --env (known: %s)",
+							cfg.Data, strings.Join(env.Names(), ", "))
+					}
+					return fmt.Errorf("--env is required: dataset %s records env %q, which is no koopq environment; give --env (known: %s)",
+						cfg.Data, rec, strings.Join(env.Names(), ", "))
+				}
+				fmt.Printf("env %s (from the dataset's metadata/env %q)\n", cfg.Env, rec)
 			}
 			// Validate settings, data, environment and models before any side effect.
-			data, err := run.CheckTrain(cfg, nil)
-			if err != nil {
+			if data, err = run.CheckTrain(cfg, data); err != nil {
 				return err
 			}
 			if augCache != "" {
@@ -144,50 +186,28 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 					return fmt.Errorf("--augment-cache: %w", err)
 				}
 			}
-			if dir == nil {
-				if name == "" {
-					name = fmt.Sprintf("%s-%s-s%d", cfg.Env, cfg.Augment, cfg.CQL.Seed)
-				}
-				if dir, err = run.NewDir(outRoot, name); err != nil {
-					return err
-				}
-			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			go func() {
 				<-ctx.Done()
 				stop() // a second signal kills at once
 			}()
-			bars := &phaseBars{}
-			res, err := run.TrainWith(ctx, cfg, dir, data, run.TrainOptions{Resume: resume != "", Progress: bars.update, AugmentCache: augCache,
-				AllowBackendChange: allowBackend})
-			bars.close()
-			var intr *run.Interrupted
-			if errors.As(err, &intr) && errors.Is(err, context.Canceled) {
-				return fmt.Errorf("%w; continue with: koopq train --resume %s", err, dir.Path)
+			opts := run.TrainOptions{Resume: resume != "", AugmentCache: augCache, AllowBackendChange: allowBackend}
+			if dir != nil {
+				_, err := trainOne(ctx, cfg, dir, data, opts)
+				return err
 			}
-			if _, serr := os.Stat(dir.Path); err != nil && serr == nil {
-				return fmt.Errorf("%w (run directory %s)", err, dir.Path)
-			} else if err != nil {
-				return err // nothing was kept
+			if seeds == nil {
+				if name == "" {
+					name = fmt.Sprintf("%s-%s-s%d", cfg.Env, augment.Label(cfg.Augment), cfg.CQL.Seed)
+				}
+				if dir, err = run.NewDir(outRoot, name); err != nil {
+					return err
+				}
+				_, err := trainOne(ctx, cfg, dir, data, opts)
+				return err
 			}
-			if res.AlreadyFinished {
-				fmt.Printf("run %s is already finished (%d steps); nothing to do (a larger --steps extends it)\n", dir.Path, res.Steps)
-			}
-			fmt.Printf("%s on %s, augment %s, seed %d: %d steps (%d behaviour cloning, %d CQL)", cfg.Env, cfg.Data, cfg.Augment,
-				cfg.CQL.Seed, res.Steps, res.Phases.BC, res.Phases.CQL)
-			if res.StepsPerSec > 0 && !res.AlreadyFinished {
-				fmt.Printf(" in %.0fs (%.1f steps/s)", res.WallSeconds, res.StepsPerSec)
-			}
-			fmt.Printf("\nfinal return %.2f ± %.2f over %s", res.Final.Mean, res.Final.Std, plural.Count(res.Final.Episodes, "episode"))
-			if !math.IsNaN(float64(res.Final.Normalized)) {
-				fmt.Printf(", normalized score %.1f ± %.1f", res.Final.Normalized, res.Final.NormalizedStd)
-			}
-			if sr := float64(res.Final.SuccessRate); !math.IsNaN(sr) {
-				fmt.Printf(", success rate %.1f%%", 100*sr)
-			}
-			fmt.Printf("\nrun directory %s (results.json, policy.safetensors)\n", dir.Path)
-			return nil
+			return trainSeeds(ctx, cfg, seeds, outRoot, name, data, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -209,6 +229,12 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 			panic(fmt.Sprintf("train: flag %s has unsupported type %T", p.Flag, v))
 		}
 	}
+	f.StringVar(&seedList, "seeds", "", "several seeds, e.g. 0,1,2: one run per seed (<name>-s<seed>), in turn, then their scores side by side")
+	for old, cur := range deprecatedTrainFlags {
+		p := f.Lookup(cur)
+		f.AddFlag(&pflag.Flag{Name: old, Value: p.Value, DefValue: p.DefValue, Usage: "old name of --" + cur})
+		_ = f.MarkDeprecated(old, "use --"+cur)
+	}
 	f.StringVar(&preset, "preset", "", "starting settings: "+strings.Join(run.PresetNames(), ", ")+" (default paper, or the config file's preset key)")
 	f.StringVar(&configFile, "config-file", "", "YAML or JSON file of settings (keys as in a run's config.json); flags override it")
 	f.StringVar(&legacy, "config", "", "renamed to --preset")
@@ -220,5 +246,227 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 		"(its numbers then differ from an uninterrupted run's; results.json's segments record the change)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or progress log lines")
 	f.StringVar(&augCache, "augment-cache", os.Getenv(sweep.AugmentCacheEnv), "directory that keeps the Koopman precompute cache between runs (default $KOOPQ_AUGMENT_CACHE; empty: none)")
+	cmd.SetUsageFunc(groupedUsage(trainFlagGroups()))
 	rootCmd.AddCommand(cmd)
+}
+
+// deprecatedTrainFlags maps the old names of train flags, still accepted
+// (hidden from the help, with a deprecation note when used), to the
+// current ones.
+var deprecatedTrainFlags = map[string]string{
+	"koopman-epochs": "koopman-max-epochs", // koopman train --max-epochs, koopman_train.max_epochs
+}
+
+// changedOldName tells whether flag was set under one of its old names.
+func changedOldName(f *pflag.FlagSet, flag string) bool {
+	for old, cur := range deprecatedTrainFlags {
+		if cur == flag && f.Changed(old) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseSeeds reads --seeds: comma-separated seeds, none repeated.
+func parseSeeds(s string) ([]uint64, error) {
+	var out []uint64
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		v, err := strconv.ParseUint(p, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--seeds %s: %q is not a seed; want comma-separated whole numbers, e.g. 0,1,2", s, p)
+		}
+		if slices.Contains(out, v) {
+			return nil, fmt.Errorf("--seeds %s: seed %d is given twice", s, v)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// trainOne trains (or resumes) the run in dir and prints its summary. The
+// run directory is printed first, so that it is known while the run trains.
+func trainOne(ctx context.Context, cfg run.TrainConfig, dir *run.Dir, data *dataset.Dataset, opts run.TrainOptions) (*run.TrainResult, error) {
+	fmt.Printf("run directory: %s\n", dir.Path)
+	bars := &phaseBars{}
+	opts.Progress = bars.update
+	res, err := run.TrainWith(ctx, cfg, dir, data, opts)
+	bars.close()
+	var intr *run.Interrupted
+	if errors.As(err, &intr) && errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("%w; continue with: koopq train --resume %s", err, dir.Path)
+	}
+	if _, serr := os.Stat(dir.Path); err != nil && serr == nil {
+		return nil, fmt.Errorf("%w (run directory %s)", err, dir.Path)
+	} else if err != nil {
+		return nil, err // nothing was kept
+	}
+	if res.AlreadyFinished {
+		fmt.Printf("run %s is already finished (%d steps); nothing to do (a larger --steps extends it)\n", dir.Path, res.Steps)
+	}
+	fmt.Printf("%s on %s, augment %s, seed %d: %d steps (%d behaviour cloning, %d CQL)", cfg.Env, cfg.Data, augment.Label(cfg.Augment),
+		cfg.CQL.Seed, res.Steps, res.Phases.BC, res.Phases.CQL)
+	if res.StepsPerSec > 0 && !res.AlreadyFinished {
+		fmt.Printf(" in %.0fs (%.1f steps/s)", res.WallSeconds, res.StepsPerSec)
+	}
+	fmt.Printf("\nfinal return %.2f ± %.2f over %s", res.Final.Mean, res.Final.Std, plural.Count(res.Final.Episodes, "episode"))
+	if !math.IsNaN(float64(res.Final.Normalized)) {
+		fmt.Printf(", normalized score %.1f ± %.1f", res.Final.Normalized, res.Final.NormalizedStd)
+	}
+	if sr := float64(res.Final.SuccessRate); !math.IsNaN(sr) {
+		fmt.Printf(", success rate %.1f%%", 100*sr)
+	}
+	fmt.Printf("\nrun directory %s (results.json, policy.safetensors)\n", dir.Path)
+	return res, nil
+}
+
+// trainSeeds is --seeds: one run per seed, in turn, in run directories
+// <name>-s<seed> (name defaults to <env>-<augment>), then each seed's
+// final score and their mean ± standard deviation. A failed or interrupted
+// run stops the rest; the error says which seeds did not run.
+func trainSeeds(ctx context.Context, cfg run.TrainConfig, seeds []uint64, outRoot, name string, data *dataset.Dataset, opts run.TrainOptions) error {
+	if name == "" {
+		name = fmt.Sprintf("%s-%s", cfg.Env, augment.Label(cfg.Augment))
+	}
+	type done struct {
+		seed  uint64
+		score float64 // normalized score
+		ret   float64 // mean return
+		dir   string
+	}
+	var runs []done
+	normalized := true
+	for i, s := range seeds {
+		c := cfg
+		c.CQL.Seed, c.KoopmanTrain.Seed = s, s
+		fmt.Printf("seed %d (%d of %d)\n", s, i+1, len(seeds))
+		dir, err := run.NewDir(outRoot, fmt.Sprintf("%s-s%d", name, s))
+		if err != nil {
+			return err
+		}
+		res, err := trainOne(ctx, c, dir, data, opts)
+		if err != nil {
+			if rest := seeds[i+1:]; len(rest) > 0 {
+				err = fmt.Errorf("seed %d: %w; seeds %s not run", s, err, joinSeeds(rest))
+			} else {
+				err = fmt.Errorf("seed %d: %w", s, err)
+			}
+			return err
+		}
+		v := float64(res.Final.Normalized)
+		if math.IsNaN(v) {
+			normalized = false
+		}
+		runs = append(runs, done{s, v, res.Final.Mean, dir.Path})
+	}
+	what := "normalized score"
+	if !normalized {
+		what = "return" // an env without reference returns: raw returns for every seed
+		for i := range runs {
+			runs[i].score = runs[i].ret
+		}
+	}
+	var sum, sq float64
+	for _, r := range runs {
+		sum += r.score
+	}
+	mean := sum / float64(len(runs))
+	for _, r := range runs {
+		sq += (r.score - mean) * (r.score - mean)
+	}
+	std := 0.0
+	if len(runs) > 1 {
+		std = math.Sqrt(sq / float64(len(runs)-1))
+	}
+	fmt.Printf("\n%s, augment %s, %s: final %s %.1f ± %.1f (mean ± sample std)\n", cfg.Env, augment.Label(cfg.Augment),
+		plural.Count(len(runs), "seed"), what, mean, std)
+	for _, r := range runs {
+		fmt.Printf("  seed %-4d %8.1f  %s\n", r.seed, r.score, r.dir)
+	}
+	return nil
+}
+
+func joinSeeds(s []uint64) string {
+	p := make([]string, len(s))
+	for i, v := range s {
+		p[i] = strconv.FormatUint(v, 10)
+	}
+	return strings.Join(p, ",")
+}
+
+// flagGroup is a heading of a command's help and its flags, in order.
+type flagGroup struct {
+	title string
+	flags []string
+}
+
+// trainFlagGroups sorts train's flags under headings: the five that every
+// run sets first, then data, method, CQL, Koopman, evaluation and output.
+// Settings of run.TrainParams go by their config key.
+func trainFlagGroups() []flagGroup {
+	main := []string{"data", "env", "augment", "steps", "seed"}
+	g := []flagGroup{
+		{"Main flags", main},
+		{"Data", nil},
+		{"Method (settings come from --preset, then --config-file, then flags)", []string{"preset", "config-file", "seeds"}},
+		{"CQL", nil},
+		{"Koopman", nil},
+		{"Evaluation", nil},
+		{"Output", []string{"out", "name", "resume", "quiet", "augment-cache", "allow-backend-change"}},
+	}
+	for _, p := range run.TrainParams() {
+		if slices.Contains(main, p.Flag) {
+			continue
+		}
+		i := 2 // method: augment, gaussian_sigma, augment_params.*
+		switch k := p.Key; {
+		case k == "data" || strings.HasPrefix(k, "read_options."):
+			i = 1
+		case strings.HasPrefix(k, "cql."):
+			i = 3
+		case strings.HasPrefix(k, "koopman"):
+			i = 4
+		case strings.HasPrefix(k, "eval_"):
+			i = 5
+		case k == "log_every" || k == "checkpoint_every":
+			i = 6
+		}
+		g[i].flags = append(g[i].flags, p.Flag)
+	}
+	return g
+}
+
+// groupedUsage prints a command's usage with its flags under the groups'
+// headings (in the groups' order; flags in no group last, under "Other
+// flags"), then the global flags.
+func groupedUsage(groups []flagGroup) func(*cobra.Command) error {
+	return func(c *cobra.Command) error {
+		w := c.OutOrStderr()
+		fmt.Fprintf(w, "Usage:\n  %s\n", c.UseLine())
+		local := c.LocalFlags()
+		seen := map[string]bool{}
+		section := func(title string, names []string) {
+			fs := pflag.NewFlagSet(title, pflag.ContinueOnError)
+			fs.SortFlags = false
+			for _, n := range names {
+				if fl := local.Lookup(n); fl != nil && !fl.Hidden && !seen[n] {
+					fs.AddFlag(fl)
+					seen[n] = true
+				}
+			}
+			if fs.HasFlags() {
+				fmt.Fprintf(w, "\n%s:\n%s", title, fs.FlagUsages())
+			}
+		}
+		for _, g := range groups {
+			section(g.title, g.flags)
+		}
+		var rest []string
+		local.VisitAll(func(fl *pflag.Flag) { rest = append(rest, fl.Name) })
+		section("Other flags", rest)
+		if c.HasAvailableInheritedFlags() {
+			fmt.Fprintf(w, "\nGlobal flags:\n%s", c.InheritedFlags().FlagUsages())
+		}
+		return nil
+	}
 }
