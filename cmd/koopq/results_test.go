@@ -425,8 +425,8 @@ func TestCommittedSweepDirsTrackOnlySmallFiles(t *testing.T) {
 	}
 }
 
-// The run counts the READMEs state for the study ("12 of 60 runs
-// finished", "14 of its 30 runs have finished", …) equal the number of
+// The run counts the READMEs state for the study ("30 of this spec's 60
+// runs finished", "14 of its 30 runs have finished", …) equal the number of
 // finished runs committed in the directory each count is about. A count is
 // updated by hand after every run; this catches the sentence a results
 // commit forgot (the main README's w10 status once still said "its first
@@ -438,7 +438,7 @@ func TestStudyREADMECountsMatchCommittedRuns(t *testing.T) {
 	checks := []struct {
 		file, pattern, dir string
 	}{
-		{study + "/README.md", `\*\*Partial: (\d+) of 60 runs finished\*\*`, study + "/runs"},
+		{study + "/README.md", `\*\*(\d+) of this spec's 60 runs finished\*\*`, study + "/runs"},
 		{"README.md", `(\d+) of the main grid's 60 runs have finished`, study + "/runs"},
 		{study + "/README.md", `(\d+) of its 30 runs have finished`, study + "/w10/runs"},
 		{"README.md", `(\d+) of its 30 runs have finished`, study + "/w10/runs"},
