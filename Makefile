@@ -3,7 +3,7 @@
 
 SHELL := /bin/bash
 GO ?= go
-APT_PKGS := libopenblas-dev libdnnl-dev libhdf5-dev libmujoco-dev pkg-config python3-h5py python3-numpy python3-scipy slurm-wlm munge
+APT_PKGS := libopenblas-dev libdnnl-dev libhdf5-dev libmujoco-dev pkg-config python3-h5py python3-numpy python3-scipy slurm-wlm munge python3-onnx
 BIN := bin/koopq
 
 .PHONY: deps build test demo bench vet fmt clean mutate

@@ -32,6 +32,7 @@ type Trainer struct {
 	batch     *dataset.Batch
 	policyRNG *rand.Rand // the Step's policy samples
 	augRNG    *rand.Rand // the augmenter's draws
+	rewardK   float64    // NormalizeReward's factor (1 when off), for Diagnose
 }
 
 // Stream increments of the paired layout: rand.NewPCG(cfg.Seed, c) for
@@ -81,6 +82,7 @@ func NewTrainer(cfg Config, data *dataset.Dataset, aug augment.Augmenter, scale 
 			return nil, fmt.Errorf("cql: action bound %d is empty: [%v, %v]", i, scale.Low[i], scale.High[i])
 		}
 	}
+	rewardK := 1.0
 	if cfg.NormalizeReward {
 		k, err := rewardScale(data, cfg.RewardEpisodeSteps)
 		if err != nil {
@@ -92,6 +94,7 @@ func NewTrainer(cfg Config, data *dataset.Dataset, aug augment.Augmenter, scale 
 			scaled.Rewards[i] = float32(float64(r) * k)
 		}
 		data = &scaled
+		rewardK = k
 	}
 	s := newStreams(cfg)
 	var norm *dataset.Normalizer
@@ -104,7 +107,7 @@ func NewTrainer(cfg Config, data *dataset.Dataset, aug augment.Augmenter, scale 
 	}
 	return &Trainer{Learner: l, Data: data, Aug: aug, Scale: scale, streams: s,
 		sampler: dataset.NewSampler(data, rand.New(s.batch)), batch: dataset.NewBatch(cfg.Batch, data.ObsDim, data.ActDim),
-		policyRNG: rand.New(s.policy), augRNG: rand.New(s.augment)}, nil
+		policyRNG: rand.New(s.policy), augRNG: rand.New(s.augment), rewardK: rewardK}, nil
 }
 
 // rewardScale is CORL's modify_reward factor for Gym-MuJoCo,

@@ -218,7 +218,17 @@ type CollectOptions struct {
 	// history.json with at least one evaluation, no results.json), for
 	// learning curves of runs still training.
 	InProgress bool
+	// OnSkip, when set, hears of each run left out because it was trained
+	// without a simulator (env "none"): it has offline diagnostics, no score.
+	OnSkip func(dir string)
 }
+
+// envNone is the env of runs trained without a simulator (run.EnvNone):
+// they have offline diagnostics (results.json "offline") and no score.
+const envNone = "none"
+
+// errNoSimulator marks a run trained without a simulator.
+var errNoSimulator = errors.New("trained without a simulator (env none): no score")
 
 // the parts of results.json and sweep-run.json the report reads.
 type resultsFile struct {
@@ -299,6 +309,7 @@ func CollectWith(o CollectOptions, dirs ...string) ([]Result, error) {
 	var out []Result
 	seen := map[string]bool{}
 	sweeps := map[string]int{}
+	offline := 0
 	for _, d := range dirs {
 		if st, err := os.Stat(d); err != nil {
 			return nil, fmt.Errorf("report: %w", err)
@@ -328,6 +339,13 @@ func CollectWith(o CollectOptions, dirs ...string) ([]Result, error) {
 			}
 			seen[abs] = true
 			r, err := read(filepath.Dir(p))
+			if errors.Is(err, errNoSimulator) {
+				offline++
+				if o.OnSkip != nil {
+					o.OnSkip(filepath.Dir(p))
+				}
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -345,6 +363,10 @@ func CollectWith(o CollectOptions, dirs ...string) ([]Result, error) {
 			return nil, fmt.Errorf("report: %w", err)
 		}
 	}
+	if len(out) == 0 && offline > 0 {
+		return nil, fmt.Errorf("report: no run with a score under %s: the %d found were trained without a simulator (--env none) "+
+			"and have only offline diagnostics (results.json \"offline\", history.json)", strings.Join(dirs, ", "), offline)
+	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("report: no results.json under %s (runs that have not finished have none)", strings.Join(dirs, ", "))
 	}
@@ -359,6 +381,9 @@ func readRun(dir string) (Result, error) {
 	}
 	if err := json.Unmarshal(b, &rf); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	if rf.Config.Env == envNone {
+		return Result{}, errNoSimulator
 	}
 	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: augmentpkg.Label(rf.Config.Augment), Score: num(rf.Final.Normalized), Order: -1,
 		Settings: rf.Config.Settings, Inputs: rf.Inputs.runInputs(rf.Config.KoopmanModel)}
@@ -443,6 +468,9 @@ func readInProgress(dir string) (Result, error) {
 				return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 			}
 		}
+	}
+	if cfg.Env == envNone {
+		return Result{}, errNoSimulator
 	}
 	r := Result{Dir: dir, Seed: cfg.CQL.Seed, Augment: augmentpkg.Label(cfg.Augment), Score: math.NaN(), Order: -1, InProgress: true, Settings: settings}
 	if b, err := os.ReadFile(filepath.Join(dir, "inputs.json")); err == nil {

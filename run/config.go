@@ -75,7 +75,10 @@ type Param struct {
 func TrainParams() []Param {
 	return []Param{
 		{"data", "data", "dataset: D4RL-layout HDF5 file, Minari main_data.hdf5 or Minari dataset directory (required)", func(c *TrainConfig) any { return &c.Data }, AnyValue},
-		{"env", "env", "environment to evaluate in, e.g. pendulum, hopper (default: the dataset's metadata/env, e.g. hopper for hopper-medium-v2)", func(c *TrainConfig) any { return &c.Env }, AnyValue},
+		{"env", "env", "environment to evaluate in, e.g. pendulum, hopper; none: no simulator, offline diagnostics instead (default: the dataset's recorded env, else none)", func(c *TrainConfig) any { return &c.Env }, AnyValue},
+		{"holdout-fraction", "holdout_fraction", "with --env none: share of episodes held out for the offline diagnostics (0: 0.05)", func(c *TrainConfig) any { return &c.HoldoutFraction }, Fraction},
+		{"action-low", "action_low", "with --env none: lower action bound per dimension (default: the data's minimum)", func(c *TrainConfig) any { return &c.ActionLow }, AnyValue},
+		{"action-high", "action_high", "with --env none: upper action bound per dimension (default: the data's maximum)", func(c *TrainConfig) any { return &c.ActionHigh }, AnyValue},
 		{"drop-invalid", "read_options.drop_invalid", "drop transitions with NaN/Inf instead of failing", func(c *TrainConfig) any { return &c.ReadOptions.DropInvalid }, AnyValue},
 		{"terminate-on-end", "read_options.terminate_on_end", "keep time-limit steps (d4rl's terminate_on_end)", func(c *TrainConfig) any { return &c.ReadOptions.TerminateOnEnd }, AnyValue},
 		{"use-next-observations", "read_options.use_next_observations", "take s' from the stored next_observations instead of observations[i+1]", func(c *TrainConfig) any { return &c.ReadOptions.UseNextObservations }, AnyValue},
@@ -197,19 +200,30 @@ func (c TrainConfig) Validate() error {
 					return fmt.Errorf("%s = %v: every entry must be %s", name, *v, p.Range)
 				}
 			}
+		case *[]float64:
+			for _, x := range *v {
+				if !p.Range.ok(x) {
+					return fmt.Errorf("%s = %v: every entry must be %s", name, *v, p.Range)
+				}
+			}
 		}
 	}
 	switch {
 	case c.Data == "":
 		return fmt.Errorf("--data (data) is required: a D4RL-layout HDF5 file or a Minari dataset ('koopq collect' makes some)")
 	case c.Env == "":
-		return fmt.Errorf("--env (env) is required: the simulator the policy is evaluated in (known: %s); "+
-			"train takes it from the dataset's metadata/env when the file records one", strings.Join(env.Names(), ", "))
+		return fmt.Errorf("--env (env) is required: the simulator the policy is evaluated in (known: %s), or none", strings.Join(env.Names(), ", "))
 	case len(c.CQL.Net.Hidden) == 0:
 		return fmt.Errorf("--hidden (cql.net.hidden) is empty: give at least one hidden width")
 	}
-	if !slices.Contains(env.Names(), c.Env) {
-		return fmt.Errorf("--env (env) %q: unknown environment (known: %s)%s", c.Env, strings.Join(env.Names(), ", "), suggest.Hint(c.Env, env.Names()))
+	if c.Env != EnvNone && !slices.Contains(env.Names(), c.Env) {
+		return fmt.Errorf("--env (env) %q: unknown environment (known: %s; none trains without a simulator)%s", c.Env, strings.Join(env.Names(), ", "), suggest.Hint(c.Env, env.Names()))
+	}
+	if c.Env != EnvNone && (len(c.ActionLow) > 0 || len(c.ActionHigh) > 0) {
+		return fmt.Errorf("--action-low/--action-high (action_low/action_high) apply only with --env none: env %s has its own action bounds", c.Env)
+	}
+	if c.Env == EnvNone && c.HoldoutFraction >= 1 {
+		return fmt.Errorf("--holdout-fraction (holdout_fraction) = %v: must be below 1 (the rest is trained on)", c.HoldoutFraction)
 	}
 	if !augment.Known(c.Augment) {
 		return fmt.Errorf("--augment (augment) %q: unknown augmentation (known: %s; none is an alias of cql)%s", c.Augment,

@@ -15,10 +15,8 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/cql"
 	"github.com/koopq/koopq/dataset"
-	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/koopman"
-	"github.com/koopq/koopq/sac"
 )
 
 // TrainConfig describes one offline CQL run. It is written to config.json,
@@ -41,7 +39,22 @@ type TrainConfig struct {
 	EvalEpisodes    int                 `json:"eval_episodes"`    // episodes per evaluation
 	LogEvery        int                 `json:"log_every"`        // steps between metric rows
 	CheckpointEvery int                 `json:"checkpoint_every"` // steps between checkpoints
+	// HoldoutFraction is, with Env EnvNone, the share of episodes (at least
+	// one) held out of training for the offline diagnostics; 0 means
+	// DefaultHoldoutFraction. Unused with a simulator.
+	HoldoutFraction float64 `json:"holdout_fraction,omitempty"`
+	// ActionLow and ActionHigh are, with Env EnvNone, the action bounds
+	// (one per action dimension); empty: the data's per-dimension min and max.
+	ActionLow  []float64 `json:"action_low,omitempty"`
+	ActionHigh []float64 `json:"action_high,omitempty"`
 }
+
+// EnvNone is the Env of a run without a simulator: no online evaluation;
+// offline diagnostics on held-out episodes instead (see OfflineEval).
+const EnvNone = "none"
+
+// DefaultHoldoutFraction is the share of episodes an EnvNone run holds out.
+const DefaultHoldoutFraction = 0.05
 
 // DefaultTrainConfig returns the paper's CQL settings with evaluation every
 // 5000 steps over 10 episodes (the authors' protocol). It is the "paper"
@@ -57,6 +70,10 @@ type EvalPoint struct {
 	Mean       float64    `json:"mean_return"`
 	Std        float64    `json:"std_return"`
 	Normalized eval.Score `json:"normalized_score"`
+	// Offline holds the diagnostics on held-out episodes of a run without
+	// a simulator (Env EnvNone); its return fields are then 0 and the
+	// normalized score null.
+	Offline *cql.Diagnostics `json:"offline,omitempty"`
 }
 
 // Training phases, as reported to progress callbacks and in results.json.
@@ -98,6 +115,10 @@ type TrainResult struct {
 	WallSeconds float64     `json:"wall_seconds"`     // of the process that finished the run
 	StepsPerSec float64     `json:"steps_per_second"` // of that process; 0 when it did no step
 	LastStats   cql.Stats   `json:"last_stats"`
+	// Offline is the final offline diagnostics of a run without a simulator
+	// (Env EnvNone; Final is then empty, its normalized score null), with
+	// the held-out split it was computed on.
+	Offline *OfflineResult `json:"offline,omitempty"`
 	// Magnitude is the augmentation's size (its keys are top-level:
 	// shift_l2_mean, shift_scale, model_error_l2_mean, ...).
 	Magnitude
@@ -233,14 +254,14 @@ func CheckTrain(cfg TrainConfig, data *dataset.Dataset) (*dataset.Dataset, error
 	if err := data.Validate(); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", cfg.Data, err)
 	}
-	e, err := env.Make(cfg.Env)
-	if err != nil {
+	if _, err := ScaleFor(cfg, data); err != nil {
 		return nil, err
 	}
-	if _, err := sac.Scale(e); err != nil {
-		return nil, err
-	}
-	if err := CheckDataEnv(data, cfg.Data, cfg.Env); err != nil {
+	if cfg.Env == EnvNone {
+		if _, _, err := SplitHoldout(data, cfg.HoldoutFraction, cfg.CQL.Seed); err != nil {
+			return nil, fmt.Errorf("dataset %s: %w", cfg.Data, err)
+		}
+	} else if err := CheckDataEnv(data, cfg.Data, cfg.Env); err != nil {
 		return nil, err
 	}
 	if err := cfg.checkSize(data.ObsDim, data.ActDim, data.Len()); err != nil {
@@ -251,7 +272,7 @@ func CheckTrain(cfg TrainConfig, data *dataset.Dataset) (*dataset.Dataset, error
 		if err != nil {
 			return nil, fmt.Errorf("--koopman %s: %w", cfg.KoopmanModel, err)
 		}
-		if got := EnvOfLabel(meta["env"]); got != "" && got != cfg.Env {
+		if got := EnvOfLabel(meta["env"]); got != "" && got != cfg.Env && cfg.Env != EnvNone {
 			return nil, fmt.Errorf("--koopman %s: the model was trained for env %s (metadata env %q), not --env %s", cfg.KoopmanModel, got, meta["env"], cfg.Env)
 		}
 		if m.Cfg.ObsDim != data.ObsDim || m.Cfg.ActDim != data.ActDim {
@@ -299,8 +320,12 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	if err != nil {
 		return nil, err
 	}
-	e, _ := env.Make(cfg.Env)
-	scale, _ := sac.Scale(e)
+	scale, _ := ScaleFor(cfg, data)
+	full := data              // the whole dataset: fingerprinted
+	var held *dataset.Dataset // EnvNone: held-out episodes for the diagnostics
+	if cfg.Env == EnvNone {
+		data, held, _ = SplitHoldout(full, cfg.HoldoutFraction, cfg.CQL.Seed)
+	}
 	unlock, err := dir.Lock()
 	if err != nil {
 		return nil, err
@@ -309,7 +334,7 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	if err := dir.CleanTemp(); err != nil {
 		return nil, err
 	}
-	inputs, err := currentInputs(cfg, data, dir)
+	inputs, err := currentInputs(cfg, full, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +463,18 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	defer metrics.Close()
 
 	newPolicy := func() eval.Policy { return tr.Policy() }
+	var lastOffline cql.Diagnostics
 	evaluate := func(step int) (eval.Result, error) {
+		if held != nil {
+			dg, err := tr.Diagnose(held)
+			if err != nil {
+				return eval.Result{}, err
+			}
+			lastOffline = dg
+			r := eval.Result{Env: EnvNone, Normalized: eval.Score(math.NaN()), NormalizedStd: eval.Score(math.NaN()), SuccessRate: eval.Score(math.NaN())}
+			res.History = append(res.History, EvalPoint{Step: step, Normalized: r.Normalized, Offline: &dg})
+			return r, dir.WriteJSON("history.json", res.History)
+		}
 		r, err := eval.Evaluate(cfg.Env, newPolicy, cfg.EvalEpisodes, cfg.CQL.Seed+uint64(step), 2)
 		if err != nil {
 			return r, err
@@ -514,6 +550,9 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 				return err
 			}
 			lastEval = r.Mean
+			if held != nil {
+				lastEval = math.NaN()
+			}
 		}
 		if cfg.CheckpointEvery > 0 && step%cfg.CheckpointEvery == 0 {
 			if err := save(); err != nil {
@@ -523,6 +562,8 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		msg := fmt.Sprintf("q %.3g gap %.3g", st.QData, st.CQLGap)
 		if !math.IsNaN(lastEval) {
 			msg += fmt.Sprintf(" return %.1f", lastEval)
+		} else if held != nil && lastOffline.Transitions > 0 {
+			msg += fmt.Sprintf(" holdout td %.3g mse %.3g", lastOffline.TDError, lastOffline.ActionMSE)
 		}
 		if step <= bcSteps {
 			progress(PhaseBC, step, bcSteps, msg)
@@ -562,6 +603,11 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	}
 	crashPoint("policy")
 	res.Final, res.Steps, res.LastStats = final, tr.Learner.Steps, last
+	if held != nil {
+		res.Offline = &OfflineResult{Diagnostics: lastOffline, HoldoutEpisodes: len(held.Episodes()), TrainEpisodes: len(data.Episodes()),
+			HoldoutFraction: holdoutFraction(cfg.HoldoutFraction)}
+		res.Transitions = data.Len()
+	}
 	res.Magnitude.record(meter)
 	res.Phases = PhaseSteps{BC: min(res.Steps, bcSteps), CQL: max(res.Steps-bcSteps, 0)}
 	res.FinalPhase = PhaseCQL

@@ -71,9 +71,15 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 				o.Reference = ref
 			}
 			o.Inputs = args
-			runs, err := report.CollectWith(report.CollectOptions{InProgress: inProgress}, args...)
+			var offline []string
+			runs, err := report.CollectWith(report.CollectOptions{InProgress: inProgress,
+				OnSkip: func(dir string) { offline = append(offline, dir) }}, args...)
 			if err != nil {
 				return err
+			}
+			if len(offline) > 0 {
+				fmt.Fprintf(os.Stderr, "koopq report: note: %s trained without a simulator (--env none) left out of the score tables "+
+					"(no score; offline diagnostics in their results.json): %s\n", plural.Count(len(offline), "run"), strings.Join(offline, ", "))
 			}
 			if runs, err = withoutOrphans(runs, args); err != nil {
 				return err

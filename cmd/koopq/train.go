@@ -42,7 +42,11 @@ func init() {
 		Use:   "train",
 		Short: "Train offline CQL on a dataset, optionally with state augmentation (S4RL-N, KFC, KFC++, ...)",
 		Long: `train runs offline Conservative Q-learning (SAC-based CQL(H), the KFC authors' settings by default)
-on a D4RL-layout or Minari dataset and evaluates the policy in the simulator. --augment picks the state shift used
+on a D4RL-layout or Minari dataset and evaluates the policy in the simulator (--env; by default the env the dataset
+records). With --env none (or when the dataset records no known env) no simulator is needed: the dataset may have any
+dimensions, action bounds come from the data (or --action-low/--action-high), and every evaluation interval logs offline
+diagnostics on held-out episodes (--holdout-fraction) instead of returns: mean Q on the data's actions, TD error, the
+policy's log-likelihood and MSE of the data's actions (history.json; results.json's "offline"). --augment picks the state shift used
 in the Bellman update (Step 3 of the paper): ` + strings.Join(augment.Names(), ", ") + `.
 
 Settings come from a preset (--preset, default paper), then a YAML or JSON file (--config-file; a run
@@ -160,20 +164,20 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 			}
 			var data *dataset.Dataset
 			if cfg.Env == "" && cfg.Data != "" {
-				// The dataset may name its environment (koopq collect records it).
-				if data, err = run.ReadDataset(cfg.Data, cfg.ReadOptions); err != nil {
+				// No --env: the env the dataset records (koopq collect
+				// records it), else none: training without a simulator.
+				if cfg, data, err = run.ResolveEnv(cfg, nil); err != nil {
 					return err
 				}
-				rec := data.Meta["env"]
-				if cfg.Env = run.EnvOfLabel(rec); cfg.Env == "" {
-					if rec == "" {
-						return fmt.Errorf("--env is required: dataset %s records no environment (no metadata/env); give --env (known: %s)",
-							cfg.Data, strings.Join(env.Names(), ", "))
+				if data != nil {
+					rec := data.Meta["env"]
+					if cfg.Env == run.EnvNone {
+						fmt.Printf("env none: dataset %s records no known environment (metadata/env %q): training without a simulator, "+
+							"with offline diagnostics instead of evaluations (give --env to evaluate in one: %s)\n", cfg.Data, rec, strings.Join(env.Names(), ", "))
+					} else {
+						fmt.Printf("env %s (from the dataset's metadata/env %q)\n", cfg.Env, rec)
 					}
-					return fmt.Errorf("--env is required: dataset %s records env %q, which is no koopq environment; give --env (known: %s)",
-						cfg.Data, rec, strings.Join(env.Names(), ", "))
 				}
-				fmt.Printf("env %s (from the dataset's metadata/env %q)\n", cfg.Env, rec)
 			}
 			// Validate settings, data, environment and models before any side effect.
 			if data, err = run.CheckTrain(cfg, data); err != nil {
@@ -225,6 +229,8 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 			f.Float64Var(v, p.Flag, *v, p.Usage)
 		case *[]int:
 			f.IntSliceVar(v, p.Flag, *v, p.Usage)
+		case *[]float64:
+			f.Float64SliceVar(v, p.Flag, *v, p.Usage)
 		default:
 			panic(fmt.Sprintf("train: flag %s has unsupported type %T", p.Flag, v))
 		}
@@ -308,6 +314,13 @@ func trainOne(ctx context.Context, cfg run.TrainConfig, dir *run.Dir, data *data
 		cfg.CQL.Seed, res.Steps, res.Phases.BC, res.Phases.CQL)
 	if res.StepsPerSec > 0 && !res.AlreadyFinished {
 		fmt.Printf(" in %.0fs (%.1f steps/s)", res.WallSeconds, res.StepsPerSec)
+	}
+	if o := res.Offline; o != nil {
+		fmt.Printf("\nno simulator (--env none): on %s held out (%d transitions): mean Q(s, a) %.4g, TD error %.4g, "+
+			"log-likelihood %.4g, action MSE %.4g\n", plural.Count(o.HoldoutEpisodes, "episode"), o.Transitions,
+			o.QData, o.TDError, o.LogLikelihood, o.ActionMSE)
+		fmt.Printf("run directory %s (results.json, history.json, policy.safetensors)\n", dir.Path)
+		return res, nil
 	}
 	fmt.Printf("\nfinal return %.2f ± %.2f over %s", res.Final.Mean, res.Final.Std, plural.Count(res.Final.Episodes, "episode"))
 	if !math.IsNaN(float64(res.Final.Normalized)) {

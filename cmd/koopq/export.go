@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/koopq/koopq/internal/atomicfile"
+	"github.com/koopq/koopq/internal/fingerprint"
+	"github.com/koopq/koopq/internal/version"
+	"github.com/koopq/koopq/onnx"
+	"github.com/koopq/koopq/run"
+)
+
+func init() {
+	var policy, out string
+	var stochastic bool
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Export a trained policy as an ONNX model (normalization, MLP, tanh and rescaling inside)",
+		Long: "export writes the deterministic actor of a policy.safetensors as an ONNX model (opset 13): input\n" +
+			"'observation' [batch, obs_dim] in raw env units, output 'action' [batch, act_dim] in the env's\n" +
+			"action units; the batch dimension is dynamic. --stochastic adds a second output 'log_std'\n" +
+			"[batch, act_dim], the Gaussian's log σ before the tanh. docs/policy-format.md describes both\n" +
+			"formats. --policy is a policy file or a run directory (its policy.safetensors).",
+		Example: "  koopq export --policy runs/hopper-kfcpp --out hopper.onnx",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if policy == "" {
+				return fmt.Errorf("--policy is required: a policy.safetensors or a run directory")
+			}
+			if err := needOutFile("out", out); err != nil {
+				return err
+			}
+			path, err := policyPath(policy)
+			if err != nil {
+				return err
+			}
+			p, envName, err := run.LoadPolicy(path)
+			if err != nil {
+				return fmt.Errorf("--policy: %w", err)
+			}
+			fp, err := fingerprint.Of(path)
+			if err != nil {
+				return fmt.Errorf("--policy: %w", err)
+			}
+			v := version.Get()
+			ver := v.Module + "+" + v.Commit
+			if v.Dirty {
+				ver += "+dirty"
+			}
+			b, err := onnx.ExportPolicy(p, onnx.Options{Stochastic: stochastic, Version: ver, Metadata: [][2]string{
+				{"koopq.kind", "policy"}, {"env", envName},
+				{"obs_dim", strconv.Itoa(p.Actor.In())}, {"act_dim", strconv.Itoa(p.ActDim)},
+				{"source", filepath.Base(path)}, {"source_sha256", fp.SHA256},
+			}})
+			if err != nil {
+				return fmt.Errorf("--policy %s: %w", path, err)
+			}
+			if err := atomicfile.Write(out, b, nil); err != nil {
+				return fmt.Errorf("--out %s: %w", out, err)
+			}
+			outputs := "action"
+			if stochastic {
+				outputs += ", log_std"
+			}
+			env := envName
+			if env == "" {
+				env = "no env"
+			}
+			fmt.Printf("wrote %s: %s policy %d → %d (outputs %s), %d bytes, from %s (sha256 %s)\n",
+				out, env, p.Actor.In(), p.ActDim, outputs, len(b), path, fp.Short())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&policy, "policy", "", "policy file (policy.safetensors) or a run directory holding one")
+	f.StringVar(&out, "out", "policy.onnx", "ONNX file to write")
+	f.BoolVar(&stochastic, "stochastic", false, "add the log-σ head as a second output 'log_std'")
+	rootCmd.AddCommand(cmd)
+}
+
+// policyPath resolves --policy: a file as is, a directory to its
+// policy.safetensors (a run directory).
+func policyPath(arg string) (string, error) {
+	st, err := os.Stat(arg)
+	if err != nil {
+		return "", fmt.Errorf("--policy %s: %w", arg, unwrapPathErr(err))
+	}
+	if !st.IsDir() {
+		return arg, nil
+	}
+	p := filepath.Join(arg, "policy.safetensors")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("--policy %s: a directory without policy.safetensors (not a finished run directory?)", arg)
+	}
+	return p, nil
+}

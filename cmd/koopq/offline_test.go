@@ -1,0 +1,188 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/run"
+)
+
+// customDataset writes a dataset no built-in env matches: 5-D states, 2-D
+// actions in [−3, 0.5] × [10, 20], eps episodes of 25 steps (the last step
+// of each a timeout, every third episode ending in a terminal instead), no
+// env in its metadata.
+func customDataset(t *testing.T, eps int) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 2))
+	d := &dataset.Dataset{ObsDim: 5, ActDim: 2, Meta: map[string]string{}}
+	for e := 0; e < eps; e++ {
+		s := make([]float64, 5)
+		for j := range s {
+			s[j] = rng.NormFloat64()
+		}
+		for k := 0; k < 25; k++ {
+			a := []float64{-3 + 3.5*rng.Float64(), 10 + 10*rng.Float64()}
+			next := make([]float64, 5)
+			for j := range next {
+				next[j] = 0.9*s[j] + 0.05*a[j%2] + 0.01*rng.NormFloat64()
+			}
+			last := k == 24
+			d.Append(s, a, -s[0]*s[0]+0.1*a[0], next, last && e%3 == 0, last && e%3 != 0)
+			s = next
+		}
+	}
+	path := filepath.Join(t.TempDir(), "robot-logs.hdf5")
+	if err := dataset.WriteD4RL(path, d); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func offlineTrain(data, out, name, aug string, extra ...string) []string {
+	args := []string{"train", "--data", data, "--hidden", "16,16", "--batch", "32",
+		"--steps", "40", "--bc-steps", "10", "--eval-every", "20", "--log-every", "10",
+		"--checkpoint-every", "20", "--augment", aug, "--seed", "3", "--out", out, "--name", name,
+		"--koopman-epochs", "2", "--koopman-hidden", "16", "--koopman-latent", "4", "--koopman-batch", "64"}
+	return append(args, extra...)
+}
+
+func finiteDiag(t *testing.T, where string, v map[string]any) {
+	t.Helper()
+	for _, k := range []string{"q_data", "td_error", "log_likelihood", "action_mse"} {
+		x, ok := v[k].(float64)
+		if !ok || math.IsNaN(x) || math.IsInf(x, 0) {
+			t.Errorf("%s: %s = %v, want a finite number", where, k, v[k])
+		}
+	}
+	if n, _ := v["transitions"].(float64); n <= 0 {
+		t.Errorf("%s: transitions %v", where, v["transitions"])
+	}
+}
+
+// TestTrainWithoutSimulator trains on a custom-dimension dataset with
+// --env none (and with no --env: the data records none) for the gaussian
+// and kfc++ augmenters, and checks the offline diagnostics in history.json
+// and results.json, the held-out split by episode and the action bounds
+// taken from the data.
+func TestTrainWithoutSimulator(t *testing.T) {
+	data := customDataset(t, 40)
+	for _, c := range []struct{ name, aug string }{{"gaussian", "gaussian"}, {"kfcpp", "kfc++"}, {"noenv", "none"}} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			args := offlineTrain(data, out, c.name, c.aug, "--holdout-fraction", "0.1")
+			if c.name != "noenv" {
+				args = append(args, "--env", "none")
+			}
+			r := runCLI(t, "", 5*time.Minute, args...)
+			if r.Code != 0 {
+				t.Fatalf("train: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+			}
+			if !strings.Contains(r.Stdout, "no simulator") || !strings.Contains(r.Stdout, "4 episodes held out") {
+				t.Errorf("summary: %s", r.Stdout)
+			}
+			dir := runDir(t, out)
+			var res map[string]any
+			b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &res); err != nil {
+				t.Fatal(err)
+			}
+			if env := res["config"].(map[string]any)["env"]; env != "none" {
+				t.Errorf("config env %v, want none", env)
+			}
+			off, ok := res["offline"].(map[string]any)
+			if !ok {
+				t.Fatalf("results.json has no offline diagnostics: %s", b)
+			}
+			finiteDiag(t, "results.json", off)
+			if off["holdout_episodes"] != 4.0 || off["train_episodes"] != 36.0 {
+				t.Errorf("split: %v held-out episodes, %v trained on; want 4 and 36", off["holdout_episodes"], off["train_episodes"])
+			}
+			all, err := run.ReadDataset(data, dataset.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h, tr := off["transitions"].(float64), res["transitions"].(float64); h+tr != float64(all.Len()) || h < 4*24 || h > 4*25 {
+				t.Errorf("%v held-out + %v trained-on transitions, want 4 episodes' worth and %d in all", h, tr, all.Len())
+			}
+			if fe := res["final_eval"].(map[string]any); fe["normalized_score"] != nil {
+				t.Errorf("final normalized score %v, want null", fe["normalized_score"])
+			}
+			var hist []map[string]any
+			b, err = os.ReadFile(filepath.Join(dir, "history.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &hist); err != nil {
+				t.Fatal(err)
+			}
+			if len(hist) != 2 || hist[0]["step"] != 20.0 || hist[1]["step"] != 40.0 {
+				t.Fatalf("history: %s, want evaluations at steps 20 and 40", b)
+			}
+			for _, h := range hist {
+				o, ok := h["offline"].(map[string]any)
+				if !ok {
+					t.Fatalf("history point without offline diagnostics: %v", h)
+				}
+				finiteDiag(t, "history.json", o)
+			}
+			p, envName, err := run.LoadPolicy(filepath.Join(dir, "policy.safetensors"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if envName != "none" || p.Actor.In() != 5 || p.ActDim != 2 {
+				t.Errorf("policy: env %q, %d → %d", envName, p.Actor.In(), p.ActDim)
+			}
+			if p.Scale.Low[0] < -3 || p.Scale.Low[0] > -2.8 || p.Scale.High[1] > 20 || p.Scale.High[1] < 19.8 {
+				t.Errorf("action bounds %v–%v, want the data's min/max ≈ [−3, 10]–[0.5, 20]", p.Scale.Low, p.Scale.High)
+			}
+			rep := runCLI(t, "", time.Minute, "report", out)
+			if strings.Contains(rep.Stderr, "panic") || !strings.Contains(rep.Stdout+rep.Stderr, "without a simulator") {
+				t.Errorf("report on an offline run: exit %d\n%s%s", rep.Code, rep.Stdout, rep.Stderr)
+			}
+		})
+	}
+}
+
+// TestTrainWithoutSimulatorBadInput: bounds of the wrong length, bounds
+// that exclude the data, bounds with a simulator, a single episode and a
+// holdout fraction of 1 are errors before any run directory exists.
+func TestTrainWithoutSimulatorBadInput(t *testing.T) {
+	data := customDataset(t, 10)
+	one := customDataset(t, 1)
+	cases := []struct {
+		name  string
+		extra []string
+		want  []string
+	}{
+		{"short bounds", []string{"--env", "none", "--action-low", "-3", "--action-high", "1,20"}, []string{"1/2 values", "2-dimensional actions"}},
+		{"bounds exclude data", []string{"--env", "none", "--action-low", "-1,10", "--action-high", "1,20"}, []string{"outside"}},
+		{"inverted bounds", []string{"--env", "none", "--action-low", "1,20", "--action-high", "-3,10"}, []string{"low must be below high"}},
+		{"bounds with env", []string{"--env", "pendulum", "--action-low", "-3,10", "--action-high", "1,20"}, []string{"only with --env none"}},
+		{"obs size with env", []string{"--env", "pendulum"}, []string{"pendulum"}},
+		{"holdout 1", []string{"--env", "none", "--holdout-fraction", "1"}, []string{"--holdout-fraction"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			r := runCLI(t, "", time.Minute, append(offlineTrain(data, out, "x", "none"), c.extra...)...)
+			expectCLIError(t, r, c.want...)
+			if m, _ := filepath.Glob(filepath.Join(out, "*")); len(m) != 0 {
+				t.Errorf("run directory created: %v", m)
+			}
+		})
+	}
+	t.Run("one episode", func(t *testing.T) {
+		r := runCLI(t, "", time.Minute, append(offlineTrain(one, t.TempDir(), "x", "none"), "--env", "none")...)
+		expectCLIError(t, r, "whole episodes", "1 episode")
+	})
+}
