@@ -55,8 +55,12 @@ func TestTrainEnvFromDatasetMetadata(t *testing.T) {
 		t.Errorf("stdout does not say where the env came from:\n%s", r.Stdout)
 	}
 	bare := writePendulumData(t, filepath.Join(tmp, "bare.hdf5"), 400, 1)
-	r = runCLI(t, tmp, time.Minute, without(tinyTrain(bare, out, "b"), "--env")...)
-	expectCLIError(t, r, "--env is required", "records no environment", "bare.hdf5")
+	// A file that records no known env trains without a simulator (issue
+	// 70: offline diagnostics instead of evaluations), and says so.
+	r = runCLI(t, tmp, 2*time.Minute, without(tinyTrain(bare, out, "b"), "--env")...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "env none: dataset "+bare+" records no known environment") {
+		t.Fatalf("train without --env on data recording no env: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 }
 
 func TestTrainSeedsFlag(t *testing.T) {
