@@ -6,7 +6,7 @@ GO ?= go
 APT_PKGS := libopenblas-dev libdnnl-dev libhdf5-dev libmujoco-dev pkg-config python3-h5py python3-numpy python3-scipy slurm-wlm munge python3-onnx
 BIN := bin/koopq
 
-.PHONY: deps build test demo bench vet fmt clean mutate
+.PHONY: deps build test demo bench vet fmt clean mutate docs
 
 deps:
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -30,6 +30,12 @@ test: deps vet
 
 demo: build
 	./$(BIN) demo
+
+# The CLI reference in docs/cli/ is generated from the commands themselves;
+# TestCLIDocsUpToDate (cmd/koopq) fails when the committed copy is stale.
+# Run this after adding or changing a verb or flag, and after merges.
+docs:
+	env -u KOOPQ_AUGMENT_CACHE -u KOOPQ_ALLOW_DIRTY $(GO) run ./cmd/koopq docs --out docs/cli
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/blas/ ./cql/

@@ -248,7 +248,7 @@ func BenchmarkCQLGEMMLimit(b *testing.B) {
 	}
 }
 
-// BenchmarkCQLSideBySide is the README's speed table in one benchmark: every
+// BenchmarkCQLSideBySide is docs/performance.md's speed table in one benchmark: every
 // GEMM backend × precision, its own GEMM-only ceiling, and the PyTorch CPU
 // reference (bench/torch_cql.py, the same update and shapes, run by
 // /usr/bin/python3 in a child process) take turns, one step each per

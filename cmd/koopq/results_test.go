@@ -439,13 +439,13 @@ func TestStudyREADMECountsMatchCommittedRuns(t *testing.T) {
 		file, pattern, dir string
 	}{
 		{study + "/README.md", `\*\*(\d+) of this spec's 60 runs finished\*\*`, study + "/runs"},
-		{"README.md", `(\d+) of the main grid's 60 runs have finished`, study + "/runs"},
+		{"docs/results.md", `(\d+) of the main grid's 60 runs have finished`, study + "/runs"},
 		{study + "/README.md", `(\d+) of its 30 runs have finished`, study + "/w10/runs"},
-		{"README.md", `(\d+) of its 30 runs have finished`, study + "/w10/runs"},
-		{"README.md", "`examples/study-locomotion-w10.yaml`, (\\d+) of 30\\s+runs finished", study + "/w10/runs"},
+		{"docs/results.md", `(\d+) of its 30 runs have finished`, study + "/w10/runs"},
+		{"docs/results.md", "`examples/study-locomotion-w10.yaml`, (\\d+) of 30\\s+runs finished", study + "/w10/runs"},
 		{study + "/README.md", `\*\*(\d+) of its 6 runs (?:has|have) finished\.\*\*`, study + "/w10-clean/runs"},
 		{study + "/README.md", `\(` + "`alpha/`" + `\): all (\d+) runs finished`, study + "/alpha/runs"},
-		{"README.md", `and all (\d+) of the α′ follow-up`, study + "/alpha/runs"},
+		{"docs/results.md", `and all (\d+) of the α′ follow-up`, study + "/alpha/runs"},
 	}
 	for _, c := range checks {
 		text, err := os.ReadFile(filepath.Join(root, c.file))

@@ -13,7 +13,7 @@
 //     -tags purego or CGO_ENABLED=0 (7-13x slower, needs no C library).
 //
 // The default is the fastest backend present, in the order of DefaultOrder
-// (measured; see README "Speed"). SetBackend / SetPrecision (or Configure,
+// (measured; see docs/performance.md). SetBackend / SetPrecision (or Configure,
 // which also reads KOOPQ_BACKEND and KOOPQ_PRECISION) change it; the choice
 // is process-wide and should be made before training starts.
 //
@@ -76,7 +76,7 @@ const (
 )
 
 // DefaultOrder lists backends fastest first, as measured on this project's
-// AVX-512 machines (README "Speed": oneDNN f32 beats OpenBLAS on every CQL
+// AVX-512 machines (docs/performance.md: oneDNN f32 beats OpenBLAS on every CQL
 // shape); the default backend is the first one compiled in (onednn only
 // where its ISA is AVX-512, the measured case).
 var DefaultOrder = []string{"onednn", "openblas", "gonum"}
@@ -116,7 +116,7 @@ func init() { flushSubnormals.Store(true) }
 // restored before it returns to Go, so no Go code runs with them). On by
 // default: on Intel CPUs an FMA that meets a subnormal takes a microcode
 // assist, and CQL's gradients carry them (logsumexp weights below 1.2e-38),
-// which made training steps up to 3× slower (README "Speed"). A subnormal
+// which made training steps up to 3× slower (docs/performance.md). A subnormal
 // is below 1.2e-38 in magnitude, so a GEMM changes only where a product or
 // a result is that small. KOOPQ_SUBNORMALS=keep turns it off (Configure).
 func SetFlushSubnormals(on bool) { flushSubnormals.Store(on) }

@@ -178,7 +178,7 @@ static int kq_run(dnnl_primitive_t p, dnnl_stream_t s, dnnl_memory_t from, int f
 // CPUs an AVX-512 FMA that meets a subnormal takes a microcode assist of
 // ~100 cycles: CQL's logsumexp weights underflow to subnormals once Q at
 // random actions sits ~90 below the rest, and 1% of subnormal entries in
-// an output gradient made a 256×256×7936 GEMM 22× slower (README "Speed").
+// an output gradient made a 256×256×7936 GEMM 22× slower (docs/performance.md).
 #define KQ_FTZ_DAZ 0x8040u
 
 // kq_csr_enter sets (ftz) or clears the two bits for this call on the
