@@ -97,12 +97,12 @@ func TestCLIDocsUpToDate(t *testing.T) {
 
 // The quickstart's size flags and the values TestReadmeQuickstart gives them.
 var quickstartSizes = map[string]string{
-	"--transitions":    "3000",
-	"--steps":          "60",
-	"--bc-steps":       "20",
-	"--eval-every":     "30",
-	"--eval-episodes":  "2",
-	"--koopman-epochs": "1",
+	"--transitions":        "3000",
+	"--steps":              "60",
+	"--bc-steps":           "20",
+	"--eval-every":         "30",
+	"--eval-episodes":      "2",
+	"--koopman-max-epochs": "1",
 }
 
 // quickstartCommands returns the commands of the README's quickstart: the
