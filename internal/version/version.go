@@ -48,17 +48,7 @@ func Get() Info {
 	once.Do(func() {
 		info = Info{Module: "devel", Commit: "unknown"}
 		if bi, ok := debug.ReadBuildInfo(); ok {
-			if v := bi.Main.Version; v != "" && v != "(devel)" {
-				info.Module = v
-			}
-			for _, s := range bi.Settings {
-				switch s.Key {
-				case "vcs.revision":
-					info.Commit, info.Source = s.Value, SourceBuild
-				case "vcs.modified":
-					info.Dirty = s.Value == "true"
-				}
-			}
+			info = fromBuildInfo(bi)
 		}
 		if info.Commit == "unknown" && inKoopqCheckout() {
 			if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
@@ -134,6 +124,11 @@ func ReadBinary(path string) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("reading the build info of %s: %w", path, err)
 	}
+	return fromBuildInfo(bi), nil
+}
+
+// fromBuildInfo is the code identity a binary's build info stamps.
+func fromBuildInfo(bi *debug.BuildInfo) Info {
 	i := Info{Module: "devel", Commit: "unknown"}
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		i.Module = v
@@ -146,5 +141,5 @@ func ReadBinary(path string) (Info, error) {
 			i.Dirty = s.Value == "true"
 		}
 	}
-	return i, nil
+	return i
 }
