@@ -543,7 +543,7 @@ var propRows = map[string]struct {
 	koopman bool
 	check   func(*testing.T, string)
 }{
-	"none":                    {false, checkNone},
+	"cql":                     {false, checkNone}, // plain CQL; "none" is its accepted alias (TestCQLAliasNone)
 	"gaussian":                {false, checkGaussian},
 	"s4rl-adv":                {false, checkAdversarial},
 	"kfc":                     {true, checkKFC},
@@ -706,4 +706,13 @@ func TestKoopmanBranchProbability(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The legacy name "none" builds plain CQL's (identity) augmenter and is
+// labelled cql, so old configs and specs keep working.
+func TestCQLAliasNone(t *testing.T) {
+	if augment.Label("none") != "cql" || !augment.Known("none") {
+		t.Fatalf("Label(none) = %q, Known(none) = %v", augment.Label("none"), augment.Known("none"))
+	}
+	checkNone(t, "none")
 }
