@@ -294,8 +294,8 @@ func TestTrainerUsesItsAugmenter(t *testing.T) {
 	if len(rec.obs) != 3 || !rec.gotQ {
 		t.Fatalf("augmenter saw %d batches (QGradient %v), want 3 with a QGradient", len(rec.obs), rec.gotQ)
 	}
-	if tr, _ = NewTrainer(smallConfig(1), d, nil, scale); tr.Aug.Name() != "none" {
-		t.Fatalf("nil augmenter became %q, want none", tr.Aug.Name())
+	if tr, _ = NewTrainer(smallConfig(1), d, nil, scale); tr.Aug.Name() != "cql" {
+		t.Fatalf("nil augmenter became %q, want cql (plain CQL)", tr.Aug.Name())
 	}
 }
 

@@ -37,7 +37,7 @@ func (r *recordingAug) Augment(b *dataset.Batch, obs, next []float32, rng *rand.
 // independent noise or s̃_{t+1} is a prediction. Every augment.Names() entry
 // must be listed, so a new augmenter cannot skip the wiring test.
 var sameShiftOnEqualStates = map[string]bool{
-	"none": true, "kfc": true, "kfc++": true, "kfc++-contact": true, "vae-noise": true,
+	"cql": true, "kfc": true, "kfc++": true, "kfc++-contact": true, "vae-noise": true,
 	"gaussian": false, "s4rl-adv": false, "kfc++-prediction": false, "kfc++-latent-prediction": false, "fwd-prediction": false,
 }
 
@@ -170,7 +170,7 @@ func TestAugmenterWiring(t *testing.T) {
 			if !same && equal == B*S {
 				t.Errorf("s_{t+1} = s_t gave s̃_{t+1} = s̃_t everywhere; %s should shift them differently", name)
 			}
-			if name != "none" && moved == 0 {
+			if name != "cql" && moved == 0 {
 				t.Errorf("%s left every state unchanged", name)
 			}
 		})

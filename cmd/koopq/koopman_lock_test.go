@@ -24,7 +24,7 @@ func TestKoopmanTrainLockAndFinishedResume(t *testing.T) {
 	fx := fixtures(t)
 	dir := t.TempDir()
 	args := func(extra ...string) []string {
-		return append([]string{"koopman", "train", "--data", fx.Data, "--env", "pendulum", "--out", "m.safetensors", "--epochs", "3",
+		return append([]string{"koopman", "train", "--data", fx.Data, "--env", "pendulum", "--out", "m.safetensors", "--max-epochs", "3",
 			"--hidden", "16,8", "--latent", "4", "--batch", "64", "--diag-n", "50", "--patience", "0"}, extra...)
 	}
 	// The first training freezes (SIGSTOP) after its first epoch's checkpoint.

@@ -150,7 +150,7 @@ func TestKoopmanBadInput(t *testing.T) {
 		{"train-data-float64-range", tr("--data", fx.Huge), []string{fx.Huge, `"rewards"`, "out of float32 range"}},
 		{"train-hidden-0", tr("--hidden", "64,0"), []string{"--hidden 64,0"}},
 		{"train-hidden-text", tr("--hidden", "wide"), []string{"--hidden"}},
-		{"train-epochs-0", tr("--epochs", "0"), []string{"--epochs 0"}},
+		{"train-epochs-0", tr("--epochs", "0"), []string{"--max-epochs 0"}},
 		{"train-latent-0", tr("--latent", "0"), []string{"--latent 0"}},
 		{"train-batch-0", tr("--batch", "0"), []string{"--batch 0"}},
 		{"train-lr-nan", tr("--lr", "NaN"), []string{"--lr NaN"}},
