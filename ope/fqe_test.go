@@ -1,0 +1,211 @@
+package ope
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/sac"
+)
+
+// constPolicy returns a policy on obsDim inputs whose deterministic action
+// is c in every dimension (env bounds [−1, 1]): zero weights, output bias
+// atanh(c) on the μ half.
+func constPolicy(obsDim, actDim int, c float64) *sac.Policy {
+	actor := sac.NewActor(sac.NetConfig{Hidden: []int{4}, Init: "xavier"}, obsDim, actDim, rand.New(rand.NewPCG(1, 2)))
+	for _, p := range actor.Params() {
+		clear(p.Data)
+	}
+	last := actor.Layers[len(actor.Layers)-1]
+	for j := 0; j < actDim; j++ {
+		last.B.Data[j] = float32(math.Atanh(c))
+	}
+	low, high := make([]float32, actDim), make([]float32, actDim)
+	for j := range low {
+		low[j], high[j] = -1, 1
+	}
+	return sac.NewPolicy(actor, dataset.Identity(obsDim), sac.ActionScale{Low: low, High: high})
+}
+
+// chain: a 1-d deterministic chain s_{t+1} = s_t + 0.1, ten steps from
+// s₀ ~ U(0, 0.05), the tenth ending in a terminal state; reward s + a with
+// data actions uniform in [−1, 1] (a behaviour policy unlike the evaluated
+// ones).
+func chain(episodes int, seed uint64) (*dataset.Dataset, []float64) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	d := &dataset.Dataset{ObsDim: 1, ActDim: 1}
+	var s0s []float64
+	for e := 0; e < episodes; e++ {
+		s := 0.05 * rng.Float64()
+		s0s = append(s0s, s)
+		for t := 0; t < 10; t++ {
+			a := 2*rng.Float64() - 1
+			next := s + 0.1
+			d.Append([]float64{s}, []float64{a}, s+a, []float64{next}, t == 9, false)
+			s = next
+		}
+	}
+	return d, s0s
+}
+
+// rollout is the reference: the discounted return of the constant action c
+// from s₀ on the chain, by simulating it step by step.
+func rollout(s0, c, gamma float64) float64 {
+	var g, disc float64 = 0, 1
+	s := s0
+	for t := 0; t < 10; t++ {
+		g += disc * (s + c)
+		disc *= gamma
+		s += 0.1
+	}
+	return g
+}
+
+func TestFQEMatchesRolloutsOnChain(t *testing.T) {
+	d, s0s := chain(200, 3)
+	cfg := DefaultConfig()
+	cfg.Gamma, cfg.Steps, cfg.Hidden, cfg.Tau, cfg.LR, cfg.Bootstrap = 0.9, 4000, []int{32, 32}, 0.05, 1e-3, 500
+	var got []float64
+	for _, c := range []float64{0.5, -0.5} {
+		var want float64
+		for _, s0 := range s0s {
+			want += rollout(s0, c, cfg.Gamma)
+		}
+		want /= float64(len(s0s))
+		res, err := Evaluate(d, constPolicy(1, 1, c), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Episodes != 200 {
+			t.Errorf("episodes %d, want 200", res.Episodes)
+		}
+		if math.Abs(res.Value-want) > 0.05*math.Abs(want)+0.05 {
+			t.Errorf("action %v: FQE value %.4f, rollouts %.4f", c, res.Value, want)
+		}
+		if !(res.Low <= res.Value && res.Value <= res.High) {
+			t.Errorf("interval [%v, %v] does not hold the estimate %v", res.Low, res.High, res.Value)
+		}
+		t.Logf("action %v: FQE %.4f [%.4f, %.4f], rollouts %.4f, loss %.3g", c, res.Value, res.Low, res.High, want, res.FinalLoss)
+		got = append(got, res.Value)
+	}
+	if !(got[0] > got[1]) {
+		t.Errorf("the better policy (a = 0.5) is not ranked above a = −0.5: %v", got)
+	}
+}
+
+func TestFQESeeded(t *testing.T) {
+	d, _ := chain(20, 1)
+	cfg := DefaultConfig()
+	cfg.Steps, cfg.Hidden, cfg.Batch = 50, []int{8}, 16
+	p := constPolicy(1, 1, 0.2)
+	a, err := Evaluate(d, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Evaluate(d, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Value != b.Value || a.Low != b.Low {
+		t.Errorf("same seed, different results: %v vs %v", a.Value, b.Value)
+	}
+	cfg.Seed = 9
+	c, err := Evaluate(d, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Value == a.Value {
+		t.Errorf("a different seed gave the identical value %v", a.Value)
+	}
+}
+
+func TestFQEBadInputs(t *testing.T) {
+	d, _ := chain(5, 1)
+	cfg := DefaultConfig()
+	cfg.Steps = 10
+	for _, tc := range []struct {
+		name string
+		p    *sac.Policy
+		cfg  func(*Config)
+		want string
+	}{
+		{"obs mismatch", constPolicy(3, 1, 0), nil, "observes 3 dimensions, the data has 1"},
+		{"act mismatch", constPolicy(1, 2, 0), nil, "acts in 2 dimensions, the data has 1"},
+		{"gamma 1", constPolicy(1, 1, 0), func(c *Config) { c.Gamma = 1 }, "gamma"},
+		{"no steps", constPolicy(1, 1, 0), func(c *Config) { c.Steps = 0 }, "steps"},
+		{"nan lr", constPolicy(1, 1, 0), func(c *Config) { c.LR = math.NaN() }, "learning rate"},
+		{"tau 0", constPolicy(1, 1, 0), func(c *Config) { c.Tau = 0 }, "tau"},
+		{"no hidden", constPolicy(1, 1, 0), func(c *Config) { c.Hidden = nil }, "hidden"},
+		{"level", constPolicy(1, 1, 0), func(c *Config) { c.Level = 1 }, "level"},
+	} {
+		c := cfg
+		if tc.cfg != nil {
+			tc.cfg(&c)
+		}
+		_, err := Evaluate(d, tc.p, c)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	bad := *d
+	bad.Rewards = append([]float32{float32(math.NaN())}, d.Rewards[1:]...)
+	if _, err := Evaluate(&bad, constPolicy(1, 1, 0), cfg); err == nil || !strings.Contains(err.Error(), "non-finite") {
+		t.Errorf("NaN reward: error %v", err)
+	}
+	if _, err := Evaluate(nil, constPolicy(1, 1, 0), cfg); err == nil {
+		t.Error("nil dataset: no error")
+	}
+}
+
+func TestSpearman(t *testing.T) {
+	// 1 − 6Σd²/(n(n²−1)) with d = (0, 1, −1, 0): 1 − 12/60 = 0.8.
+	r, err := Spearman([]float64{1, 2, 3, 4}, []float64{10, 30, 20, 40})
+	if err != nil || math.Abs(r-0.8) > 1e-12 {
+		t.Errorf("rho %v (%v), want 0.8", r, err)
+	}
+	r, _ = Spearman([]float64{1, 2, 3}, []float64{3, 2, 1})
+	if math.Abs(r+1) > 1e-12 {
+		t.Errorf("reversed: rho %v, want −1", r)
+	}
+	// Ties get average ranks: x ranks (1, 2.5, 2.5, 4), y ranks (1, 2, 3, 4):
+	// Pearson of those = 0.9486832980505138 (√0.9).
+	r, _ = Spearman([]float64{1, 5, 5, 9}, []float64{1, 2, 3, 4})
+	if math.Abs(r-math.Sqrt(0.9)) > 1e-12 {
+		t.Errorf("ties: rho %v, want √0.9", r)
+	}
+	if _, err := Spearman([]float64{1, 2}, []float64{1}); err == nil {
+		t.Error("length mismatch: no error")
+	}
+	if _, err := Spearman([]float64{1, 1}, []float64{1, 2}); err == nil {
+		t.Error("constant series: no error")
+	}
+}
+
+func TestBootstrapAndRescaling(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	x := make([]float64, 400)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	lo, hi := Bootstrap(x, 2000, 0.95, rand.New(rand.NewPCG(1, 1)))
+	// The normal-theory 95% half-width of the mean is 1.96·σ/√n ≈ 0.098.
+	if w := (hi - lo) / 2; math.Abs(w-1.96/20) > 0.02 {
+		t.Errorf("half-width %v, want about 0.098", w)
+	}
+	if lo, hi := Bootstrap([]float64{3, 3, 3}, 100, 0.9, rng); lo != 3 || hi != 3 {
+		t.Errorf("constant data: [%v, %v], want [3, 3]", lo, hi)
+	}
+	// Constant reward 2 for 1000 steps: V = 2(1−γ¹⁰⁰⁰)/(1−γ); the rescaling
+	// gives back 2000.
+	g := 0.99
+	var v, disc float64 = 0, 1
+	for range 1000 {
+		v += 2 * disc
+		disc *= g
+	}
+	if u := UndiscountedEstimate(v, g, 1000); math.Abs(u-2000) > 1e-6 {
+		t.Errorf("rescaled %v, want 2000", u)
+	}
+}
