@@ -173,8 +173,8 @@ func (k *Koopman) calibrate(sample *dataset.Batch, target float64, c *Calibratio
 		}
 	}
 	best, bestErr := hi, math.Abs(m-target)
-	for i := 0; lo == 0 && i < 60; i++ { // find a lower end above 0 for the log scale
-		v := hi / 4
+	// probe measures scale v, keeps the closest so far and narrows [lo, hi].
+	probe := func(v float64) error {
 		mv, err := f(v)
 		if err != nil {
 			return err
@@ -186,21 +186,17 @@ func (k *Koopman) calibrate(sample *dataset.Batch, target float64, c *Calibratio
 			lo = v
 		} else {
 			hi = v
+		}
+		return nil
+	}
+	for i := 0; lo == 0 && i < 60; i++ { // find a lower end above 0 for the log scale
+		if err := probe(hi / 4); err != nil {
+			return err
 		}
 	}
-	for i := 0; i < 60 && bestErr > tol*target && lo > 0; i++ {
-		v := math.Sqrt(lo * hi)
-		mv, err := f(v)
-		if err != nil {
+	for i := 0; i < 60 && bestErr > tol*target && lo > 0; i++ { // bisection on the log scale
+		if err := probe(math.Sqrt(lo * hi)); err != nil {
 			return err
-		}
-		if d := math.Abs(mv - target); d < bestErr {
-			best, bestErr = v, d
-		}
-		if mv < target {
-			lo = v
-		} else {
-			hi = v
 		}
 	}
 	*p = best
