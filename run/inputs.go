@@ -2,7 +2,9 @@ package run
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -118,7 +120,7 @@ func GEMMIdentity(p Provenance) string {
 func CheckBackend(ckpt string, now Provenance, allow bool) error {
 	h, err := stheader.Read(ckpt)
 	if err != nil {
-		if os.IsNotExist(err) || strings.Contains(err.Error(), "no such file") {
+		if errors.Is(err, fs.ErrNotExist) { // no checkpoint yet: nothing was trained
 			return nil
 		}
 		return fmt.Errorf("checkpoint: %w", err)
