@@ -19,6 +19,7 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/fingerprint"
 	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/internal/suggest"
 	"github.com/koopq/koopq/internal/version"
@@ -636,15 +637,9 @@ func checkDirtyBinary(bin string, allow bool) error {
 		return nil
 	}
 	return fmt.Errorf("--koopq %s was built from a tree with uncommitted changes (commit %s+dirty): the sweep's runs could not be traced to their code; "+
-		"commit and rebuild ('make build'), or pass --allow-dirty", bin, fingerprintShort(info.Commit))
+		"commit and rebuild ('make build'), or pass --allow-dirty", bin, fingerprint.Short(info.Commit))
 }
 
-func fingerprintShort(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
 
 func sweepFirstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
