@@ -640,7 +640,6 @@ func checkDirtyBinary(bin string, allow bool) error {
 		"commit and rebuild ('make build'), or pass --allow-dirty", bin, fingerprint.Short(info.Commit))
 }
 
-
 func sweepFirstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
