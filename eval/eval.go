@@ -37,6 +37,13 @@ type Result struct {
 	// SuccessRate is the fraction of episodes with return ≥ 1 in
 	// goal-reaching envs (Reference.GoalReaching); NaN (null) otherwise.
 	SuccessRate Score `json:"success_rate"`
+	// Gamma, when in (0, 1), is the discount of DiscountedReturns, each
+	// episode's Σₜ γᵗ rₜ from its reset (t from 0), and DiscountedMean
+	// their mean: the quantity an off-policy estimate such as FQE targets.
+	// 0 (and the fields omitted) when no discount was asked for.
+	Gamma             float64   `json:"gamma,omitempty"`
+	DiscountedReturns []float64 `json:"discounted_returns,omitempty"`
+	DiscountedMean    float64   `json:"discounted_mean_return,omitempty"`
 }
 
 // CheckEpisodes refuses an episode count whose per-episode results
@@ -50,6 +57,17 @@ func CheckEpisodes(episodes int) error {
 // environments made by name, on workers goroutines. Episode k resets from
 // its own RNG stream (seed, k), so results are identical for any worker count.
 func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, workers int) (Result, error) {
+	return EvaluateDiscounted(name, newPolicy, episodes, seed, workers, 0)
+}
+
+// EvaluateDiscounted is Evaluate that also records each episode's
+// discounted return Σₜ γᵗ rₜ (Result.DiscountedReturns, DiscountedMean)
+// when gamma is in (0, 1); gamma 0 records none. The undiscounted results
+// are the same as Evaluate's.
+func EvaluateDiscounted(name string, newPolicy func() Policy, episodes int, seed uint64, workers int, gamma float64) (Result, error) {
+	if !(gamma >= 0 && gamma < 1) {
+		return Result{}, fmt.Errorf("eval: discount %v must be in (0, 1) (0: none)", gamma)
+	}
 	if episodes <= 0 {
 		return Result{}, fmt.Errorf("eval: episodes must be positive, got %d", episodes)
 	}
@@ -58,6 +76,7 @@ func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, w
 	}
 	workers = max(1, min(workers, episodes))
 	res := Result{Env: name, Episodes: episodes, Seed: seed, Returns: make([]float64, episodes), Lengths: make([]int, episodes)}
+	disc := make([]float64, episodes)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -71,12 +90,12 @@ func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, w
 			}
 			p := newPolicy()
 			for k := w; k < episodes; k += workers {
-				ret, n, err := Rollout(e, p, rand.New(rand.NewPCG(seed, uint64(k))))
+				ret, dret, n, err := rollout(e, p, rand.New(rand.NewPCG(seed, uint64(k))), gamma)
 				if err != nil {
 					errs[w] = fmt.Errorf("eval %s episode %d: %w", name, k, err)
 					return
 				}
-				res.Returns[k], res.Lengths[k] = ret, n
+				res.Returns[k], res.Lengths[k], disc[k] = ret, n, dret
 			}
 		}(w)
 	}
@@ -87,6 +106,10 @@ func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, w
 		}
 	}
 	res.Mean, res.Std = MeanStd(res.Returns)
+	if gamma > 0 {
+		res.Gamma, res.DiscountedReturns = gamma, disc
+		res.DiscountedMean, _ = MeanStd(disc)
+	}
 	res.Min, res.Max = res.Returns[0], res.Returns[0]
 	for _, r := range res.Returns {
 		res.Min, res.Max = math.Min(res.Min, r), math.Max(res.Max, r)
@@ -111,19 +134,28 @@ func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, w
 // Rollout runs one episode of p in e from a reset drawn with rng and returns
 // its undiscounted return and length.
 func Rollout(e env.Env, p Policy, rng *rand.Rand) (float64, int, error) {
+	ret, _, n, err := rollout(e, p, rng, 0)
+	return ret, n, err
+}
+
+// rollout is Rollout that also returns the discounted return Σₜ γᵗ rₜ
+// (rewards in the same order as the undiscounted sum, γ⁰ = 1 for the first).
+func rollout(e env.Env, p Policy, rng *rand.Rand, gamma float64) (ret, disc float64, n int, err error) {
 	obs := e.Reset(rng)
 	act := make([]float64, e.ActionSpace().Dim())
-	var ret float64
-	for n := 1; ; n++ {
+	w := 1.0
+	for n = 1; ; n++ {
 		p.Act(obs, act)
 		next, r, term, trunc, err := e.Step(act)
 		if err != nil {
-			return ret, n, err
+			return ret, disc, n, err
 		}
 		ret += r
+		disc += w * r
+		w *= gamma
 		obs = next
 		if term || trunc {
-			return ret, n, nil
+			return ret, disc, n, nil
 		}
 	}
 }

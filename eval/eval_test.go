@@ -150,3 +150,57 @@ func TestSuccessRate(t *testing.T) {
 		t.Fatalf("pendulum success rate %v (err %v), want NaN", p.SuccessRate, err)
 	}
 }
+
+// rampEnv pays reward t+1 on its (t+1)-th step and times out after 4
+// steps, so an episode's discounted return is Σ_{t<4} γᵗ (t+1).
+type rampEnv struct{ steps int }
+
+func (e *rampEnv) Name() string { return "ramp-v0" }
+func (e *rampEnv) ObservationSpace() env.Space {
+	return env.Space{Low: []float64{0}, High: []float64{4}}
+}
+func (e *rampEnv) ActionSpace() env.Space {
+	return env.Space{Low: []float64{-1}, High: []float64{1}}
+}
+func (e *rampEnv) MaxEpisodeSteps() int       { return 4 }
+func (e *rampEnv) State() []float64           { return nil }
+func (e *rampEnv) SetState([]float64) error   { return nil }
+func (e *rampEnv) Reset(*rand.Rand) []float64 { e.steps = 0; return []float64{0} }
+func (e *rampEnv) Step([]float64) ([]float64, float64, bool, bool, error) {
+	e.steps++
+	return []float64{float64(e.steps)}, float64(e.steps), false, e.steps >= 4, nil
+}
+
+// EvaluateDiscounted records Σₜ γᵗ rₜ per episode, starting at γ⁰ on the
+// first reward, leaves the undiscounted results as Evaluate gives them,
+// and refuses a discount outside [0, 1).
+func TestEvaluateDiscounted(t *testing.T) {
+	env.Register("ramp-v0", func() (env.Env, error) { return &rampEnv{}, nil })
+	newP := func() Policy { return constPolicy{0} }
+	const gamma = 0.9
+	res, err := EvaluateDiscounted("ramp-v0", newP, 3, 0, 2, gamma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 1 + 2*0.9 + 3*0.81 + 4*0.729
+	if res.Gamma != gamma || len(res.DiscountedReturns) != 3 || math.Abs(res.DiscountedMean-want) > 1e-12 {
+		t.Fatalf("gamma %v, discounted %v (mean %v), want %v each", res.Gamma, res.DiscountedReturns, res.DiscountedMean, want)
+	}
+	for _, d := range res.DiscountedReturns {
+		if math.Abs(d-want) > 1e-12 {
+			t.Fatalf("discounted return %v, want %v", d, want)
+		}
+	}
+	plain, err := Evaluate("ramp-v0", newP, 3, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Mean != 10 || res.Mean != 10 || plain.DiscountedReturns != nil || plain.Gamma != 0 {
+		t.Fatalf("undiscounted mean %v / %v, want 10; Evaluate's discounted %v", plain.Mean, res.Mean, plain.DiscountedReturns)
+	}
+	for _, g := range []float64{-0.1, 1, math.NaN()} {
+		if _, err := EvaluateDiscounted("ramp-v0", newP, 1, 0, 1, g); err == nil {
+			t.Errorf("discount %v accepted", g)
+		}
+	}
+}

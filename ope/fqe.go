@@ -6,10 +6,13 @@
 package ope
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/nn"
@@ -27,6 +30,12 @@ type Config struct {
 	Seed      uint64  `json:"seed"`      // seeds initialization, minibatches and the bootstrap
 	Bootstrap int     `json:"bootstrap"` // bootstrap resamples of the episodes for the interval
 	Level     float64 `json:"level"`     // confidence level of the interval, e.g. 0.95
+	// Fits is the number of independent Q fits averaged (an ensemble):
+	// fit i is the fit a single-fit run with seed Seed+i makes, and the
+	// estimate is their mean. One fit's value moves with its seed by as much
+	// as good hopper policies differ (docs/ope.md); averaging K fits shrinks
+	// that noise by about √K. 0 is read as 1 (configs from before the field).
+	Fits int `json:"fits,omitempty"`
 }
 
 // DefaultConfig is FQE with γ = 0.99, a 2×256 ReLU Q, Adam 3e-4, batch 256,
@@ -35,7 +44,7 @@ type Config struct {
 // through the 1/(1−γ) = 100-step horizon within the step budget.
 func DefaultConfig() Config {
 	return Config{Gamma: 0.99, Steps: 30000, Batch: 256, LR: 3e-4, Tau: 0.02,
-		Hidden: []int{256, 256}, Seed: 0, Bootstrap: 1000, Level: 0.95}
+		Hidden: []int{256, 256}, Seed: 0, Bootstrap: 1000, Level: 0.95, Fits: 1}
 }
 
 // Validate checks the config.
@@ -51,6 +60,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("fqe: learning rate %v must be positive and finite", c.LR)
 	case !(c.Tau > 0 && c.Tau <= 1):
 		return fmt.Errorf("fqe: tau %v must be in (0, 1]", c.Tau)
+	case c.Fits < 0 || c.Fits > 1000:
+		return fmt.Errorf("fqe: fits %d must be in [1, 1000]", c.Fits)
 	case c.Bootstrap < 0:
 		return fmt.Errorf("fqe: bootstrap %d must not be negative", c.Bootstrap)
 	case c.Bootstrap > 0 && !(c.Level > 0 && c.Level < 1):
@@ -71,11 +82,41 @@ type Result struct {
 	High float64 `json:"high"`
 	// Episodes is the number of initial states averaged.
 	Episodes int `json:"episodes"`
-	// Initial holds Q(s₀, π(s₀)) per episode, in dataset order.
+	// Initial holds Q(s₀, π(s₀)) per episode, in dataset order (the mean
+	// over the fits).
 	Initial []float64 `json:"initial"`
-	// FinalLoss is the Bellman MSE (in reward units²) over the last 1% of steps.
+	// FinalLoss is the Bellman MSE (in reward units²) over the last 1% of
+	// steps (the mean over the fits).
 	FinalLoss float64 `json:"final_loss"`
-	Config    Config  `json:"config"`
+	// FitValues is each fit's Value (one entry per Config.Fits, fit i
+	// seeded Seed+i); FitStd their sample standard deviation (NaN for one
+	// fit) and FitLow/FitHigh a 95% t-interval of their mean (NaN for one
+	// fit): the fitting noise the episode bootstrap leaves out.
+	FitValues []float64 `json:"fit_values"`
+	FitStd    float64   `json:"fit_std"`
+	FitLow    float64   `json:"fit_low"`
+	FitHigh   float64   `json:"fit_high"`
+	Config    Config    `json:"config"`
+}
+
+// MarshalJSON writes NaN fields (no interval) as null.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	type out struct {
+		plain
+		Low     *float64 `json:"low"`
+		High    *float64 `json:"high"`
+		FitStd  *float64 `json:"fit_std"`
+		FitLow  *float64 `json:"fit_low"`
+		FitHigh *float64 `json:"fit_high"`
+	}
+	f := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(out{plain(r), f(r.Low), f(r.High), f(r.FitStd), f(r.FitLow), f(r.FitHigh)})
 }
 
 // CheckInputs reports whether policy p can be evaluated on d: the actor's
@@ -135,6 +176,9 @@ func (e *evaluator) input(s []float32, act []float32, rows int, x []float32) {
 // [−1, 1] with the policy's action scale (clipped), the space its
 // deterministic action tanh(μ) lives in. Rewards are divided by their mean
 // absolute value for the fit and multiplied back.
+//
+// With cfg.Fits = K > 1 it makes K fits (seeds Seed … Seed+K−1), averages
+// their per-episode values and reports the spread between fits.
 func Evaluate(d *dataset.Dataset, p *sac.Policy, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -146,6 +190,63 @@ func Evaluate(d *dataset.Dataset, p *sac.Policy, cfg Config) (*Result, error) {
 	if len(eps) == 0 {
 		return nil, fmt.Errorf("fqe: the data has no episodes")
 	}
+	k := max(1, cfg.Fits)
+	res := &Result{Episodes: len(eps), Initial: make([]float64, len(eps)), Config: cfg,
+		Low: math.NaN(), High: math.NaN(), FitStd: math.NaN(), FitLow: math.NaN(), FitHigh: math.NaN()}
+	for i := 0; i < k; i++ {
+		fc := cfg
+		fc.Seed = cfg.Seed + uint64(i)
+		initial, loss, err := fit(d, p, fc, eps)
+		if err != nil {
+			if k > 1 {
+				return nil, fmt.Errorf("fit %d of %d (seed %d): %w", i+1, k, fc.Seed, err)
+			}
+			return nil, err
+		}
+		var v float64
+		for j, x := range initial {
+			res.Initial[j] += x / float64(k)
+			v += x
+		}
+		res.FitValues = append(res.FitValues, v/float64(len(initial)))
+		res.FinalLoss += loss / float64(k)
+	}
+	for _, x := range res.Initial {
+		res.Value += x
+	}
+	res.Value /= float64(len(eps))
+	if k > 1 {
+		m, sd := meanSD(res.FitValues)
+		h := tQuantile975(k-1) * sd / math.Sqrt(float64(k))
+		res.FitStd, res.FitLow, res.FitHigh = sd, m-h, m+h
+	}
+	if cfg.Bootstrap > 0 {
+		res.Low, res.High = Bootstrap(res.Initial, cfg.Bootstrap, cfg.Level, rand.New(rand.NewPCG(cfg.Seed, 0xb007)))
+	}
+	return res, nil
+}
+
+// meanSD returns the mean and sample standard deviation of x (len ≥ 2).
+func meanSD(x []float64) (mean, sd float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	for _, v := range x {
+		sd += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(x)-1))
+}
+
+// tQuantile975 is the 0.975 quantile of Student's t with df degrees of
+// freedom (distuv.StudentsT), for the 95% interval of the fits' mean.
+func tQuantile975(df int) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
+}
+
+// fit makes one FQE fit with cfg.Seed and returns Q(s₀, π(s₀)) per episode
+// of eps (reward units) and the Bellman MSE over the last 1% of steps.
+func fit(d *dataset.Dataset, p *sac.Policy, cfg Config, eps []dataset.Episode) ([]float64, float64, error) {
 	o, a, n := d.ObsDim, d.ActDim, d.Len()
 	e := &evaluator{d: d, p: p.Clone(), qNorm: dataset.FitNormalizer(d, 1e-3), o: o, a: a}
 	var absR float64
@@ -197,7 +298,7 @@ func Evaluate(d *dataset.Dataset, p *sac.Policy, cfg Config) (*Result, error) {
 		qp := q.Forward(&cq, x, B)
 		loss := nn.MSE(qp, y, dy, 1)
 		if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-			return nil, fmt.Errorf("fqe: Bellman loss diverged at step %d (%v); lower --lr or raise --tau's stability", step, loss)
+			return nil, 0, fmt.Errorf("fqe: Bellman loss diverged at step %d (%v); lower --lr or raise --tau's stability", step, loss)
 		}
 		if step >= cfg.Steps-tail {
 			lossSum += float64(loss)
@@ -209,26 +310,18 @@ func Evaluate(d *dataset.Dataset, p *sac.Policy, cfg Config) (*Result, error) {
 	}
 
 	// Q(s₀, π(s₀)) for each episode's first row.
-	res := &Result{Episodes: len(eps), Initial: make([]float64, len(eps)), Config: cfg,
-		FinalLoss: lossSum / float64(tail) * rScale * rScale, Low: math.NaN(), High: math.NaN()}
+	initial := make([]float64, len(eps))
 	s0 := make([]float32, o)
 	p0 := make([]float32, a)
 	x0 := make([]float32, o+a)
 	var c0 nn.Cache
-	var sum float64
 	for k, ep := range eps {
 		copy(s0, d.Observations[ep.Start*o:(ep.Start+1)*o])
 		e.policyActions(s0, 1, p0)
 		e.input(s0, p0, 1, x0)
-		v := float64(q.Forward(&c0, x0, 1)[0]) * rScale
-		res.Initial[k] = v
-		sum += v
+		initial[k] = float64(q.Forward(&c0, x0, 1)[0]) * rScale
 	}
-	res.Value = sum / float64(len(eps))
-	if cfg.Bootstrap > 0 {
-		res.Low, res.High = Bootstrap(res.Initial, cfg.Bootstrap, cfg.Level, rand.New(rand.NewPCG(cfg.Seed, 0xb007)))
-	}
-	return res, nil
+	return initial, lossSum / float64(tail) * rScale * rScale, nil
 }
 
 // Bootstrap returns the percentile interval at level of the mean of x over

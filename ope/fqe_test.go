@@ -1,6 +1,7 @@
 package ope
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -207,5 +208,62 @@ func TestBootstrapAndRescaling(t *testing.T) {
 	}
 	if u := UndiscountedEstimate(v, g, 1000); math.Abs(u-2000) > 1e-6 {
 		t.Errorf("rescaled %v, want 2000", u)
+	}
+}
+
+// An ensemble of K fits is the mean of the K single fits with seeds
+// Seed … Seed+K−1, episode by episode, and reports their spread; a single
+// fit has no spread, and the JSON of a result without intervals holds nulls.
+func TestFQEEnsembleIsMeanOfSingleFits(t *testing.T) {
+	d, _ := chain(30, 2)
+	cfg := DefaultConfig()
+	cfg.Steps, cfg.Hidden, cfg.Batch, cfg.Seed, cfg.Bootstrap = 60, []int{8}, 16, 5, 0
+	p := constPolicy(1, 1, 0.3)
+	var singles []*Result
+	for i := uint64(0); i < 3; i++ {
+		c := cfg
+		c.Seed = cfg.Seed + i
+		r, err := Evaluate(d, p, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.FitValues) != 1 || r.FitValues[0] != r.Value || !math.IsNaN(r.FitStd) {
+			t.Fatalf("single fit: fit values %v, value %v, fit std %v", r.FitValues, r.Value, r.FitStd)
+		}
+		singles = append(singles, r)
+	}
+	cfg.Fits = 3
+	ens, err := Evaluate(d, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want float64
+	for i, s := range singles {
+		if ens.FitValues[i] != s.Value {
+			t.Errorf("fit %d: %v, single fit with seed %d: %v", i, ens.FitValues[i], cfg.Seed+uint64(i), s.Value)
+		}
+		want += s.Value / 3
+	}
+	if math.Abs(ens.Value-want) > 1e-9*math.Abs(want) {
+		t.Errorf("ensemble value %v, mean of single fits %v", ens.Value, want)
+	}
+	for j := range ens.Initial {
+		m := (singles[0].Initial[j] + singles[1].Initial[j] + singles[2].Initial[j]) / 3
+		if math.Abs(ens.Initial[j]-m) > 1e-9*(1+math.Abs(m)) {
+			t.Fatalf("episode %d: ensemble %v, mean of fits %v", j, ens.Initial[j], m)
+		}
+	}
+	_, sd := meanSD(ens.FitValues)
+	h := 4.302652729911275 * sd / math.Sqrt(3) // t(2) 0.975 quantile
+	if math.Abs(ens.FitStd-sd) > 1e-12 || math.Abs(ens.FitLow-(want-h)) > 1e-9 || math.Abs(ens.FitHigh-(want+h)) > 1e-9 || sd == 0 {
+		t.Errorf("fit spread sd %v [%v, %v], want sd %v [%v, %v]", ens.FitStd, ens.FitLow, ens.FitHigh, sd, want-h, want+h)
+	}
+	b, err := json.Marshal(singles[0])
+	if err != nil || !strings.Contains(string(b), `"low":null`) || !strings.Contains(string(b), `"fit_std":null`) {
+		t.Errorf("JSON of a result without intervals: %s (err %v)", b, err)
+	}
+	cfg.Fits = -1
+	if _, err := Evaluate(d, p, cfg); err == nil {
+		t.Error("fits -1 accepted")
 	}
 }

@@ -227,6 +227,11 @@ type CollectOptions struct {
 // they have offline diagnostics (results.json "offline") and no score.
 const envNone = "none"
 
+// ErrOnlyOffline is wrapped by Collect's error when every run it found was
+// trained without a simulator: they have no score for the tables, but
+// CollectOffline and RankOffline rank them by their FQE estimates.
+var ErrOnlyOffline = errors.New("only runs without a simulator")
+
 // errNoSimulator marks a run trained without a simulator.
 var errNoSimulator = errors.New("trained without a simulator (env none): no score")
 
@@ -365,7 +370,7 @@ func CollectWith(o CollectOptions, dirs ...string) ([]Result, error) {
 	}
 	if len(out) == 0 && offline > 0 {
 		return nil, fmt.Errorf("report: no run with a score under %s: the %d found were trained without a simulator (--env none) "+
-			"and have only offline diagnostics (results.json \"offline\", history.json)", strings.Join(dirs, ", "), offline)
+			"and have only offline diagnostics (results.json \"offline\", history.json): %w", strings.Join(dirs, ", "), offline, ErrOnlyOffline)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("report: no results.json under %s (runs that have not finished have none)", strings.Join(dirs, ", "))

@@ -25,6 +25,7 @@ func init() {
 		workers  int
 		jsonOut  string
 		runDirs  []string
+		gamma    float64
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -41,6 +42,8 @@ func init() {
 			"With --run DIR --episodes N --seed S it re-evaluates those policies instead, on N fresh episodes from\n" +
 			"seed S, and prints each next to its recorded final score, with the difference (how noisy the\n" +
 			"recorded score was).\n" +
+			"--gamma G also reports each episode's discounted return Σₜ Gᵗ rₜ and their mean (what 'koopq fqe'\n" +
+			"estimates from data, to check an off-policy estimate against the simulator).\n" +
 			"Environments: " + strings.Join(env.Names(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -55,6 +58,9 @@ func init() {
 			if err := needPositive("workers", workers); err != nil {
 				return err
 			}
+			if !(gamma >= 0 && gamma < 1) {
+				return fmt.Errorf("--gamma %v: the discount must be in (0, 1) (0: undiscounted returns only)", gamma)
+			}
 			if jsonOut != "" {
 				if err := needOutFile("json", jsonOut); err != nil {
 					return err
@@ -66,7 +72,7 @@ func init() {
 						return fmt.Errorf("--run: empty directory name")
 					}
 				}
-				for _, f := range []string{"policy", "env"} {
+				for _, f := range []string{"policy", "env", "gamma"} {
 					if cmd.Flags().Changed(f) {
 						return fmt.Errorf("--run evaluates each run's own policy on the env its results.json records: --%s cannot be given with it", f)
 					}
@@ -131,12 +137,16 @@ func init() {
 				}
 				newPolicy = func() eval.Policy { return p.Clone() }
 			}
-			res, err := eval.Evaluate(envName, newPolicy, episodes, seed, workers)
+			res, err := eval.EvaluateDiscounted(envName, newPolicy, episodes, seed, workers, gamma)
 			if err != nil {
 				return err
 			}
 			fmt.Printf("%s, policy %s, %s (seed %d): return %.2f ± %.2f (min %.2f, max %.2f)\n",
 				envName, policy, plural.Count(episodes, "episode"), seed, res.Mean, res.Std, res.Min, res.Max)
+			if gamma > 0 {
+				_, sd := eval.MeanStd(res.DiscountedReturns)
+				fmt.Printf("discounted return (γ %g) %.2f ± %.2f\n", gamma, res.DiscountedMean, sd)
+			}
 			if !math.IsNaN(float64(res.Normalized)) {
 				_, ref, _ := eval.ReferenceFor(envName)
 				fmt.Printf("normalized score %.2f ± %.2f (random %.4g, expert %.4g: %s)\n", res.Normalized, res.NormalizedStd, ref.Random, ref.Expert, ref.Source)
@@ -161,6 +171,7 @@ func init() {
 	f.IntVar(&episodes, "episodes", 10, "episodes")
 	f.Uint64Var(&seed, "seed", 0, "seed of the episodes' initial states")
 	f.IntVar(&workers, "workers", 2, "parallel episode workers")
+	f.Float64Var(&gamma, "gamma", 0, "also report the discounted return Σ γᵗ rₜ per episode with this discount in (0, 1) (0: none)")
 	f.StringVar(&jsonOut, "json", "", "also write the result to this JSON file")
 	f.StringArrayVar(&runDirs, "run", nil, "replay the final evaluation of the finished runs in this directory (a run, a sweep slot, a sweep or 'train --out' directory; repeatable) and compare each with its results.json; with --episodes and --seed, re-evaluate their final policies on fresh episodes")
 	rootCmd.AddCommand(cmd)

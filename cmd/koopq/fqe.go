@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/fingerprint"
 	"github.com/koopq/koopq/ope"
 	"github.com/koopq/koopq/run"
 )
@@ -17,6 +19,13 @@ type fqeReport struct {
 	Policy string      `json:"policy"`
 	Data   string      `json:"data"`
 	Result *ope.Result `json:"result"`
+	// PolicySHA256 is the sha256 of the policy file and DataContentSHA256
+	// that of the transitions as read (dataset.ContentSHA256): `koopq
+	// report --fqe` ranks a run by this file only while the run's
+	// policy.safetensors still has this digest, and only against estimates
+	// on the same data.
+	PolicySHA256      string `json:"policy_sha256"`
+	DataContentSHA256 string `json:"data_content_sha256"`
 	// Horizon and the undiscounted estimate R ≈ V·H(1−γ)/(1−γᴴ) (with its
 	// interval); Normalized* is that estimate on the D4RL scale when the
 	// env has reference returns (NaN → null otherwise).
@@ -48,8 +57,11 @@ func init() {
 			"It also prints an undiscounted estimate V·H(1−γ)/(1−γᴴ) over --horizon steps, which assumes a\n" +
 			"constant reward rate for all H steps (it overestimates policies that fall early), and that estimate\n" +
 			"normalized with the D4RL reference returns when the env (the policy's, or --env) is known.\n" +
+			"--fits K averages K independent Q fits (seeds seed … seed+K−1) and reports their spread, a 95%\n" +
+			"t-interval of the fits' mean: the fitting noise the episode bootstrap leaves out.\n" +
 			"Use FQE to rank policies; see docs/ope.md for how well it ranks hopper-medium policies.\n" +
-			"--policy is a policy.safetensors or a run directory.",
+			"--policy is a policy.safetensors or a run directory. With a run directory, --json RUN/fqe.json\n" +
+			"lets 'koopq report' rank runs trained without a simulator (--env none) by this estimate.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if policy == "" {
@@ -59,6 +71,9 @@ func init() {
 				return fmt.Errorf("--data is required: a D4RL-layout or Minari HDF5 file")
 			}
 			if err := needPositive("horizon", horizon); err != nil {
+				return err
+			}
+			if err := needPositive("fits", cfg.Fits); err != nil {
 				return err
 			}
 			if err := cfg.Validate(); err != nil {
@@ -84,11 +99,16 @@ func init() {
 			if err := ope.CheckInputs(d, p); err != nil {
 				return fmt.Errorf("--policy %s on --data %s: %w", path, data, err)
 			}
+			pfp, err := fingerprint.Of(path)
+			if err != nil {
+				return fmt.Errorf("--policy: %w", err)
+			}
 			res, err := ope.Evaluate(d, p, cfg)
 			if err != nil {
 				return err
 			}
 			rep := fqeReport{Policy: path, Data: data, Result: res, Horizon: horizon,
+				PolicySHA256: pfp.SHA256, DataContentSHA256: d.ContentSHA256(),
 				Undiscounted: ope.UndiscountedEstimate(res.Value, cfg.Gamma, horizon),
 				UndiscLow:    ope.UndiscountedEstimate(res.Low, cfg.Gamma, horizon),
 				UndiscHigh:   ope.UndiscountedEstimate(res.High, cfg.Gamma, horizon),
@@ -102,7 +122,11 @@ func init() {
 			}
 			rep.Env = envName
 			fmt.Printf("fqe %s on %s (%d rows, %d episodes; γ %g, %d steps, seed %d):\n", path, data, d.Len(), res.Episodes, cfg.Gamma, cfg.Steps, cfg.Seed)
-			fmt.Printf("discounted value %.2f, %g%% interval [%.2f, %.2f]; final Bellman MSE %.4g\n", res.Value, 100*cfg.Level, res.Low, res.High, res.FinalLoss)
+			fmt.Printf("discounted value %.2f, %g%% interval [%.2f, %.2f] over episodes; final Bellman MSE %.4g\n", res.Value, 100*cfg.Level, res.Low, res.High, res.FinalLoss)
+			if len(res.FitValues) > 1 {
+				fmt.Printf("%d fits (seeds %d–%d): values %s; std %.2f, 95%% t-interval of their mean [%.2f, %.2f]\n",
+					len(res.FitValues), cfg.Seed, cfg.Seed+uint64(len(res.FitValues)-1), fmtFloats(res.FitValues, "%.2f"), res.FitStd, res.FitLow, res.FitHigh)
+			}
 			fmt.Printf("undiscounted estimate over %d steps %.1f [%.1f, %.1f] (constant-rate rescaling)\n", horizon, rep.Undiscounted, rep.UndiscLow, rep.UndiscHigh)
 			if name, ref, ok := eval.ReferenceFor(envName); ok && envName != "" {
 				rep.Normalized = eval.Score(ref.Normalize(rep.Undiscounted))
@@ -127,9 +151,19 @@ func init() {
 	f.Float64Var(&cfg.Tau, "tau", cfg.Tau, "Polyak rate of the target network")
 	f.IntSliceVar(&cfg.Hidden, "hidden", cfg.Hidden, "hidden widths of the Q network")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed (initialization, minibatches, bootstrap)")
+	f.IntVar(&cfg.Fits, "fits", 1, "independent Q fits averaged (seeds seed … seed+fits−1); their spread is reported")
 	f.IntVar(&cfg.Bootstrap, "bootstrap", cfg.Bootstrap, "bootstrap resamples over episodes (0: no interval)")
 	f.Float64Var(&cfg.Level, "level", cfg.Level, "confidence level of the interval")
 	f.IntVar(&horizon, "horizon", 1000, "episode horizon H of the undiscounted estimate")
 	f.StringVar(&jsonOut, "json", "", "also write the result to this JSON file")
 	rootCmd.AddCommand(cmd)
+}
+
+// fmtFloats formats x with verb, comma-separated, for messages.
+func fmtFloats(x []float64, verb string) string {
+	parts := make([]string, len(x))
+	for i, v := range x {
+		parts[i] = fmt.Sprintf(verb, v)
+	}
+	return strings.Join(parts, ", ")
 }

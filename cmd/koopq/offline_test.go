@@ -186,3 +186,95 @@ func TestTrainWithoutSimulatorBadInput(t *testing.T) {
 		expectCLIError(t, r, "whole episodes", "1 episode")
 	})
 }
+
+// TestReportRanksOfflineRunsByFQE: runs trained without a simulator have no
+// score; `koopq report` ranks them by the FQE estimate each run's fqe.json
+// holds (best first, runs without one last and named), and refuses an
+// estimate of another policy (a stale fqe.json) or estimates on different
+// data.
+func TestReportRanksOfflineRunsByFQE(t *testing.T) {
+	data := customDataset(t, 20)
+	out := t.TempDir()
+	for _, name := range []string{"a", "b", "c"} {
+		r := runCLI(t, "", 5*time.Minute, offlineTrain(data, out, name, "none", "--env", "none", "--seed", map[string]string{"a": "1", "b": "2", "c": "3"}[name])...)
+		if r.Code != 0 {
+			t.Fatalf("train %s: exit %d\n%s%s", name, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	dirs := map[string]string{}
+	for _, name := range []string{"a", "b", "c"} {
+		m, _ := filepath.Glob(filepath.Join(out, name+"*", "results.json"))
+		if len(m) != 1 {
+			t.Fatalf("run %s: results.json %v", name, m)
+		}
+		dirs[name] = filepath.Dir(m[0])
+	}
+	values := map[string]float64{}
+	fqe := func(name, dataPath string) {
+		t.Helper()
+		r := runCLI(t, "", 2*time.Minute, "fqe", "--policy", dirs[name], "--data", dataPath, "--steps", "100", "--hidden", "8",
+			"--batch", "32", "--bootstrap", "50", "--fits", "2", "--json", filepath.Join(dirs[name], "fqe.json"))
+		if r.Code != 0 {
+			t.Fatalf("fqe %s: exit %d\n%s%s", name, r.Code, r.Stdout, r.Stderr)
+		}
+		var f struct {
+			Result struct {
+				Value     float64   `json:"value"`
+				FitValues []float64 `json:"fit_values"`
+			} `json:"result"`
+		}
+		b, _ := os.ReadFile(filepath.Join(dirs[name], "fqe.json"))
+		if err := json.Unmarshal(b, &f); err != nil || len(f.Result.FitValues) != 2 {
+			t.Fatalf("fqe.json of %s: %s (err %v)", name, b, err)
+		}
+		values[name] = f.Result.Value
+	}
+	fqe("a", data)
+	fqe("b", data)
+	rep := runCLI(t, "", time.Minute, "report", out, "--out", filepath.Join(out, "rep"))
+	if rep.Code != 0 {
+		t.Fatalf("report: exit %d\n%s%s", rep.Code, rep.Stdout, rep.Stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "rep", "offline.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, second := "a", "b"
+	if values["b"] > values["a"] {
+		best, second = "b", "a"
+	}
+	lines := strings.Split(string(md), "\n")
+	row := func(name string) int {
+		for i, l := range lines {
+			if strings.HasSuffix(l, dirs[name]+" |") {
+				return i
+			}
+		}
+		t.Fatalf("no row for run %s in offline.md:\n%s", name, md)
+		return -1
+	}
+	if !(row(best) < row(second) && row(second) < row("c")) || !strings.HasPrefix(lines[row(best)], "| 1 |") ||
+		!strings.Contains(lines[row("c")], "no fqe.json") || !strings.Contains(rep.Stdout, "1 run without an estimate") {
+		t.Errorf("ranking (FQE %v): want %s, %s, then c unranked:\n%s\nstdout:\n%s", values, best, second, md, rep.Stdout)
+	}
+
+	// Estimates on other data are not ranked together.
+	other := customDataset(t, 21)
+	fqe("c", other)
+	bad := runCLI(t, "", time.Minute, "report", out, "--out", filepath.Join(out, "rep2"))
+	expectCLIError(t, bad, "not comparable")
+
+	// A policy changed after its estimate makes the estimate stale.
+	fqe("c", data)
+	pol := filepath.Join(dirs["a"], "policy.safetensors")
+	b, err := os.ReadFile(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(dirs["b"], "policy.safetensors")
+	if err := os.WriteFile(cp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stale := runCLI(t, "", time.Minute, "report", out, "--out", filepath.Join(out, "rep3"))
+	expectCLIError(t, stale, "stale")
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,6 +38,10 @@ run directories or their parents) and writes into --out:
                                      beside it the mean Q on data actions and CQL's α′ when logged)
   table-vs-reference.md              with --reference: our table beside published scores (other data, never in a statistic)
   report.json                        every number above
+  offline.md / offline.json          runs trained without a simulator (--env none; no score): per dataset, ranked by
+                                     their Fitted Q Evaluation estimate (RUN/fqe.json from 'koopq fqe --policy RUN
+                                     --data DATA --json RUN/fqe.json'; checked against the run's policy and data),
+                                     beside their offline diagnostics; the only output when every run is offline
 --compare A:B adds P(A > B) with its interval (e.g. --compare KFC++:S4RL-N); --in-progress also draws the learning
 curves of runs still training (from their history.json; they enter no table or statistic).
 A sweep's runs are labelled with the spec's dataset and method names; other runs by data file and augmentation
@@ -71,15 +76,30 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 				o.Reference = ref
 			}
 			o.Inputs = args
+			if out == "" {
+				out = filepath.Join(args[0], "report")
+			}
 			var offline []string
 			runs, err := report.CollectWith(report.CollectOptions{InProgress: inProgress,
 				OnSkip: func(dir string) { offline = append(offline, dir) }}, args...)
-			if err != nil {
+			onlyOffline := errors.Is(err, report.ErrOnlyOffline)
+			if err != nil && !onlyOffline {
 				return err
 			}
+			// Runs without a simulator have no score: they are ranked by
+			// their FQE estimates (fqe.json) in offline.md instead.
+			var ranking *report.OfflineRanking
 			if len(offline) > 0 {
-				fmt.Fprintf(os.Stderr, "koopq report: note: %s trained without a simulator (--env none) left out of the score tables "+
-					"(no score; offline diagnostics in their results.json): %s\n", plural.Count(len(offline), "run"), strings.Join(offline, ", "))
+				offRuns, err := report.CollectOffline(args...)
+				if err != nil {
+					return err
+				}
+				if ranking, err = report.RankOffline(offRuns); err != nil {
+					return err
+				}
+			}
+			if onlyOffline {
+				return writeOfflineRanking(ranking, out)
 			}
 			if runs, err = withoutOrphans(runs, args); err != nil {
 				return err
@@ -88,8 +108,12 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 			if err != nil {
 				return err
 			}
-			if out == "" {
-				out = filepath.Join(args[0], "report")
+			if ranking != nil {
+				fmt.Fprintf(os.Stderr, "koopq report: note: %s trained without a simulator (--env none) left out of the score tables "+
+					"and ranked by FQE in %s: %s\n", plural.Count(len(offline), "run"), filepath.Join(out, "offline.md"), strings.Join(offline, ", "))
+				if err := writeOfflineRanking(ranking, out); err != nil {
+					return err
+				}
 			}
 			files, err := rep.Write(out)
 			if err != nil {
@@ -117,6 +141,30 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 	f.BoolVar(&inProgress, "in-progress", false, "also draw learning curves of unfinished runs (history.json)")
 	f.IntVar(&o.Last, "last", 1, "score each run by the mean of its last N evaluations (1: the final evaluation)")
 	rootCmd.AddCommand(cmd)
+}
+
+// writeOfflineRanking writes offline.md/.json into out and prints the
+// ranking with a hint for the runs that have no estimate yet.
+func writeOfflineRanking(rk *report.OfflineRanking, out string) error {
+	files, err := rk.Write(out)
+	if err != nil {
+		return err
+	}
+	fmt.Print(rk.Markdown())
+	missing := 0
+	for _, ds := range rk.Datasets {
+		for _, r := range rk.Runs[ds] {
+			if r.FQE == nil {
+				missing++
+			}
+		}
+	}
+	if missing > 0 {
+		fmt.Printf("\n%s without an estimate: koopq fqe --policy RUN --data DATA --json RUN/%s ranks them\n",
+			plural.Count(missing, "run"), report.FQEFile)
+	}
+	fmt.Printf("wrote %s to %s\n", plural.Count(len(files), "file"), out)
+	return nil
 }
 
 // withoutOrphans drops the runs that sit in a slot of a sweep directory
