@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/blas"
 	"github.com/koopq/koopq/koopman"
 )
@@ -202,23 +203,21 @@ func newLatentCache(kind cacheKind, N, n int) *latentCache {
 	return c
 }
 
-// saveCache writes c to path atomically (a temporary file in the same
-// directory, synced, then renamed), so a reader never sees a partial file
-// and two runs writing the same cache at once leave one whole copy.
-func saveCache(path string, c *latentCache, key [32]byte, fallbacks int) (err error) {
+// saveCache writes c to path atomically (internal/atomicfile: a temporary
+// file in the same directory, synced, then renamed), so a reader never
+// sees a partial file and two runs writing the same cache at once leave
+// one whole copy. The file is mode 0644: the cache is for every run of the
+// machine (a Slurm job may run as another user), like the datasets.
+func saveCache(path string, c *latentCache, key [32]byte, fallbacks int) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	return atomicfile.WriteFunc(path, func(f *os.File) error { return writeCache(f, c, key, fallbacks) }, nil)
+}
+
+// writeCache writes the cache file's bytes (header, payload, checksum, end
+// magic) to f.
+func writeCache(f io.Writer, c *latentCache, key [32]byte, fallbacks int) error {
 	bw := bufio.NewWriterSize(f, 1<<20)
 	hd := cacheHeader{Key: key, Kind: uint32(c.kind), N: uint32(c.N), Rows: uint64(c.n), Fallbacks: uint64(fallbacks),
 		Payload: payloadBytes(c.kind, c.N, c.n)}
@@ -245,21 +244,7 @@ func saveCache(path string, c *latentCache, key [32]byte, fallbacks int) (err er
 	if _, err := bw.WriteString(cacheEndMagic); err != nil {
 		return err
 	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file 0600; the cache is for every run of the
-	// machine (a Slurm job may run as another user), like the datasets.
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return bw.Flush()
 }
 
 // errNoCacheFile reports that no cache file exists for the key.

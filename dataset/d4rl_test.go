@@ -422,7 +422,7 @@ func TestWriteRoundTrip(t *testing.T) {
 	if err := WriteD4RL(path, d, WithInfo("qpos", qpos)); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*tmp")); len(m) != 0 {
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*")); len(m) != 0 { // .tmp-out.hdf5-* (internal/atomicfile)
 		t.Errorf("temp files left: %v", m)
 	}
 	// koopq reads back.

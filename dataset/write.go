@@ -2,11 +2,10 @@ package dataset
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/hdf5"
 	"github.com/koopq/koopq/internal/version"
 )
@@ -55,9 +54,10 @@ func Version() string { return version.Get().String() }
 // Arrays are chunked with gzip and shuffle by default. Rows should be in
 // episode order, so that d4rl-style readers (s' = observations[i+1]) work.
 //
-// d is validated first. The file is written to a temporary file in the
-// same directory and renamed over path, so readers never see half a file.
-func WriteD4RL(path string, d *Dataset, opts ...WriteOption) (err error) {
+// d is validated first. The file is written atomically (internal/atomicfile:
+// a temporary file in the same directory, synced and renamed over path), so
+// readers never see half a file.
+func WriteD4RL(path string, d *Dataset, opts ...WriteOption) error {
 	if err := d.Validate(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -71,21 +71,20 @@ func WriteD4RL(path string, d *Dataset, opts ...WriteOption) (err error) {
 			return fmt.Errorf("write %s: info %q has shape %v and %d values, want %d rows", path, name, a.Shape, len(a.Data), n)
 		}
 	}
-	dir := filepath.Dir(path)
-	tmpf, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+	// libhdf5 opens the file by name: atomicfile hands it a temporary path
+	// beside path, then syncs that file and renames it over path.
+	if err := atomicfile.WithTempPath(path, func(tmp string) error { return writeD4RL(tmp, d, n, cfg) }, nil); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := tmpf.Name()
-	tmpf.Close()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
+	return nil
+}
+
+// writeD4RL writes the file of WriteD4RL at tmp, whose name is only a
+// temporary one; d and cfg are already checked.
+func writeD4RL(tmp string, d *Dataset, n int, cfg writeConfig) error {
 	f, err := hdf5.Create(tmp)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	closed := false
 	defer func() {
@@ -162,33 +161,9 @@ func WriteD4RL(path string, d *Dataset, opts ...WriteOption) (err error) {
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
+			return err
 		}
 	}
 	closed = true
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := syncFile(tmp); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
 	return f.Close()
 }

@@ -9,11 +9,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/stheader"
 )
 
@@ -32,9 +31,9 @@ var checksumPlaceholder = bytes.Repeat([]byte{'0'}, 64)
 // metadata in the safetensors format: an 8-byte little-endian header length,
 // a JSON header, then the raw little-endian float32 data. The metadata gets
 // the file's checksum (ChecksumKey; a caller's value under that key is
-// replaced). The file is written to a temporary name in the same directory,
-// synced and renamed into place, so a crash never leaves a half-written
-// checkpoint.
+// replaced). The file is written atomically (internal/atomicfile: a
+// temporary name in the same directory, synced and renamed into place), so
+// a crash never leaves a half-written checkpoint.
 func SaveSafetensors(path string, ps []*Param, meta map[string]string) error {
 	type entry struct {
 		Dtype   string   `json:"dtype"`
@@ -80,27 +79,10 @@ func SaveSafetensors(path string, ps []*Param, meta map[string]string) error {
 	}
 	sum := sha256.Sum256(buf)
 	hex.Encode(buf[8+at:8+at+64], sum[:])
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
+	if err := atomicfile.Write(path, buf, nil); err != nil {
 		return fmt.Errorf("safetensors %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
-		tmp.Close()
-		return fmt.Errorf("safetensors %s: %w", path, err)
-	}
-	if _, err := tmp.Write(buf); err != nil {
-		tmp.Close()
-		return fmt.Errorf("safetensors %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("safetensors %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("safetensors %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // checksumAt returns the offset in the JSON header hb of the 64 characters

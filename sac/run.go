@@ -16,6 +16,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/blas"
 	"github.com/koopq/koopq/nn"
 )
@@ -629,29 +630,27 @@ func loadCheckpoint(path string, ag *Agent, st *runState) error {
 	return nil
 }
 
-// writeJSONAtomic writes v as indented JSON to a temporary file and renames
-// it over path.
+// beforeRename, when non-nil, is called by writeJSONAtomic with the target
+// path once the new contents are synced to a temporary file and before
+// the rename; tests use it to check that run files are written that way.
+var beforeRename func(path string)
+
+// writeJSONAtomic writes v as indented JSON to path atomically
+// (internal/atomicfile: a synced temporary file renamed over path), so a
+// crash leaves the old file or the new, never an empty or partial one.
 func writeJSONAtomic(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+	var hook func()
+	if beforeRename != nil {
+		hook = func() { beforeRename(path) }
+	}
+	if err := atomicfile.Write(path, append(b, '\n'), hook); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // PolicyReturn is the mean return of the policy in file over episodes in a

@@ -244,3 +244,52 @@ func TestRunRefusesNonFiniteWeights(t *testing.T) {
 		t.Fatal("a snapshot was written from non-finite networks")
 	}
 }
+
+// TestWriteJSONAtomicSynced: a run's JSON files (config, snapshots, speed,
+// result) are replaced through internal/atomicfile: when the rename is
+// reached the new contents sit synced in a ".tmp-<name>-*" temporary file
+// beside the target (the pattern that run-directory cleanup removes), the
+// target still holds the old contents, and afterwards the target holds the
+// new contents, mode 0644, with no temporary file left. A write that
+// renamed an unsynced file could leave an empty result.json after a crash.
+func TestWriteJSONAtomicSynced(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, RunResultFile)
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]int{"step": 3000}
+	want := "{\n  \"step\": 3000\n}\n"
+	calls := 0
+	beforeRename = func(p string) {
+		calls++
+		if p != path {
+			t.Errorf("hook for %s, want %s", p, path)
+		}
+		if b, _ := os.ReadFile(path); string(b) != "old" {
+			t.Errorf("before the rename the target holds %q, want the old contents", b)
+		}
+		tmps, _ := filepath.Glob(filepath.Join(dir, ".tmp-"+RunResultFile+"-*"))
+		if len(tmps) != 1 {
+			t.Fatalf("before the rename: temporary files %v, want one .tmp-%s-*", tmps, RunResultFile)
+		}
+		if b, _ := os.ReadFile(tmps[0]); string(b) != want {
+			t.Errorf("temporary file holds %q, want %q", b, want)
+		}
+	}
+	t.Cleanup(func() { beforeRename = nil })
+	if err := writeJSONAtomic(path, v); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Fatalf("the synced-rename point was reached %d times, want 1: writeJSONAtomic does not write through internal/atomicfile", calls)
+	}
+	b, err := os.ReadFile(path)
+	st, _ := os.Stat(path)
+	if err != nil || string(b) != want || st.Mode().Perm() != 0o644 {
+		t.Errorf("after: %q, mode %v, err %v", b, st.Mode().Perm(), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
