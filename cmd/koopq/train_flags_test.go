@@ -1,7 +1,9 @@
 package main
 
-// Issue 69 item 5: the frictions a new user hit, each with the command
-// that hit it.
+// The train command's flag handling as a new user meets it: the env taken
+// from the dataset's metadata, --seeds, errors for bad values, the cql name
+// for augment none, intervals that follow a short run, the Koopman epoch
+// flag's name and the grouped help.
 
 import (
 	"encoding/json"
