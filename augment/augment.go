@@ -6,8 +6,10 @@
 // variant of kfc++-prediction (koopman.go). NeedsKoopman tells which
 // need a trained koopman.Model.
 //
-// Augmenters never import package cql: CQL hands them a QGradient callback
-// when they need ∂Q/∂s (S4RL-Adv).
+// Augmenters never import package cql, nor cql this package: cql declares
+// the interface it consumes (cql.StateShift), which every Augmenter
+// satisfies, and hands augmenters a QGradient callback when they need ∂Q/∂s
+// (S4RL-Adv).
 package augment
 
 import (
@@ -25,9 +27,14 @@ import (
 // QGradient gives an augmenter access to the critic: it writes
 // ∂ min(Q1,Q2)(s, a)/∂s for rows of states s [rows, S] and actions a [rows, A]
 // into grad [rows, S]. States are in raw (unnormalized) units.
-type QGradient func(s, a []float32, rows int, grad []float32)
+//
+// It is an alias of the unnamed func type, as cql.QGradient is, so that
+// Augmenter's Augment method has exactly cql.StateShift's signature and
+// every Augmenter is a cql.StateShift without this package importing cql.
+type QGradient = func(s, a []float32, rows int, grad []float32)
 
-// Augmenter produces shifted states for a batch.
+// Augmenter produces shifted states for a batch. It has the same methods
+// as cql.StateShift, so any Augmenter can be handed to cql.NewTrainer.
 type Augmenter interface {
 	// Name is the --augment value, e.g. "gaussian".
 	Name() string

@@ -63,7 +63,7 @@ func BenchmarkCQLStep(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
-		aug  augment.Augmenter
+		aug  StateShift
 	}{
 		{"hopper-paper", DefaultConfig(), augment.None{}},
 		{"hopper-corl", CORLConfig(), augment.None{}},
@@ -116,11 +116,11 @@ func BenchmarkCQLStep(b *testing.B) {
 // Koopman model (N = 32, 512×512) on the benchmark's data. It is built, and
 // its per-transition cache precomputed, on the first Augment call, which
 // BenchmarkCQLStep makes in its untimed warm-up.
-type lazyKFCpp struct{ a augment.Augmenter }
+type lazyKFCpp struct{ a StateShift }
 
 func (*lazyKFCpp) Name() string { return "kfc++" }
 
-func (l *lazyKFCpp) Augment(b *dataset.Batch, obs, next []float32, rng *rand.Rand, q augment.QGradient) error {
+func (l *lazyKFCpp) Augment(b *dataset.Batch, obs, next []float32, rng *rand.Rand, q QGradient) error {
 	if l.a == nil {
 		m, err := koopman.NewModel(koopman.DefaultModelConfig(11, 3))
 		if err != nil {

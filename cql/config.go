@@ -1,7 +1,9 @@
 // Package cql implements offline Conservative Q-learning (Kumar et al. 2020),
 // the SAC-based CQL(H) variant with importance-sampled logsumexp that the KFC
-// paper builds on, with state shifts entering the Bellman update through an
-// augment.Augmenter (Step 3 of the paper, Eq. policystepKFC).
+// paper builds on, with state shifts entering the Bellman update through a
+// StateShift (Step 3 of the paper, Eq. policystepKFC): an interface cql
+// declares and the augmenters of package augment implement, so that cql
+// imports neither augment nor koopman (TestNoPluginImports).
 //
 // Where a shifted state is used follows the KFC authors' code: the shifted
 // s̃_t in Q(s̃_t, a_t) (Bellman error and the CQL "push-up" data term), the

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/nn"
 	"github.com/koopq/koopq/sac"
@@ -273,19 +272,19 @@ func (g bigBatch) oodPiNext(i, k int) int { return g.B*g.N + i*g.N + k } // row 
 // update, independently in float64) and grad_test.go (criticLoss: the
 // critic loss, by finite differences). rng feeds both the augmenter and the
 // policy samples, in that order; StepStreams gives each its own stream.
-func (l *Learner) Step(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) (Stats, error) {
+func (l *Learner) Step(b *dataset.Batch, aug StateShift, rng *rand.Rand) (Stats, error) {
 	return l.StepStreams(b, aug, rng, rng)
 }
 
 // StepStreams is Step with the augmenter drawing only from augRNG and the
 // policy samples (stepNoise) only from policyRNG, so however many numbers
 // an augmenter draws, the policy noise of the update is the same.
-func (l *Learner) StepStreams(b *dataset.Batch, aug augment.Augmenter, augRNG, policyRNG *rand.Rand) (Stats, error) {
+func (l *Learner) StepStreams(b *dataset.Batch, aug StateShift, augRNG, policyRNG *rand.Rand) (Stats, error) {
 	B, A := b.B, l.ActDim
 	l.prepare(B)
 	cfg := &l.Cfg
 	if aug == nil {
-		aug = augment.None{}
+		aug = NoShift{}
 	}
 	// Step 3 of the paper: shifted s̃, s̃' (raw units), clean s, s'; then
 	// the normalizer on every network input.
@@ -352,7 +351,7 @@ func (l *Learner) StepStreams(b *dataset.Batch, aug augment.Augmenter, augRNG, p
 
 // states fills w.obsAug, w.nextAug (the augmenter's s̃, s̃') and w.obs,
 // w.next, w.act (clean s, s', a) and normalizes the four state buffers.
-func (l *Learner) states(b *dataset.Batch, aug augment.Augmenter, rng *rand.Rand) error {
+func (l *Learner) states(b *dataset.Batch, aug StateShift, rng *rand.Rand) error {
 	w := &l.ws
 	if err := aug.Augment(b, w.obsAug, w.nextAug, rng, l.stateGradient); err != nil {
 		return err

@@ -241,7 +241,7 @@ func TestNormalizeReward(t *testing.T) {
 // differ, by the gap between Q(s, a) and Q(s̃, a).
 func TestPushUpCleanWithoutShiftIsTheSameLoss(t *testing.T) {
 	d := dataset.Synthetic(4, 2, 300, rand.New(rand.NewPCG(2, 2)))
-	run := func(clean bool, aug augment.Augmenter) (Stats, *Learner) {
+	run := func(clean bool, aug StateShift) (Stats, *Learner) {
 		cfg := smallConfig(3)
 		cfg.Lagrange, cfg.BCSteps, cfg.Batch = true, 0, 32
 		cfg.PushUpClean = clean

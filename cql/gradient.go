@@ -12,7 +12,7 @@ type advWS struct {
 	dx [2][]float32 // [rows, S+A] ∂ min(Q1,Q2)/∂x through critic k
 }
 
-// stateGradient implements augment.QGradient: ∂ min(Q1,Q2)(s, a)/∂s for raw
+// stateGradient implements QGradient: ∂ min(Q1,Q2)(s, a)/∂s for raw
 // states s [rows, S] and actions a [rows, A], written to grad [rows, S],
 // through the state normalizer (∂/∂s = ∂/∂s_norm / std). Ties go to
 // critic 0. The two critics run concurrently, as in Step; S4RL-Adv calls it

@@ -320,7 +320,7 @@ func TestNormalizeRewardEqualReturns(t *testing.T) {
 type failingAug struct{}
 
 func (failingAug) Name() string { return "failing" }
-func (failingAug) Augment(*dataset.Batch, []float32, []float32, *rand.Rand, augment.QGradient) error {
+func (failingAug) Augment(*dataset.Batch, []float32, []float32, *rand.Rand, QGradient) error {
 	return errors.New("augmenter failed")
 }
 
@@ -352,7 +352,7 @@ func TestStepReusesItsBuffers(t *testing.T) {
 	d := dataset.Synthetic(S, A, 2000, rand.New(rand.NewPCG(1, 1)))
 	cfg := smallConfig(10)
 	cfg.BCSteps = 0
-	for _, aug := range []augment.Augmenter{augment.None{}, augment.Gaussian{Sigma: 3e-3}, &augment.Adversarial{Eps: 1e-4, Mode: "l2"}} {
+	for _, aug := range []StateShift{augment.None{}, augment.Gaussian{Sigma: 3e-3}, &augment.Adversarial{Eps: 1e-4, Mode: "l2"}} {
 		l := NewLearner(cfg, S, A, dataset.Identity(S), rand.New(rand.NewPCG(4, 4)))
 		b := dataset.NewBatch(cfg.Batch, S, A)
 		dataset.NewSampler(d, rand.New(rand.NewPCG(1, 2))).Sample(b)

@@ -34,7 +34,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/nn"
 	"gonum.org/v1/gonum/floats"
@@ -543,7 +542,7 @@ type fixedAug struct {
 
 func (*fixedAug) Name() string { return "fixed" }
 
-func (f *fixedAug) Augment(b *dataset.Batch, obs, next []float32, _ *rand.Rand, _ augment.QGradient) error {
+func (f *fixedAug) Augment(b *dataset.Batch, obs, next []float32, _ *rand.Rand, _ QGradient) error {
 	copy(obs, f.obs[f.calls])
 	copy(next, f.next[f.calls])
 	f.calls++

@@ -53,7 +53,7 @@ func pairedConfig() Config {
 type countingAug struct{ calls int }
 
 func (*countingAug) Name() string { return "counting" }
-func (c *countingAug) Augment(b *dataset.Batch, obs, next []float32, rng *rand.Rand, _ augment.QGradient) error {
+func (c *countingAug) Augment(b *dataset.Batch, obs, next []float32, rng *rand.Rand, _ QGradient) error {
 	c.calls++
 	for i := 0; i < 1+c.calls%7; i++ {
 		rng.Uint64()
@@ -68,7 +68,7 @@ func (c *countingAug) Augment(b *dataset.Batch, obs, next []float32, rng *rand.R
 func TestPairedGaussianZeroIsNone(t *testing.T) {
 	d := dataset.Synthetic(3, 1, 300, rand.New(rand.NewPCG(1, 1)))
 	scale := sac.ActionScale{Low: []float32{-1}, High: []float32{1}}
-	run := func(aug augment.Augmenter) ([]float32, []Stats) {
+	run := func(aug StateShift) ([]float32, []Stats) {
 		tr, err := NewTrainer(pairedConfig(), d, aug, scale)
 		if err != nil {
 			t.Fatal(err)
@@ -97,7 +97,7 @@ func TestPairedStreamsShareInitBatchesAndPolicyNoise(t *testing.T) {
 		idx   [][]int
 		noise [][]float32
 	}
-	run := func(aug augment.Augmenter) trace {
+	run := func(aug StateShift) trace {
 		tr, err := NewTrainer(pairedConfig(), d, aug, scale)
 		if err != nil {
 			t.Fatal(err)
@@ -134,7 +134,7 @@ func TestPairedStreamsShareInitBatchesAndPolicyNoise(t *testing.T) {
 // the augmenter and the policy samples, and its state under "rng" in the
 // checkpoint (written at step split > 0 and resumed from, through the
 // learner's own checkpoint functions).
-func legacyRun(t *testing.T, cfg Config, d *dataset.Dataset, scale sac.ActionScale, aug augment.Augmenter, split int) []float32 {
+func legacyRun(t *testing.T, cfg Config, d *dataset.Dataset, scale sac.ActionScale, aug StateShift, split int) []float32 {
 	t.Helper()
 	src := rand.NewPCG(cfg.Seed, 0xc91)
 	rng := rand.New(src)

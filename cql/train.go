@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/sac"
 )
@@ -24,7 +23,7 @@ import (
 type Trainer struct {
 	Learner *Learner
 	Data    *dataset.Dataset
-	Aug     augment.Augmenter
+	Aug     StateShift
 	Scale   sac.ActionScale // env action bounds; dataset actions are mapped to [−1, 1]
 
 	streams   rngStreams
@@ -67,7 +66,7 @@ func (s rngStreams) named() map[string]*rand.PCG {
 // NewTrainer validates inputs and builds a learner. With cfg.Normalize the
 // state normalizer is fitted on data; with cfg.NormalizeReward the trainer
 // keeps a copy of data with scaled rewards (data itself is not modified).
-func NewTrainer(cfg Config, data *dataset.Dataset, aug augment.Augmenter, scale sac.ActionScale) (*Trainer, error) {
+func NewTrainer(cfg Config, data *dataset.Dataset, aug StateShift, scale sac.ActionScale) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -103,7 +102,7 @@ func NewTrainer(cfg Config, data *dataset.Dataset, aug augment.Augmenter, scale 
 	}
 	l := NewLearner(cfg, data.ObsDim, data.ActDim, norm, rand.New(s.init))
 	if aug == nil {
-		aug = augment.None{}
+		aug = NoShift{}
 	}
 	return &Trainer{Learner: l, Data: data, Aug: aug, Scale: scale, streams: s,
 		sampler: dataset.NewSampler(data, rand.New(s.batch)), batch: dataset.NewBatch(cfg.Batch, data.ObsDim, data.ActDim),

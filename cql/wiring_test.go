@@ -13,14 +13,14 @@ import (
 
 // recordingAug runs an augmenter and keeps a copy of what it returned.
 type recordingAug struct {
-	inner     augment.Augmenter
+	inner     StateShift
 	obs, next [][]float32
 	gotQ      bool // Step handed it a QGradient
 }
 
 func (r *recordingAug) Name() string { return r.inner.Name() }
 
-func (r *recordingAug) Augment(b *dataset.Batch, obs, next []float32, rng *rand.Rand, q augment.QGradient) error {
+func (r *recordingAug) Augment(b *dataset.Batch, obs, next []float32, rng *rand.Rand, q QGradient) error {
 	if err := r.inner.Augment(b, obs, next, rng, q); err != nil {
 		return err
 	}
