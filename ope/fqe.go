@@ -10,13 +10,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
-
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/nn"
 	"github.com/koopq/koopq/sac"
+	"github.com/koopq/koopq/stats"
 )
 
 // Config sets FQE's hyperparameters.
@@ -216,32 +214,14 @@ func Evaluate(d *dataset.Dataset, p *sac.Policy, cfg Config) (*Result, error) {
 	}
 	res.Value /= float64(len(eps))
 	if k > 1 {
-		m, sd := meanSD(res.FitValues)
-		h := tQuantile975(k-1) * sd / math.Sqrt(float64(k))
-		res.FitStd, res.FitLow, res.FitHigh = sd, m-h, m+h
+		res.FitStd = stats.Std(res.FitValues)
+		res.FitLow, res.FitHigh = stats.TInterval(res.FitValues, 0.95)
 	}
 	if cfg.Bootstrap > 0 {
-		res.Low, res.High = Bootstrap(res.Initial, cfg.Bootstrap, cfg.Level, rand.New(rand.NewPCG(cfg.Seed, 0xb007)))
+		ci := stats.BootstrapMean(res.Initial, cfg.Bootstrap, cfg.Level, rand.New(rand.NewPCG(cfg.Seed, 0xb007)))
+		res.Low, res.High = ci.Lo, ci.Hi
 	}
 	return res, nil
-}
-
-// meanSD returns the mean and sample standard deviation of x (len ≥ 2).
-func meanSD(x []float64) (mean, sd float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	for _, v := range x {
-		sd += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(sd / float64(len(x)-1))
-}
-
-// tQuantile975 is the 0.975 quantile of Student's t with df degrees of
-// freedom (distuv.StudentsT), for the 95% interval of the fits' mean.
-func tQuantile975(df int) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
 }
 
 // fit makes one FQE fit with cfg.Seed and returns Q(s₀, π(s₀)) per episode
@@ -324,28 +304,6 @@ func fit(d *dataset.Dataset, p *sac.Policy, cfg Config, eps []dataset.Episode) (
 	return initial, lossSum / float64(tail) * rScale * rScale, nil
 }
 
-// Bootstrap returns the percentile interval at level of the mean of x over
-// resamples draws with replacement.
-func Bootstrap(x []float64, resamples int, level float64, rng *rand.Rand) (lo, hi float64) {
-	if len(x) == 0 || resamples <= 0 {
-		return math.NaN(), math.NaN()
-	}
-	means := make([]float64, resamples)
-	for b := range means {
-		var s float64
-		for range x {
-			s += x[rng.IntN(len(x))]
-		}
-		means[b] = s / float64(len(x))
-	}
-	slices.Sort(means)
-	q := func(p float64) float64 {
-		i := int(math.Floor(p * float64(resamples-1)))
-		return means[max(0, min(resamples-1, i))]
-	}
-	return q((1 - level) / 2), q(1 - (1-level)/2)
-}
-
 // UndiscountedEstimate converts a discounted value V into an estimate of the
 // undiscounted return over horizon steps, assuming a constant reward rate
 // over the whole horizon: R ≈ V·H(1−γ)/(1−γᴴ). It is exact for a policy that
@@ -355,59 +313,4 @@ func Bootstrap(x []float64, resamples int, level float64, rng *rand.Rand) (lo, h
 func UndiscountedEstimate(v, gamma float64, horizon int) float64 {
 	h := float64(horizon)
 	return v * h * (1 - gamma) / (1 - math.Pow(gamma, h))
-}
-
-// Spearman returns the Spearman rank correlation of x and y (average ranks
-// for ties).
-func Spearman(x, y []float64) (float64, error) {
-	if len(x) != len(y) || len(x) < 2 {
-		return math.NaN(), fmt.Errorf("spearman: need two equal-length series of at least 2 values (got %d and %d)", len(x), len(y))
-	}
-	rx, ry := ranks(x), ranks(y)
-	var mx, my float64
-	for i := range rx {
-		mx += rx[i]
-		my += ry[i]
-	}
-	mx /= float64(len(rx))
-	my /= float64(len(ry))
-	var sxy, sxx, syy float64
-	for i := range rx {
-		sxy += (rx[i] - mx) * (ry[i] - my)
-		sxx += (rx[i] - mx) * (rx[i] - mx)
-		syy += (ry[i] - my) * (ry[i] - my)
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN(), fmt.Errorf("spearman: a series is constant")
-	}
-	return sxy / math.Sqrt(sxx*syy), nil
-}
-
-func ranks(x []float64) []float64 {
-	idx := make([]int, len(x))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case x[a] < x[b]:
-			return -1
-		case x[a] > x[b]:
-			return 1
-		}
-		return 0
-	})
-	r := make([]float64, len(x))
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
-			j++
-		}
-		avg := float64(i+j)/2 + 1
-		for k := i; k <= j; k++ {
-			r[idx[k]] = avg
-		}
-		i = j + 1
-	}
-	return r
 }

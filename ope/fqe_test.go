@@ -9,6 +9,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/sac"
+	"github.com/koopq/koopq/stats"
 )
 
 // constPolicy returns a policy on obsDim inputs whose deterministic action
@@ -160,44 +161,7 @@ func TestFQEBadInputs(t *testing.T) {
 	}
 }
 
-func TestSpearman(t *testing.T) {
-	// 1 − 6Σd²/(n(n²−1)) with d = (0, 1, −1, 0): 1 − 12/60 = 0.8.
-	r, err := Spearman([]float64{1, 2, 3, 4}, []float64{10, 30, 20, 40})
-	if err != nil || math.Abs(r-0.8) > 1e-12 {
-		t.Errorf("rho %v (%v), want 0.8", r, err)
-	}
-	r, _ = Spearman([]float64{1, 2, 3}, []float64{3, 2, 1})
-	if math.Abs(r+1) > 1e-12 {
-		t.Errorf("reversed: rho %v, want −1", r)
-	}
-	// Ties get average ranks: x ranks (1, 2.5, 2.5, 4), y ranks (1, 2, 3, 4):
-	// Pearson of those = 0.9486832980505138 (√0.9).
-	r, _ = Spearman([]float64{1, 5, 5, 9}, []float64{1, 2, 3, 4})
-	if math.Abs(r-math.Sqrt(0.9)) > 1e-12 {
-		t.Errorf("ties: rho %v, want √0.9", r)
-	}
-	if _, err := Spearman([]float64{1, 2}, []float64{1}); err == nil {
-		t.Error("length mismatch: no error")
-	}
-	if _, err := Spearman([]float64{1, 1}, []float64{1, 2}); err == nil {
-		t.Error("constant series: no error")
-	}
-}
-
-func TestBootstrapAndRescaling(t *testing.T) {
-	rng := rand.New(rand.NewPCG(4, 4))
-	x := make([]float64, 400)
-	for i := range x {
-		x[i] = rng.NormFloat64()
-	}
-	lo, hi := Bootstrap(x, 2000, 0.95, rand.New(rand.NewPCG(1, 1)))
-	// The normal-theory 95% half-width of the mean is 1.96·σ/√n ≈ 0.098.
-	if w := (hi - lo) / 2; math.Abs(w-1.96/20) > 0.02 {
-		t.Errorf("half-width %v, want about 0.098", w)
-	}
-	if lo, hi := Bootstrap([]float64{3, 3, 3}, 100, 0.9, rng); lo != 3 || hi != 3 {
-		t.Errorf("constant data: [%v, %v], want [3, 3]", lo, hi)
-	}
+func TestUndiscountedRescaling(t *testing.T) {
 	// Constant reward 2 for 1000 steps: V = 2(1−γ¹⁰⁰⁰)/(1−γ); the rescaling
 	// gives back 2000.
 	g := 0.99
@@ -253,7 +217,7 @@ func TestFQEEnsembleIsMeanOfSingleFits(t *testing.T) {
 			t.Fatalf("episode %d: ensemble %v, mean of fits %v", j, ens.Initial[j], m)
 		}
 	}
-	_, sd := meanSD(ens.FitValues)
+	sd := stats.Std(ens.FitValues)
 	h := 4.302652729911275 * sd / math.Sqrt(3) // t(2) 0.975 quantile
 	if math.Abs(ens.FitStd-sd) > 1e-12 || math.Abs(ens.FitLow-(want-h)) > 1e-9 || math.Abs(ens.FitHigh-(want+h)) > 1e-9 || sd == 0 {
 		t.Errorf("fit spread sd %v [%v, %v], want sd %v [%v, %v]", ens.FitStd, ens.FitLow, ens.FitHigh, sd, want-h, want+h)

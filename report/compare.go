@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/koopq/koopq/stats"
 	"gopkg.in/yaml.v3"
 )
 
@@ -35,15 +36,15 @@ type PairCI struct {
 	Pair
 	// Runs of Method and of Over that entered the comparison.
 	Runs, OverRuns int
-	CI
+	stats.CI
 	// Test is the permutation test of P(Method > Over).
-	Test RankTest
+	Test stats.RankTest
 }
 
 // MarshalJSON flattens the interval next to the pair.
 func (p PairCI) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{"method": p.Method, "over": p.Over, "runs": p.Runs, "over_runs": p.OverRuns,
-		"value": jnum(p.Value), "lo": jnum(p.Lo), "hi": jnum(p.Hi), "rank_test": p.Test})
+		"value": stats.NullIfNaN(p.Value), "lo": stats.NullIfNaN(p.Lo), "hi": stats.NullIfNaN(p.Hi), "rank_test": p.Test})
 }
 
 // Reference holds published scores to print beside ours, e.g. the paper's

@@ -3,6 +3,8 @@ package report
 import (
 	"encoding/json"
 	"math"
+
+	"github.com/koopq/koopq/stats"
 )
 
 // MagnitudeColumns are the results.json keys of a run's augmentation size
@@ -68,7 +70,7 @@ func magnitudeTable(rs []Result, datasets, methods []string) *Diagnostics {
 			for _, r := range sel {
 				score.Scores, score.Seeds = append(score.Scores, r.Score), append(score.Seeds, r.Seed)
 			}
-			score.Mean, score.Std = Mean(score.Scores), Std(score.Scores)
+			score.Mean, score.Std = stats.Mean(score.Scores), stats.Std(score.Scores)
 			row.Cells = append(row.Cells, score)
 			for _, k := range keys {
 				var c Cell
@@ -77,7 +79,7 @@ func magnitudeTable(rs []Result, datasets, methods []string) *Diagnostics {
 						c.Scores, c.Seeds = append(c.Scores, v), append(c.Seeds, r.Seed)
 					}
 				}
-				c.Mean, c.Std = Mean(c.Scores), Std(c.Scores)
+				c.Mean, c.Std = stats.Mean(c.Scores), stats.Std(c.Scores)
 				row.Cells = append(row.Cells, c)
 			}
 			d.Rows = append(d.Rows, row)

@@ -9,27 +9,6 @@ import (
 	"testing"
 )
 
-// Large finite scores give finite statistics: sums and squares that
-// overflow are redone on scaled values.
-func TestMeanStdDoNotOverflow(t *testing.T) {
-	if m := Mean([]float64{1e308, 1e308}); m != 1e308 {
-		t.Errorf("Mean(1e308, 1e308) = %g", m)
-	}
-	if m := Mean([]float64{1e308, 1e308, -1e308}); !near(m, 1e308/3, 1e294) {
-		t.Errorf("Mean(1e308, 1e308, -1e308) = %g", m)
-	}
-	if s := Std([]float64{1e308, -1e308}); !near(s, math.Sqrt2*1e308, 1e294) {
-		t.Errorf("Std(1e308, -1e308) = %g, want %g", s, math.Sqrt2*1e308)
-	}
-	if s := Std([]float64{1e308, 50}); !near(s, (1e308-50)/math.Sqrt2, 1e294) {
-		t.Errorf("Std(1e308, 50) = %g", s)
-	}
-	// Ordinary values take the plain path: the same numbers as before.
-	if m, s := Mean([]float64{50, 54}), Std([]float64{50, 54}); m != 52 || s != math.Sqrt(8) {
-		t.Errorf("Mean, Std of 50, 54: %v, %v", m, s)
-	}
-}
-
 // A score of 1e308 is reported with finite numbers in every file
 // (report.json included), not "± +Inf" in table.md and then a JSON error.
 func TestReportWithHugeScore(t *testing.T) {

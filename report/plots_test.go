@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/koopq/koopq/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -73,7 +74,7 @@ func plotReports(t *testing.T) map[string]*Report {
 	r.Curves = []DatasetCurves{{Dataset: "hopper-medium",
 		Curves:           []Curve{narrow("CQL", 0.005), narrow("KFC++", 0)},
 		AlphaPrimeCurves: []Curve{narrow("CQL", 0), narrow("KFC++", -0.01)}}}
-	r.IQM = []MethodCI{{Method: "CQL", CI: CI{Value: 1.1, Lo: 1.05, Hi: 1.2}}, {Method: "KFC++", CI: CI{Value: 1.12, Lo: 1.08, Hi: 1.15}}}
+	r.IQM = []MethodCI{{Method: "CQL", CI: stats.CI{Value: 1.1, Lo: 1.05, Hi: 1.2}}, {Method: "KFC++", CI: stats.CI{Value: 1.12, Lo: 1.08, Hi: 1.15}}}
 	reps["narrow ranges"] = r
 	return reps
 }
@@ -262,7 +263,7 @@ func TestProfileShadingIsTheBand(t *testing.T) {
 	pc := ProfileCurve{Method: "CQL"}
 	for i := 0; i <= 10; i++ {
 		r.Taus = append(r.Taus, float64(i))
-		ci := CI{Value: 0.5, Lo: 0.4, Hi: 0.6}
+		ci := stats.CI{Value: 0.5, Lo: 0.4, Hi: 0.6}
 		if i >= 4 && i <= 6 {
 			ci.Lo, ci.Hi = math.NaN(), math.NaN()
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/stats"
 )
 
 // Options configures the statistics.
@@ -81,19 +82,7 @@ func (c Cell) MarshalJSON() ([]byte, error) {
 		Seeds  []uint64  `json:"seeds"`
 		Best   bool      `json:"best"`
 	}
-	return json.Marshal(plain{jnum(c.Mean), jnum(c.Std), c.N(), nonNil(c.Scores), c.Seeds, c.Best})
-}
-
-// MarshalJSON writes NaN bounds as null.
-func (c CI) MarshalJSON() ([]byte, error) {
-	return json.Marshal(map[string]any{"value": jnum(c.Value), "lo": jnum(c.Lo), "hi": jnum(c.Hi)})
-}
-
-func jnum(v float64) any {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return v
+	return json.Marshal(plain{stats.NullIfNaN(c.Mean), stats.NullIfNaN(c.Std), c.N(), nonNil(c.Scores), c.Seeds, c.Best})
 }
 
 func nonNil(x []float64) []float64 {
@@ -119,15 +108,15 @@ type Table struct {
 type MethodCI struct {
 	Method string `json:"method"`
 	Runs   int    `json:"runs"`
-	CI
+	stats.CI
 	// Test is the permutation test of a probability of improvement (nil
 	// for other statistics).
-	Test *RankTest
+	Test *stats.RankTest
 }
 
 // MarshalJSON flattens the interval next to the method.
 func (m MethodCI) MarshalJSON() ([]byte, error) {
-	o := map[string]any{"method": m.Method, "runs": m.Runs, "value": jnum(m.Value), "lo": jnum(m.Lo), "hi": jnum(m.Hi)}
+	o := map[string]any{"method": m.Method, "runs": m.Runs, "value": stats.NullIfNaN(m.Value), "lo": stats.NullIfNaN(m.Lo), "hi": stats.NullIfNaN(m.Hi)}
 	if m.Test != nil {
 		o["rank_test"] = m.Test
 	}
@@ -136,12 +125,12 @@ func (m MethodCI) MarshalJSON() ([]byte, error) {
 
 // ProfileCurve is one method's performance profile.
 type ProfileCurve struct {
-	Method string `json:"method"`
-	Curve  []CI   `json:"fraction_above"`
+	Method string     `json:"method"`
+	Curve  []stats.CI `json:"fraction_above"`
 }
 
 // Curve is one method's learning curve on one dataset: mean normalized score
-// over seeds at each evaluation step, with a bootstrap CI of the mean.
+// over seeds at each evaluation step, with a bootstrap stats.CI of the mean.
 type Curve struct {
 	Method string `json:"method"`
 	// InProgress: the curve is of runs that have not finished.
@@ -158,7 +147,7 @@ type DatasetCurves struct {
 	Dataset string  `json:"dataset"`
 	Curves  []Curve `json:"curves"`
 	// QCurves are the methods' mean Q(s̃, a) on data actions over training
-	// (Result.Train["q_data"]; Mean etc. hold Q values), where the runs
+	// (Result.Train["q_data"]; stats.Mean etc. hold Q values), where the runs
 	// logged it.
 	QCurves []Curve `json:"q_data_curves,omitempty"`
 	// AlphaPrimeCurves are the methods' CQL Lagrange multiplier α′ over
@@ -384,7 +373,7 @@ func diagnostics(rs []Result, datasets, methods []string, columns []DiagColumn) 
 						c.Scores, c.Seeds = append(c.Scores, v), append(c.Seeds, r.Seed)
 					}
 				}
-				c.Mean, c.Std = Mean(c.Scores), Std(c.Scores)
+				c.Mean, c.Std = stats.Mean(c.Scores), stats.Std(c.Scores)
 				row.Cells = append(row.Cells, c)
 			}
 			d.Rows = append(d.Rows, row)
@@ -415,9 +404,9 @@ type Report struct {
 	// Table is the paper's table: final normalized score, mean ± std over
 	// seeds.
 	Table Table `json:"table"`
-	// IQM per method over all its runs (datasets × seeds).
+	// stats.IQM per method over all its runs (datasets × seeds).
 	IQM []MethodCI `json:"iqm"`
-	// Mean per method over all its runs, with the same kind of interval.
+	// stats.Mean per method over all its runs, with the same kind of interval.
 	Mean     []MethodCI `json:"mean"`
 	Baseline string     `json:"baseline"`
 	// PoI is P(method > baseline) for every other method.
@@ -463,8 +452,8 @@ type Report struct {
 
 // tasks returns a method's final scores grouped by dataset (in datasets'
 // order; empty where the method has no run).
-func tasks(rs []Result, datasets []string, method string) Tasks {
-	t := make(Tasks, len(datasets))
+func tasks(rs []Result, datasets []string, method string) stats.Tasks {
+	t := make(stats.Tasks, len(datasets))
 	for i, d := range datasets {
 		for _, r := range rs {
 			if r.Dataset == d && r.Method == method {
@@ -493,7 +482,7 @@ func cellOf(rs []Result, dataset, method string) Cell {
 		c.Scores = append(c.Scores, r.Score)
 		c.Seeds = append(c.Seeds, r.Seed)
 	}
-	c.Mean, c.Std = Mean(c.Scores), Std(c.Scores)
+	c.Mean, c.Std = stats.Mean(c.Scores), stats.Std(c.Scores)
 	return c
 }
 
@@ -562,7 +551,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 			for j, p := range r.History[len(r.History)-o.Last:] {
 				last[j] = p.Score
 			}
-			runs[i].Score = Mean(last)
+			runs[i].Score = stats.Mean(last)
 		}
 	}
 	if err := checkRuns(runs); err != nil {
@@ -643,11 +632,11 @@ func Build(runs []Result, o Options) (*Report, error) {
 	var all []float64
 	for i, m := range rep.Methods {
 		t := tasks(main, rep.Datasets, m)
-		n := len(t.flat())
-		all = append(all, t.flat()...)
-		rep.IQM = append(rep.IQM, MethodCI{Method: m, Runs: n, CI: BootstrapIQM(t, o.Reps, o.Level, stream(1000+uint64(i)))})
+		n := len(t.Flat())
+		all = append(all, t.Flat()...)
+		rep.IQM = append(rep.IQM, MethodCI{Method: m, Runs: n, CI: stats.BootstrapIQM(t, o.Reps, o.Level, stream(1000+uint64(i)))})
 		rep.Mean = append(rep.Mean, MethodCI{Method: m, Runs: n,
-			CI: Bootstrap(t, func(u Tasks) float64 { return Mean(u.flat()) }, o.Reps, o.Level, stream(2000+uint64(i)))})
+			CI: stats.Bootstrap(t, func(u stats.Tasks) float64 { return stats.Mean(u.Flat()) }, o.Reps, o.Level, stream(2000+uint64(i)))})
 	}
 	base := tasks(main, rep.Datasets, rep.Baseline)
 	for i, m := range rep.Methods {
@@ -655,8 +644,8 @@ func Build(runs []Result, o Options) (*Report, error) {
 			continue
 		}
 		t := tasks(main, rep.Datasets, m)
-		test := PermutationPoI(t, base, stream(7000+uint64(i)))
-		rep.PoI = append(rep.PoI, MethodCI{Method: m, Runs: len(t.flat()), CI: BootstrapPoI(t, base, o.Reps, o.Level, stream(3000+uint64(i))), Test: &test})
+		test := stats.PermutationPoI(t, base, stream(7000+uint64(i)))
+		rep.PoI = append(rep.PoI, MethodCI{Method: m, Runs: len(t.Flat()), CI: stats.BootstrapPoI(t, base, o.Reps, o.Level, stream(3000+uint64(i))), Test: &test})
 	}
 	// A comparison may name an ablation as well as a main method (an
 	// ablation against its base is the question an ablation asks); the
@@ -675,7 +664,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 				strings.Join(missing, ", "), strings.Join(known, ", "))
 		}
 		x, y := tasks(finished, rep.Datasets, p.Method), tasks(finished, rep.Datasets, p.Over)
-		pc := PairCI{Pair: p, CI: BootstrapPoI(x, y, o.Reps, o.Level, stream(6000+uint64(i))), Test: PermutationPoI(x, y, stream(8000+uint64(i)))}
+		pc := PairCI{Pair: p, CI: stats.BootstrapPoI(x, y, o.Reps, o.Level, stream(6000+uint64(i))), Test: stats.PermutationPoI(x, y, stream(8000+uint64(i)))}
 		// Only datasets where both have runs enter P(X > Y).
 		for k := range x {
 			if len(x[k]) > 0 && len(y[k]) > 0 {
@@ -705,7 +694,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 	}
 	for i, m := range rep.Methods {
 		rep.Profiles = append(rep.Profiles, ProfileCurve{Method: m,
-			Curve: BootstrapProfile(tasks(main, rep.Datasets, m), rep.Taus, o.Reps, o.Level, stream(4000+uint64(i)))})
+			Curve: stats.BootstrapProfile(tasks(main, rep.Datasets, m), rep.Taus, o.Reps, o.Level, stream(4000+uint64(i)))})
 	}
 	for di, d := range rep.Datasets {
 		dc := DatasetCurves{Dataset: d}
@@ -778,7 +767,7 @@ func curveOf(rs []Result, dataset, method string, o Options, rng *rand.Rand, ser
 	}
 	sort.Ints(c.Steps)
 	for _, s := range c.Steps {
-		ci := BootstrapMean(vals[s], o.Reps, o.Level, rng)
+		ci := stats.BootstrapMean(vals[s], o.Reps, o.Level, rng)
 		c.Mean, c.Lo, c.Hi = append(c.Mean, ci.Value), append(c.Lo, ci.Lo), append(c.Hi, ci.Hi)
 	}
 	return c

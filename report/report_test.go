@@ -109,7 +109,7 @@ func TestReportFromRunDirectories(t *testing.T) {
 	if !strings.Contains(csv, "hopper-medium,KFC,62,2.828427125,2,true") {
 		t.Errorf("csv:\n%s", csv)
 	}
-	// IQM of CQL over {50, 54, 80, 70}: drop 50 and 80 → 62. KFC {60, 64, 72, 74} → 68.
+	// stats.IQM of CQL over {50, 54, 80, 70}: drop 50 and 80 → 62. KFC {60, 64, 72, 74} → 68.
 	if rep.IQM[0].Value != 62 || rep.IQM[1].Value != 68 {
 		t.Errorf("IQM %+v", rep.IQM)
 	}

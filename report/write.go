@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/koopq/koopq/stats"
 )
 
 // pm writes a cell as mean ± std; one seed has no spread to show, so it
@@ -163,7 +165,7 @@ func (d *Diagnostics) CSV() string {
 	return b.String()
 }
 
-func ci(c CI) string {
+func ci(c stats.CI) string {
 	if math.IsNaN(c.Value) {
 		return "–"
 	}
@@ -175,7 +177,7 @@ func ci(c CI) string {
 
 // ordered reports a bootstrap interval of a probability of improvement
 // collapsed onto 0 or 1 (fully ordered runs).
-func ordered(c CI) bool {
+func ordered(c stats.CI) bool {
 	return c.Lo == c.Hi && (c.Value == 0 || c.Value == 1)
 }
 
@@ -219,7 +221,7 @@ func (r *Report) Summary() string {
 	}
 	fmt.Fprintf(&b, "## Aggregates over all datasets × seeds (%s CIs, %d stratified bootstrap resamples, seed %d)\n\n",
 		level, r.Settings.BootstrapReps, r.Settings.Seed)
-	fmt.Fprintf(&b, "| method | runs | IQM | mean | P(method > %s) | p, method > %[1]s | p, method < %[1]s |\n|---|---:|---:|---:|---:|---:|---:|\n", r.Baseline)
+	fmt.Fprintf(&b, "| method | runs | stats.IQM | mean | P(method > %s) | p, method > %[1]s | p, method < %[1]s |\n|---|---:|---:|---:|---:|---:|---:|\n", r.Baseline)
 	var degenerate bool
 	for i, m := range r.IQM {
 		poi, pg, pl := "(baseline)", "", ""
@@ -245,7 +247,7 @@ func (r *Report) Summary() string {
 	if len(r.PoI) > 0 || len(r.Pairs) > 0 {
 		b.WriteString("\np: one-sided p-values of a stratified permutation test of P(method > other) (the method labels " +
 			"exchanged among each dataset's runs; on one dataset the exact Mann–Whitney U test), counted over all " +
-			"relabellings, or estimated from " + fmt.Sprint(RankTestDraws) + " random ones where marked ≈.")
+			"relabellings, or estimated from " + fmt.Sprint(stats.RankTestDraws) + " random ones where marked ≈.")
 		if degenerate {
 			b.WriteString(" A bootstrap interval of [0, 0] or [1, 1] means every run of one method beat every run of " +
 				"the other: each resample stays ordered, so with few seeds the interval overstates the certainty, " +
@@ -255,7 +257,7 @@ func (r *Report) Summary() string {
 	}
 	if len(r.MeanDifferences) > 0 {
 		fmt.Fprintf(&b, "\n## Difference of means per dataset (Welch's t-test, %s CIs)\n\n"+
-			"| comparison | dataset | runs | mean difference | %[1]s CI | t | df | p, two-sided | rank p, method > other | rank p, method < other |\n"+
+			"| comparison | dataset | runs | mean difference | %[1]s stats.CI | t | df | p, two-sided | rank p, method > other | rank p, method < other |\n"+
 			"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", level)
 		for _, d := range r.MeanDifferences {
 			w := d.Welch
@@ -303,7 +305,7 @@ const branchNote = "\nA batch's branch is the run's logged `model_batch`; for ru
 // branches are known), magnitude.md/.csv (when runs recorded their
 // augmentation size), summary.md, runs.md/.csv (every run and the
 // processes that trained it), report.json, and the figures
-// (performance profiles, IQM intervals, one learning-curve plot per dataset,
+// (performance profiles, stats.IQM intervals, one learning-curve plot per dataset,
 // each as PNG and SVG). It returns the paths written.
 func (r *Report) Write(dir string) ([]string, error) {
 	var written []string

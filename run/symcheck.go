@@ -15,7 +15,7 @@ import (
 	_ "github.com/koopq/koopq/env/mujoco"  // registers hopper etc.
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/nn"
-	"github.com/koopq/koopq/report"
+	"github.com/koopq/koopq/stats"
 )
 
 // SymcheckConfig configures Symcheck, the paper's ΔS/ΔE study (appendix
@@ -179,11 +179,11 @@ type SymComparison struct {
 	// Against is 0 (the ratios are then undefined and left zero).
 	Defined bool `json:"defined"`
 	// MeanRatio is mean ΔE(kfc++) / mean ΔE(Against).
-	MeanRatio report.CI `json:"mean_ratio"`
+	MeanRatio stats.CI `json:"mean_ratio"`
 	// MedianRatio is median ΔE(kfc++) / median ΔE(Against).
-	MedianRatio report.CI `json:"median_ratio"`
+	MedianRatio stats.CI `json:"median_ratio"`
 	// Closer is the fraction of pairs with ΔE(kfc++) < ΔE(Against).
-	Closer report.CI `json:"closer"`
+	Closer stats.CI `json:"closer"`
 }
 
 // SymBootstrapReps is the number of bootstrap resamples of SymComparison.
@@ -199,19 +199,19 @@ func compareShifts(against string, k, o []float64, reps int, rng *rand.Rand) Sym
 		}
 	}
 	c := SymComparison{Against: against, Pairs: len(a)}
-	stats := func(a, b []float64) (mean, median, closer float64) {
+	ratios := func(a, b []float64) (mean, median, closer float64) {
 		n := 0
 		for i := range a {
 			if a[i] < b[i] {
 				n++
 			}
 		}
-		return report.Mean(a) / report.Mean(b), report.Percentile(a, 50) / report.Percentile(b, 50), float64(n) / float64(len(a))
+		return stats.Mean(a) / stats.Mean(b), stats.Percentile(a, 50) / stats.Percentile(b, 50), float64(n) / float64(len(a))
 	}
 	if len(a) == 0 {
 		return c
 	}
-	m, md, cl := stats(a, b)
+	m, md, cl := ratios(a, b)
 	if !finite(m) || !finite(md) {
 		return c // a mean or median ΔE of the other variant is 0
 	}
@@ -224,7 +224,7 @@ func compareShifts(against string, k, o []float64, reps int, rng *rand.Rand) Sym
 			j := rng.IntN(len(a))
 			ra[i], rb[i] = a[j], b[j]
 		}
-		m, md, cl := stats(ra, rb)
+		m, md, cl := ratios(ra, rb)
 		if finite(m) && finite(md) {
 			means, medians, closers = append(means, m), append(medians, md), append(closers, cl)
 		}
@@ -233,9 +233,9 @@ func compareShifts(against string, k, o []float64, reps int, rng *rand.Rand) Sym
 	c.MedianRatio.Lo, c.MedianRatio.Hi = md, md
 	c.Closer.Lo, c.Closer.Hi = cl, cl
 	if len(means) > 0 {
-		c.MeanRatio.Lo, c.MeanRatio.Hi = report.Percentile(means, 2.5), report.Percentile(means, 97.5)
-		c.MedianRatio.Lo, c.MedianRatio.Hi = report.Percentile(medians, 2.5), report.Percentile(medians, 97.5)
-		c.Closer.Lo, c.Closer.Hi = report.Percentile(closers, 2.5), report.Percentile(closers, 97.5)
+		c.MeanRatio.Lo, c.MeanRatio.Hi = stats.Percentile(means, 2.5), stats.Percentile(means, 97.5)
+		c.MedianRatio.Lo, c.MedianRatio.Hi = stats.Percentile(medians, 2.5), stats.Percentile(medians, 97.5)
+		c.Closer.Lo, c.Closer.Hi = stats.Percentile(closers, 2.5), stats.Percentile(closers, 97.5)
 	}
 	return c
 }

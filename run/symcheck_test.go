@@ -13,7 +13,7 @@ import (
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/classic"
 	"github.com/koopq/koopq/koopman"
-	"github.com/koopq/koopq/report"
+	"github.com/koopq/koopq/stats"
 )
 
 // pendulumTransitions rolls the real Pendulum with random torques, so the
@@ -162,7 +162,7 @@ func TestSymcheckPendulum(t *testing.T) {
 		if want := sym.DeltaE.Median / o.DeltaE.Median; math.Abs(c.MedianRatio.Value-want) > 1e-12*want {
 			t.Errorf("%s: median ratio %v, variants give %v", c.Against, c.MedianRatio.Value, want)
 		}
-		for what, ci := range map[string]report.CI{"mean": c.MeanRatio, "median": c.MedianRatio, "closer": c.Closer} {
+		for what, ci := range map[string]stats.CI{"mean": c.MeanRatio, "median": c.MedianRatio, "closer": c.Closer} {
 			if !(ci.Lo <= ci.Value && ci.Value <= ci.Hi && ci.Lo < ci.Hi) {
 				t.Errorf("%s %s: interval %+v", c.Against, what, ci)
 			}
@@ -312,12 +312,12 @@ func TestCompareShifts(t *testing.T) {
 		t.Fatalf("defined %v, pairs %d", c.Defined, c.Pairs)
 	}
 	// KFC++ exactly half of the other everywhere: every resample agrees.
-	for what, ci := range map[string]report.CI{"mean": c.MeanRatio, "median": c.MedianRatio} {
+	for what, ci := range map[string]stats.CI{"mean": c.MeanRatio, "median": c.MedianRatio} {
 		if math.Abs(ci.Value-0.5) > 1e-15 || math.Abs(ci.Lo-0.5) > 1e-15 || math.Abs(ci.Hi-0.5) > 1e-15 {
 			t.Errorf("%s ratio %+v, want 0.5 exactly", what, ci)
 		}
 	}
-	if c.Closer != (report.CI{Value: 1, Lo: 1, Hi: 1}) {
+	if c.Closer != (stats.CI{Value: 1, Lo: 1, Hi: 1}) {
 		t.Errorf("closer %+v", c.Closer)
 	}
 	// Swapping the sides inverts the point values.
@@ -336,7 +336,7 @@ func TestCompareShifts(t *testing.T) {
 		compareShifts("x", []float64{math.NaN()}, []float64{1}, 10, rng),
 		compareShifts("x", []float64{1, 2, 3}, []float64{0, 0, 1}, 10, rng),
 	} {
-		if c.Defined || c.MeanRatio != (report.CI{}) {
+		if c.Defined || c.MeanRatio != (stats.CI{}) {
 			t.Errorf("undefined comparison %+v", c)
 		}
 		if _, err := json.Marshal(c); err != nil {

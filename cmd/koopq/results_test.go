@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koopq/koopq/report"
+	"github.com/koopq/koopq/stats"
 )
 
 // Every committed report under results/ (<dir>/report/report.json) is
@@ -502,7 +502,7 @@ func TestEval100StatsScriptMatchesReport(t *testing.T) {
 		t.Fatalf("want the 4 comparisons of kfcpp:cql and s4rl-n:cql on 2 datasets, got %d rows:\n%s", len(rows), out)
 	}
 	for _, r := range rows {
-		w, okW := report.WelchTest(score(r[3], r[1]), score(r[3], r[2]), 0.95)
+		w, okW := stats.WelchTest(score(r[3], r[1]), score(r[3], r[2]), 0.95)
 		if !okW {
 			t.Fatalf("%s: koopq's WelchTest needs two seeds per side", r[0])
 		}

@@ -1,4 +1,4 @@
-package report
+package stats
 
 import (
 	"encoding/json"
@@ -249,6 +249,6 @@ func monteCarloPoI(st []stratum, rng *rand.Rand) RankTest {
 // MarshalJSON writes the p-values as numbers, or null when no task is
 // shared (NaN is not JSON).
 func (r RankTest) MarshalJSON() ([]byte, error) {
-	return json.Marshal(map[string]any{"p_greater": jnum(r.PGreater), "p_less": jnum(r.PLess),
+	return json.Marshal(map[string]any{"p_greater": NullIfNaN(r.PGreater), "p_less": NullIfNaN(r.PLess),
 		"relabellings": r.Relabellings, "exact": r.Exact})
 }

@@ -1,6 +1,13 @@
-package report
+// Package stats holds the statistics koopq's reports and studies share, at
+// the bottom of the import graph (it imports only the standard library and
+// gonum): mean, sample standard deviation, interquartile mean, percentiles,
+// the probability of improvement with stratified bootstrap intervals and
+// performance profiles as "Deep RL at the Edge of the Statistical
+// Precipice" recommends, Welch's t-test and a stratified permutation test.
+package stats
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -16,8 +23,8 @@ import (
 // value per seed. Tasks may hold different numbers of seeds.
 type Tasks [][]float64
 
-// flat concatenates all scores.
-func (t Tasks) flat() []float64 {
+// Flat concatenates all scores, task after task.
+func (t Tasks) Flat() []float64 {
 	var out []float64
 	for _, s := range t {
 		out = append(out, s...)
@@ -134,7 +141,7 @@ func ProbImprovement(x, y Tasks) float64 {
 // Profile returns the performance profile of t at the thresholds taus: the
 // fraction of all runs with a score above τ.
 func Profile(t Tasks, taus []float64) []float64 {
-	x := t.flat()
+	x := t.Flat()
 	out := make([]float64, len(taus))
 	for i, tau := range taus {
 		c := 0
@@ -199,7 +206,7 @@ func shapeLike(t Tasks) Tasks {
 // (e.g. 0.95) from reps stratified bootstrap resamples of t, drawn from rng.
 func Bootstrap(t Tasks, stat func(Tasks) float64, reps int, level float64, rng *rand.Rand) CI {
 	ci := CI{Value: stat(t), Lo: math.NaN(), Hi: math.NaN()}
-	if len(t.flat()) == 0 || reps <= 0 {
+	if len(t.Flat()) == 0 || reps <= 0 {
 		return ci
 	}
 	buf := shapeLike(t)
@@ -216,7 +223,7 @@ func Bootstrap(t Tasks, stat func(Tasks) float64, reps int, level float64, rng *
 
 // BootstrapIQM is the IQM over all runs of t with its stratified bootstrap CI.
 func BootstrapIQM(t Tasks, reps int, level float64, rng *rand.Rand) CI {
-	return Bootstrap(t, func(u Tasks) float64 { return IQM(u.flat()) }, reps, level, rng)
+	return Bootstrap(t, func(u Tasks) float64 { return IQM(u.Flat()) }, reps, level, rng)
 }
 
 // BootstrapPoI is P(X > Y) with a CI from resampling X and Y independently,
@@ -247,7 +254,7 @@ func BootstrapProfile(t Tasks, taus []float64, reps int, level float64, rng *ran
 	for i := range out {
 		out[i] = CI{Value: base[i], Lo: math.NaN(), Hi: math.NaN()}
 	}
-	if len(t.flat()) == 0 || reps <= 0 {
+	if len(t.Flat()) == 0 || reps <= 0 {
 		return out
 	}
 	buf := shapeLike(t)
@@ -274,4 +281,18 @@ func BootstrapProfile(t Tasks, taus []float64, reps int, level float64, rng *ran
 // the band of the learning curves.
 func BootstrapMean(x []float64, reps int, level float64, rng *rand.Rand) CI {
 	return Bootstrap(Tasks{x}, func(u Tasks) float64 { return Mean(u[0]) }, reps, level, rng)
+}
+
+// MarshalJSON writes NaN bounds as null.
+func (c CI) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"value": NullIfNaN(c.Value), "lo": NullIfNaN(c.Lo), "hi": NullIfNaN(c.Hi)})
+}
+
+// NullIfNaN returns v, or nil for NaN and ±Inf, so that undefined
+// statistics are written as JSON null rather than failing json.Marshal.
+func NullIfNaN(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return v
 }

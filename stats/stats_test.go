@@ -1,4 +1,4 @@
-package report
+package stats
 
 import (
 	"encoding/json"
@@ -166,5 +166,26 @@ func scipyJSON(t *testing.T, script string, in, out any) {
 	}
 	if err := json.Unmarshal([]byte(strings.TrimSpace(string(b))), out); err != nil {
 		t.Fatalf("scipy output %q: %v", b, err)
+	}
+}
+
+// Large finite scores give finite statistics: sums and squares that
+// overflow are redone on scaled values.
+func TestMeanStdDoNotOverflow(t *testing.T) {
+	if m := Mean([]float64{1e308, 1e308}); m != 1e308 {
+		t.Errorf("Mean(1e308, 1e308) = %g", m)
+	}
+	if m := Mean([]float64{1e308, 1e308, -1e308}); !near(m, 1e308/3, 1e294) {
+		t.Errorf("Mean(1e308, 1e308, -1e308) = %g", m)
+	}
+	if s := Std([]float64{1e308, -1e308}); !near(s, math.Sqrt2*1e308, 1e294) {
+		t.Errorf("Std(1e308, -1e308) = %g, want %g", s, math.Sqrt2*1e308)
+	}
+	if s := Std([]float64{1e308, 50}); !near(s, (1e308-50)/math.Sqrt2, 1e294) {
+		t.Errorf("Std(1e308, 50) = %g", s)
+	}
+	// Ordinary values take the plain path: the same numbers as before.
+	if m, s := Mean([]float64{50, 54}), Std([]float64{50, 54}); m != 52 || s != math.Sqrt(8) {
+		t.Errorf("Mean, Std of 50, 54: %v, %v", m, s)
 	}
 }
