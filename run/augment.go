@@ -53,8 +53,19 @@ const KoopmanCheckpointFile = "koopman.ckpt"
 // checkpointed there epoch by epoch (KoopmanCheckpointFile). A cancelled ctx
 // during that training is an error and leaves no model behind. cacheDir
 // (may be empty) is augment.Options.CacheDir: where the precompute cache is
-// kept between runs.
+// kept between runs. progress, if non-nil, sees the Koopman training's
+// epochs and the precompute (message "koopman precompute").
 func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, cacheDir string, progress ProgressFunc) (augment.Augmenter, error) {
+	var phased PhaseProgressFunc
+	if progress != nil {
+		phased = func(_ string, done, total int, msg string) { progress(done, total, msg) }
+	}
+	return buildAugmenter(ctx, cfg, data, dir, cacheDir, phased)
+}
+
+// buildAugmenter is BuildAugmenter reporting the Koopman training as
+// PhaseKoopman and the precompute as PhasePrecompute.
+func buildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, cacheDir string, progress PhaseProgressFunc) (augment.Augmenter, error) {
 	p := cfg.AugmentParams
 	opts := augment.DefaultOptions()
 	opts.GaussianSigma = cfg.GaussianSigma
@@ -81,7 +92,11 @@ func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 			if dir != nil {
 				ckpt = dir.File(KoopmanCheckpointFile)
 			}
-			m, res, err := trainKoopman(ctx, data, cfg.KoopmanTrain, cfg.KoopmanHidden, cfg.KoopmanLatent, ckpt, progress)
+			var epochs ProgressFunc
+			if progress != nil {
+				epochs = func(done, total int, msg string) { progress(PhaseKoopman, done, total, msg) }
+			}
+			m, res, err := trainKoopman(ctx, data, cfg.KoopmanTrain, cfg.KoopmanHidden, cfg.KoopmanLatent, ckpt, epochs)
 			if err != nil {
 				return nil, err
 			}
@@ -98,7 +113,7 @@ func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 			opts.Model = m
 		}
 		if progress != nil {
-			opts.Progress = func(done, total int) { progress(done, total, "koopman precompute") }
+			opts.Progress = func(done, total int) { progress(PhasePrecompute, done, total, "koopman precompute") }
 		}
 	}
 	return augment.New(cfg.Augment, opts)

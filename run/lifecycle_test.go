@@ -186,6 +186,41 @@ func TestTrainValidatesBeforeWriting(t *testing.T) {
 	}
 }
 
+// TrainWith trusts a CheckTrain result only for the config and dataset it
+// checked: with them it does not read or check again (cfg.Data
+// "in-memory" is no file), with another config or dataset it checks anew.
+func TestTrainWithCheckedReusedOnlyForItsInputs(t *testing.T) {
+	d := pendulumLike(200, 5)
+	cfg := tinyConfig()
+	checked, err := CheckTrain(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked.Dataset() != d {
+		t.Fatal("CheckTrain's Dataset is not the dataset it was given")
+	}
+	bad := cfg
+	bad.CQL.LRActor = math.NaN()
+	dir, _ := NewDir(t.TempDir(), "bad")
+	if _, err := TrainWith(context.Background(), bad, dir, d, TrainOptions{Checked: checked}); err == nil || !strings.Contains(err.Error(), "lr") {
+		t.Errorf("another config with the check of the first: got %v, want it checked anew and refused", err)
+	}
+	other := pendulumLike(200, 6)
+	other.ActDim = 2
+	dir, _ = NewDir(t.TempDir(), "other")
+	if _, err := TrainWith(context.Background(), cfg, dir, other, TrainOptions{Checked: checked}); err == nil {
+		t.Error("another dataset with the check of the first: accepted")
+	}
+	dir, _ = NewDir(t.TempDir(), "ok")
+	res, err := TrainWith(context.Background(), cfg, dir, nil, TrainOptions{Checked: checked})
+	if err != nil {
+		t.Fatalf("the checked config, no dataset given: %v", err)
+	}
+	if res.Steps != cfg.CQL.Steps || res.Transitions != d.Len() || res.FinalPhase != PhaseCQL {
+		t.Errorf("steps %d transitions %d final phase %q", res.Steps, res.Transitions, res.FinalPhase)
+	}
+}
+
 func TestValidateNamesFlagAndKey(t *testing.T) {
 	cfg := tinyConfig()
 	cfg.CQL.Tau = math.NaN()

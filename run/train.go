@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/sac"
 )
 
 // TrainConfig describes one offline CQL run. It is written to config.json,
@@ -200,6 +202,11 @@ type TrainOptions struct {
 	// a Koopman shift made mostly of model error); nil prints them to
 	// stderr. They are also kept in results.json (shift_warnings).
 	Warn func(msg string)
+	// Checked, if non-nil, is CheckTrain's result for the call's config and
+	// dataset, so that TrainWith need not check them again; one for another
+	// config or dataset (say, another seed's) is ignored and they are
+	// checked anew.
+	Checked *CheckedTrain
 	// AllowBackendChange lets a resumed run continue under another GEMM
 	// backend, precision, kernel or subnormal mode than the process before
 	// it (CheckBackend); the segments record the mixture.
@@ -237,11 +244,34 @@ func ReadDataset(path string, opts dataset.ReadOptions) (*dataset.Dataset, error
 	return dataset.ReadD4RL(path, opts)
 }
 
+// CheckedTrain is a training configuration that CheckTrain found valid,
+// with what it read and worked out on the way: the dataset, its split
+// and the action bounds the run trains with. TrainWith takes one in
+// TrainOptions.Checked so as not to check (and read) everything again.
+type CheckedTrain struct {
+	cfg   TrainConfig
+	full  *dataset.Dataset // the whole dataset (fingerprinted)
+	train *dataset.Dataset // what the run trains on: full, or with Env EnvNone full less held
+	held  *dataset.Dataset // Env EnvNone: the held-out episodes for the offline diagnostics
+	scale sac.ActionScale  // ScaleFor
+}
+
+// Dataset returns the whole dataset that was checked (read from cfg.Data
+// when CheckTrain was given none).
+func (c *CheckedTrain) Dataset() *dataset.Dataset { return c.full }
+
+// of tells whether c is the check of cfg on data (data nil: on whatever
+// dataset it read).
+func (c *CheckedTrain) of(cfg TrainConfig, data *dataset.Dataset) bool {
+	return c != nil && (data == nil || data == c.full) && reflect.DeepEqual(c.cfg, cfg)
+}
+
 // CheckTrain validates cfg and its inputs without side effects: the
 // settings (TrainConfig.Validate), the dataset (read from cfg.Data when data
 // is nil), its dimensions against the environment's, the action bounds and
-// a given Koopman model's dimensions. It returns the dataset.
-func CheckTrain(cfg TrainConfig, data *dataset.Dataset) (*dataset.Dataset, error) {
+// a given Koopman model's dimensions. It returns what it checked, for
+// TrainOptions.Checked.
+func CheckTrain(cfg TrainConfig, data *dataset.Dataset) (*CheckedTrain, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -254,11 +284,13 @@ func CheckTrain(cfg TrainConfig, data *dataset.Dataset) (*dataset.Dataset, error
 	if err := data.Validate(); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", cfg.Data, err)
 	}
-	if _, err := ScaleFor(cfg, data); err != nil {
+	c := &CheckedTrain{cfg: cfg, full: data, train: data}
+	var err error
+	if c.scale, err = ScaleFor(cfg, data); err != nil {
 		return nil, err
 	}
 	if cfg.Env == EnvNone {
-		if _, _, err := SplitHoldout(data, cfg.HoldoutFraction, cfg.CQL.Seed); err != nil {
+		if c.train, c.held, err = SplitHoldout(data, cfg.HoldoutFraction, cfg.CQL.Seed); err != nil {
 			return nil, fmt.Errorf("dataset %s: %w", cfg.Data, err)
 		}
 	} else if err := CheckDataEnv(data, cfg.Data, cfg.Env); err != nil {
@@ -268,22 +300,28 @@ func CheckTrain(cfg TrainConfig, data *dataset.Dataset) (*dataset.Dataset, error
 		return nil, err
 	}
 	if cfg.KoopmanModel != "" && augment.NeedsKoopman(cfg.Augment) {
-		m, meta, err := koopman.LoadModel(cfg.KoopmanModel)
-		if err != nil {
-			return nil, fmt.Errorf("--koopman %s: %w", cfg.KoopmanModel, err)
-		}
-		if got := EnvOfLabel(meta["env"]); got != "" && got != cfg.Env && cfg.Env != EnvNone {
-			return nil, fmt.Errorf("--koopman %s: the model was trained for env %s (metadata env %q), not --env %s", cfg.KoopmanModel, got, meta["env"], cfg.Env)
-		}
-		if m.Cfg.ObsDim != data.ObsDim || m.Cfg.ActDim != data.ActDim {
-			return nil, fmt.Errorf("--koopman %s: model is for %d-dimensional states and %d-dimensional actions, dataset %s has %d and %d",
-				cfg.KoopmanModel, m.Cfg.ObsDim, m.Cfg.ActDim, cfg.Data, data.ObsDim, data.ActDim)
-		}
-		if err := checkShiftFloor(cfg, data, m); err != nil {
+		if err := checkKoopmanModel(cfg, data); err != nil {
 			return nil, err
 		}
 	}
-	return data, nil
+	return c, nil
+}
+
+// checkKoopmanModel checks the given Koopman model (cfg.KoopmanModel)
+// against the run: its environment, its dimensions and the --shift-l2 floor.
+func checkKoopmanModel(cfg TrainConfig, data *dataset.Dataset) error {
+	m, meta, err := koopman.LoadModel(cfg.KoopmanModel)
+	if err != nil {
+		return fmt.Errorf("--koopman %s: %w", cfg.KoopmanModel, err)
+	}
+	if got := EnvOfLabel(meta["env"]); got != "" && got != cfg.Env && cfg.Env != EnvNone {
+		return fmt.Errorf("--koopman %s: the model was trained for env %s (metadata env %q), not --env %s", cfg.KoopmanModel, got, meta["env"], cfg.Env)
+	}
+	if m.Cfg.ObsDim != data.ObsDim || m.Cfg.ActDim != data.ActDim {
+		return fmt.Errorf("--koopman %s: model is for %d-dimensional states and %d-dimensional actions, dataset %s has %d and %d",
+			cfg.KoopmanModel, m.Cfg.ObsDim, m.Cfg.ActDim, cfg.Data, data.ObsDim, data.ActDim)
+	}
+	return checkShiftFloor(cfg, data, m)
 }
 
 // Train runs (or, with resume, continues) an offline CQL experiment in dir;
@@ -299,7 +337,8 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 // TrainWith runs (or, with opts.Resume, continues) an offline CQL experiment
 // in dir. data may be nil, in which case cfg.Data is read.
 //
-// Everything is validated (CheckTrain) before the directory is touched. The
+// Everything is validated (CheckTrain, unless opts.Checked is its result
+// for cfg and data) before the directory is touched. The
 // directory is locked for the whole call (a second Train on it fails), and
 // stale temporary files of a killed process are removed. The run directory
 // gets config.json, metrics.jsonl/.csv, history.json,
@@ -316,15 +355,12 @@ func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset
 // run (timing fields aside).
 func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset, opts TrainOptions) (*TrainResult, error) {
 	start := time.Now()
-	data, err := CheckTrain(cfg, data)
-	if err != nil {
-		return nil, err
-	}
-	scale, _ := ScaleFor(cfg, data)
-	full := data              // the whole dataset: fingerprinted
-	var held *dataset.Dataset // EnvNone: held-out episodes for the diagnostics
-	if cfg.Env == EnvNone {
-		data, held, _ = SplitHoldout(full, cfg.HoldoutFraction, cfg.CQL.Seed)
+	in := opts.Checked
+	if !in.of(cfg, data) {
+		var err error
+		if in, err = CheckTrain(cfg, data); err != nil {
+			return nil, err
+		}
 	}
 	unlock, err := dir.Lock()
 	if err != nil {
@@ -334,11 +370,42 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	if err := dir.CleanTemp(); err != nil {
 		return nil, err
 	}
-	inputs, err := currentInputs(cfg, full, dir)
+	inputs, err := currentInputs(cfg, in.full, dir)
 	if err != nil {
 		return nil, err
 	}
 	prov := CurrentProvenance()
+	if done, err := openRun(cfg, dir, inputs, prov, opts); done != nil || err != nil {
+		return done, err
+	}
+	r, err := newTrainRun(ctx, in, dir, inputs, prov, opts, start)
+	if err != nil {
+		return nil, err
+	}
+	keep := -1 // metric rows to keep: all of a new run's are new
+	if opts.Resume {
+		if keep, err = r.resume(); err != nil {
+			return nil, err
+		}
+	}
+	if r.metrics, err = dir.OpenMetrics(keep); err != nil {
+		return nil, err
+	}
+	defer r.metrics.Close()
+	r.firstStep = r.tr.Learner.Steps
+	r.phase = phaseOf(r.last)
+	if err := r.tr.Run(ctx, r.step); err != nil {
+		return nil, r.stopped(err)
+	}
+	return r.finish()
+}
+
+// openRun readies dir for this process's training: for a new run it writes
+// config.json; resuming, it checks that cfg, the inputs and the GEMM
+// backend may continue the recorded run, and it returns the run's results
+// (AlreadyFinished set) when it is finished at cfg.CQL.Steps. Either way it
+// records the inputs (inputs.json).
+func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts TrainOptions) (finished *TrainResult, err error) {
 	if opts.Resume {
 		var recorded TrainConfig
 		if err := dir.ReadJSON("config.json", &recorded); err != nil {
@@ -355,7 +422,7 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		} else if !os.IsNotExist(err) {
 			return nil, err
 		} // a run started before koopq recorded inputs: they are recorded from now on
-		if err := CheckBackend(dir.File("checkpoints/latest.safetensors"), prov, opts.AllowBackendChange); err != nil {
+		if err := CheckBackend(dir.File(checkpointFile), prov, opts.AllowBackendChange); err != nil {
 			return nil, fmt.Errorf("run %s: %w", dir.Path, err)
 		}
 		var prev TrainResult
@@ -382,20 +449,82 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		}
 		return nil, err
 	}
-	if err := dir.WriteJSON(InputsFile, inputs); err != nil {
-		return nil, err
+	return nil, dir.WriteJSON(InputsFile, inputs)
+}
+
+// checkpointFile is the run's checkpoint, relative to its directory.
+const checkpointFile = "checkpoints/latest.safetensors"
+
+// actorPhase is where a training run is: in the behaviour-cloning warm-up
+// of the actor, in CQL with the SAC actor update, or done (the final
+// checkpoint, evaluation and results).
+type actorPhase int
+
+const (
+	phaseBC   actorPhase = iota // steps 1..cql.bc_steps
+	phaseCQL                    // the steps after them
+	phaseDone                   // after the last step
+)
+
+// phaseOf is the phase of the step that returned st.
+func phaseOf(st cql.Stats) actorPhase {
+	if st.BC {
+		return phaseBC
 	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(string, int, int, string) {}
+	return phaseCQL
+}
+
+// String is the phase's name in progress reports and results.json
+// (PhaseBC, PhaseCQL), or "done".
+func (p actorPhase) String() string {
+	switch p {
+	case phaseBC:
+		return PhaseBC
+	case phaseCQL:
+		return PhaseCQL
 	}
-	aug, err := BuildAugmenter(ctx, cfg, data, dir, opts.AugmentCache, func(done, total int, msg string) {
-		phase := PhaseKoopman
-		if msg == "koopman precompute" {
-			phase = PhasePrecompute
-		}
-		progress(phase, done, total, msg)
-	})
+	return "done"
+}
+
+// trainRun is one process's share of a training run (TrainWith): the
+// trainer with its inputs and outputs, and what the loop keeps track of.
+type trainRun struct {
+	ctx      context.Context
+	cfg      TrainConfig
+	dir      *Dir
+	train    *dataset.Dataset // what the learner samples
+	held     *dataset.Dataset // Env EnvNone: the held-out episodes; else nil
+	progress PhaseProgressFunc
+	start    time.Time // of the process (TrainWith's call)
+
+	aug     augment.Augmenter
+	meter   *augment.Meter // ‖s̃ − s‖ of every row, checkpointed (shift_meter)
+	tr      *cql.Trainer
+	metrics *Metrics
+	res     *TrainResult // filled in as the run goes; written by finish
+	ckpt    string       // the checkpoint's path
+
+	phase       actorPhase
+	last        cql.Stats       // of the last step (restored on resume)
+	lastCkpt    int             // step of the last checkpoint on disk; -1: none
+	firstStep   int             // step this process started at
+	prior       []Segment       // segments of the processes before this one (resume)
+	lastEval    float64         // mean return of the last regular evaluation; NaN: none (or no simulator)
+	lastOffline cql.Diagnostics // the last offline diagnostics (Env EnvNone)
+}
+
+// newTrainRun builds the augmenter (training the Koopman model when the
+// run needs one and none is given, and recording it in inputs.json),
+// calibrates it and makes the trainer. A cancellation while the Koopman
+// model trains or its precompute runs is an *Interrupted with nothing saved.
+func newTrainRun(ctx context.Context, in *CheckedTrain, dir *Dir, inputs Inputs, prov Provenance, opts TrainOptions, start time.Time) (*trainRun, error) {
+	cfg := in.cfg
+	r := &trainRun{ctx: ctx, cfg: cfg, dir: dir, train: in.train, held: in.held, progress: opts.Progress, start: start,
+		ckpt: dir.File(checkpointFile), lastCkpt: -1, lastEval: math.NaN()}
+	if r.progress == nil {
+		r.progress = func(string, int, int, string) {}
+	}
+	aug, err := buildAugmenter(ctx, cfg, r.train, dir, opts.AugmentCache, r.progress)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &Interrupted{Err: ctx.Err()}
@@ -412,214 +541,247 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 			}
 		}
 	}
-	aug, mag, err := prepareMagnitude(cfg, data, aug, opts.Warn)
+	aug, mag, err := prepareMagnitude(cfg, r.train, aug, opts.Warn)
 	if err != nil {
 		return nil, err
 	}
-	meter := augment.NewMeter(aug) // ‖s̃ − s‖ of every row, checkpointed (shift_meter)
-	tr, err := cql.NewTrainer(cfg.CQL, data, meter, scale)
-	if err != nil {
+	r.aug, r.meter = aug, augment.NewMeter(aug)
+	if r.tr, err = cql.NewTrainer(cfg.CQL, r.train, r.meter, in.scale); err != nil {
 		return nil, err
 	}
-	res := &TrainResult{Config: cfg, Seed: cfg.CQL.Seed, Provenance: prov, Inputs: inputs, Dataset: cfg.Data, Transitions: data.Len(), Magnitude: mag}
-	ckpt := dir.File("checkpoints/latest.safetensors")
-	var last cql.Stats
-	lastCkpt := -1      // step of the last checkpoint on disk
-	keep := -1          // metric rows to keep (resume)
-	var prior []Segment // segments of the processes before this one (resume)
-	if opts.Resume {
-		keep = 0
-		if _, err := os.Stat(ckpt); err == nil {
-			meta, err := tr.Resume(ckpt)
-			if err != nil {
-				return nil, err
-			}
-			if s := meta["last_stats"]; s != "" {
-				if err := json.Unmarshal([]byte(s), &last); err != nil {
-					return nil, fmt.Errorf("checkpoint %s: bad last_stats: %w", ckpt, err)
-				}
-			}
-			if s := meta["shift_meter"]; s != "" {
-				if err := meter.SetState(s); err != nil {
-					return nil, fmt.Errorf("checkpoint %s: %w", ckpt, err)
-				}
-			}
-			keep, lastCkpt = tr.Learner.Steps, tr.Learner.Steps
-			if prior, err = resumedSegments(meta, tr.Learner.Steps); err != nil {
-				return nil, fmt.Errorf("checkpoint %s: %w", ckpt, err)
-			}
-		}
-		var hist []EvalPoint
-		if err := dir.ReadJSON("history.json", &hist); err == nil || os.IsNotExist(err) {
-			res.History = resumedHistory(hist, keep, cfg)
-		} else {
-			return nil, err
-		}
-	}
-	metrics, err := dir.OpenMetrics(keep)
-	if err != nil {
-		return nil, err
-	}
-	defer metrics.Close()
+	r.res = &TrainResult{Config: cfg, Seed: cfg.CQL.Seed, Provenance: prov, Inputs: inputs, Dataset: cfg.Data,
+		Transitions: r.train.Len(), Magnitude: mag}
+	return r, nil
+}
 
-	newPolicy := func() eval.Policy { return tr.Policy() }
-	var lastOffline cql.Diagnostics
-	evaluate := func(step int) (eval.Result, error) {
-		if held != nil {
-			dg, err := tr.Diagnose(held)
-			if err != nil {
-				return eval.Result{}, err
+// resume restores the state of the run's checkpoint, if it has one (the
+// learner, the last step's stats, the shift meter and the segments), and
+// the evaluations up to it. It returns the step whose metric rows are kept
+// (0 without a checkpoint).
+func (r *trainRun) resume() (keep int, err error) {
+	if _, err := os.Stat(r.ckpt); err == nil {
+		meta, err := r.tr.Resume(r.ckpt)
+		if err != nil {
+			return 0, err
+		}
+		if s := meta["last_stats"]; s != "" {
+			if err := json.Unmarshal([]byte(s), &r.last); err != nil {
+				return 0, fmt.Errorf("checkpoint %s: bad last_stats: %w", r.ckpt, err)
 			}
-			lastOffline = dg
-			r := eval.Result{Env: EnvNone, Normalized: eval.Score(math.NaN()), NormalizedStd: eval.Score(math.NaN()), SuccessRate: eval.Score(math.NaN())}
-			res.History = append(res.History, EvalPoint{Step: step, Normalized: r.Normalized, Offline: &dg})
-			return r, dir.WriteJSON("history.json", res.History)
 		}
-		r, err := eval.Evaluate(cfg.Env, newPolicy, cfg.EvalEpisodes, cfg.CQL.Seed+uint64(step), 2)
-		if err != nil {
-			return r, err
+		if s := meta["shift_meter"]; s != "" {
+			if err := r.meter.SetState(s); err != nil {
+				return 0, fmt.Errorf("checkpoint %s: %w", r.ckpt, err)
+			}
 		}
-		crashPoint("eval")
-		res.History = append(res.History, EvalPoint{Step: step, Mean: r.Mean, Std: r.Std, Normalized: r.Normalized})
-		return r, dir.WriteJSON("history.json", res.History)
+		keep, r.lastCkpt = r.tr.Learner.Steps, r.tr.Learner.Steps
+		if r.prior, err = resumedSegments(meta, keep); err != nil {
+			return 0, fmt.Errorf("checkpoint %s: %w", r.ckpt, err)
+		}
 	}
-	firstStep := tr.Learner.Steps
-	segments := func() []Segment {
-		if tr.Learner.Steps == firstStep && firstStep > 0 {
-			return prior // this process kept no step
-		}
-		seg := Segment{FromStep: firstStep, ToStep: tr.Learner.Steps,
-			WallSeconds: time.Since(start).Seconds(), Provenance: &res.Provenance}
-		if r, ok := aug.(augment.Reporter); ok {
-			seg.Augment = r.Report()
-		}
-		return append(slices.Clip(prior), seg)
+	var hist []EvalPoint
+	if err := r.dir.ReadJSON("history.json", &hist); err != nil && !os.IsNotExist(err) {
+		return 0, err
 	}
-	save := func() error {
-		meta := map[string]string{"seed": strconv.FormatUint(cfg.CQL.Seed, 10)}
-		sj, err := json.Marshal(last)
-		if err != nil {
-			return fmt.Errorf("checkpoint: last stats: %w", err)
-		}
-		meta["last_stats"] = string(sj)
-		gj, err := json.Marshal(segments())
-		if err != nil {
-			return fmt.Errorf("checkpoint: segments: %w", err)
-		}
-		meta["segments"] = string(gj)
-		if meta["shift_meter"], err = meter.State(); err != nil {
-			return fmt.Errorf("checkpoint: shift meter: %w", err)
-		}
-		crashPoint("checkpoint")
-		if err := tr.Save(ckpt, meta); err != nil {
+	r.res.History = resumedHistory(hist, keep, r.cfg)
+	return keep, nil
+}
+
+// step is the loop's hook after each gradient step: it stops a diverged
+// run, then logs, evaluates and checkpoints at their intervals and reports
+// progress.
+func (r *trainRun) step(step int, st cql.Stats) error {
+	if r.phase == phaseDone {
+		return fmt.Errorf("training step %d after the run finished", step)
+	}
+	crashPointStop(r.ctx, "step")
+	if err := r.tr.Learner.CheckFinite(); err != nil {
+		return divergedError(step, err, r.lastCkpt, r.ckpt)
+	}
+	r.last, r.phase = st, phaseOf(st)
+	if every(step, r.cfg.LogEvery) {
+		if err := r.log(step, st); err != nil {
 			return err
 		}
-		lastCkpt = tr.Learner.Steps
-		return nil
 	}
-	bcSteps, total := cfg.CQL.BCSteps, cfg.CQL.Steps
-	lastEval := math.NaN()
-	err = tr.Run(ctx, func(step int, st cql.Stats) error {
-		crashPointStop(ctx, "step")
-		if err := tr.Learner.CheckFinite(); err != nil {
-			return divergedError(step, err, lastCkpt, ckpt)
+	if every(step, r.cfg.EvalEvery) && step < r.cfg.CQL.Steps {
+		res, err := r.evaluate(step)
+		if err != nil {
+			return err
 		}
-		last = st
-		if cfg.LogEvery > 0 && step%cfg.LogEvery == 0 {
-			bc := 0.0
-			if st.BC {
-				bc = 1
-			}
-			row := map[string]float64{"step": float64(step), "q_loss": st.QLoss, "cql_gap": st.CQLGap, "alpha_prime": st.AlphaPrime,
-				"alpha": st.Alpha, "actor_loss": st.ActorLoss, "q_data": st.QData, "q_random": st.QRandom, "q_policy": st.QPolicy,
-				"log_pi": st.LogPi, "bc": bc, "shift_l2": st.ShiftL2, "shift_next_l2": st.ShiftNextL2,
-				"wall_seconds": time.Since(start).Seconds()}
-			if br, ok := aug.(augment.Brancher); ok {
-				row["model_batch"] = 0
-				if br.LastBatchModel() {
-					row["model_batch"] = 1
-				}
-			}
-			if err := metrics.Log(row); err != nil {
-				return err
-			}
+		r.lastEval = res.Mean
+		if r.held != nil {
+			r.lastEval = math.NaN()
 		}
-		if cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0 && step < total {
-			r, err := evaluate(step)
-			if err != nil {
-				return err
-			}
-			lastEval = r.Mean
-			if held != nil {
-				lastEval = math.NaN()
-			}
+	}
+	if every(step, r.cfg.CheckpointEvery) {
+		if err := r.checkpoint(); err != nil {
+			return err
 		}
-		if cfg.CheckpointEvery > 0 && step%cfg.CheckpointEvery == 0 {
-			if err := save(); err != nil {
-				return err
-			}
+	}
+	r.report(step, st)
+	return nil
+}
+
+// every tells whether step is one of every n steps (never for n <= 0).
+func every(step, n int) bool { return n > 0 && step%n == 0 }
+
+// log writes the metric row of step.
+func (r *trainRun) log(step int, st cql.Stats) error {
+	bc := 0.0
+	if st.BC {
+		bc = 1
+	}
+	row := map[string]float64{"step": float64(step), "q_loss": st.QLoss, "cql_gap": st.CQLGap, "alpha_prime": st.AlphaPrime,
+		"alpha": st.Alpha, "actor_loss": st.ActorLoss, "q_data": st.QData, "q_random": st.QRandom, "q_policy": st.QPolicy,
+		"log_pi": st.LogPi, "bc": bc, "shift_l2": st.ShiftL2, "shift_next_l2": st.ShiftNextL2,
+		"wall_seconds": time.Since(r.start).Seconds()}
+	if br, ok := r.aug.(augment.Brancher); ok {
+		row["model_batch"] = 0
+		if br.LastBatchModel() {
+			row["model_batch"] = 1
 		}
-		msg := fmt.Sprintf("q %.3g gap %.3g", st.QData, st.CQLGap)
-		if !math.IsNaN(lastEval) {
-			msg += fmt.Sprintf(" return %.1f", lastEval)
-		} else if held != nil && lastOffline.Transitions > 0 {
-			msg += fmt.Sprintf(" holdout td %.3g mse %.3g", lastOffline.TDError, lastOffline.ActionMSE)
+	}
+	return r.metrics.Log(row)
+}
+
+// evaluate evaluates the policy at step, in the simulator or, without one,
+// with the offline diagnostics on the held-out episodes (whose result has
+// NaN scores), and appends it to the history (history.json).
+func (r *trainRun) evaluate(step int) (eval.Result, error) {
+	if r.held != nil {
+		dg, err := r.tr.Diagnose(r.held)
+		if err != nil {
+			return eval.Result{}, err
 		}
-		if step <= bcSteps {
-			progress(PhaseBC, step, bcSteps, msg)
-		} else {
-			progress(PhaseCQL, step-bcSteps, total-bcSteps, msg)
-		}
-		return nil
-	})
+		r.lastOffline = dg
+		res := eval.Result{Env: EnvNone, Normalized: eval.Score(math.NaN()), NormalizedStd: eval.Score(math.NaN()), SuccessRate: eval.Score(math.NaN())}
+		r.res.History = append(r.res.History, EvalPoint{Step: step, Normalized: res.Normalized, Offline: &dg})
+		return res, r.dir.WriteJSON("history.json", r.res.History)
+	}
+	res, err := eval.Evaluate(r.cfg.Env, func() eval.Policy { return r.tr.Policy() }, r.cfg.EvalEpisodes, r.cfg.CQL.Seed+uint64(step), 2)
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			ie := &Interrupted{Step: tr.Learner.Steps, Err: err}
-			if tr.Learner.Steps > 0 {
-				if serr := save(); serr != nil {
-					return nil, fmt.Errorf("%w; saving the checkpoint failed: %v", ie, serr)
-				}
-				ie.Saved = true
-			}
-			return nil, ie
+		return res, err
+	}
+	crashPoint("eval")
+	r.res.History = append(r.res.History, EvalPoint{Step: step, Mean: res.Mean, Std: res.Std, Normalized: res.Normalized})
+	return res, r.dir.WriteJSON("history.json", r.res.History)
+}
+
+// report tells the progress callback about step, within its phase.
+func (r *trainRun) report(step int, st cql.Stats) {
+	msg := fmt.Sprintf("q %.3g gap %.3g", st.QData, st.CQLGap)
+	if !math.IsNaN(r.lastEval) {
+		msg += fmt.Sprintf(" return %.1f", r.lastEval)
+	} else if r.held != nil && r.lastOffline.Transitions > 0 {
+		msg += fmt.Sprintf(" holdout td %.3g mse %.3g", r.lastOffline.TDError, r.lastOffline.ActionMSE)
+	}
+	bc, total := r.cfg.CQL.BCSteps, r.cfg.CQL.Steps
+	if r.phase == phaseBC {
+		r.progress(r.phase.String(), step, bc, msg)
+	} else {
+		r.progress(r.phase.String(), step-bc, total-bc, msg)
+	}
+}
+
+// segments returns the run's segments: those before this process and,
+// when it kept a step, its own up to now.
+func (r *trainRun) segments() []Segment {
+	if r.tr.Learner.Steps == r.firstStep && r.firstStep > 0 {
+		return r.prior // this process kept no step
+	}
+	seg := Segment{FromStep: r.firstStep, ToStep: r.tr.Learner.Steps,
+		WallSeconds: time.Since(r.start).Seconds(), Provenance: &r.res.Provenance}
+	if rep, ok := r.aug.(augment.Reporter); ok {
+		seg.Augment = rep.Report()
+	}
+	return append(slices.Clip(r.prior), seg)
+}
+
+// checkpoint writes the checkpoint of the current step, with the seed, the
+// last stats, the segments and the shift meter in its metadata.
+func (r *trainRun) checkpoint() error {
+	meta := map[string]string{"seed": strconv.FormatUint(r.cfg.CQL.Seed, 10)}
+	sj, err := json.Marshal(r.last)
+	if err != nil {
+		return fmt.Errorf("checkpoint: last stats: %w", err)
+	}
+	meta["last_stats"] = string(sj)
+	gj, err := json.Marshal(r.segments())
+	if err != nil {
+		return fmt.Errorf("checkpoint: segments: %w", err)
+	}
+	meta["segments"] = string(gj)
+	if meta["shift_meter"], err = r.meter.State(); err != nil {
+		return fmt.Errorf("checkpoint: shift meter: %w", err)
+	}
+	crashPoint("checkpoint")
+	if err := r.tr.Save(r.ckpt, meta); err != nil {
+		return err
+	}
+	r.lastCkpt = r.tr.Learner.Steps
+	return nil
+}
+
+// stopped is TrainWith's error when the loop ended early with err: on
+// cancellation an *Interrupted, with the state checkpointed when a step
+// was made; otherwise err.
+func (r *trainRun) stopped(err error) error {
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	ie := &Interrupted{Step: r.tr.Learner.Steps, Err: err}
+	if r.tr.Learner.Steps > 0 {
+		if serr := r.checkpoint(); serr != nil {
+			return fmt.Errorf("%w; saving the checkpoint failed: %v", ie, serr)
 		}
-		return nil, err
+		ie.Saved = true
 	}
-	if err := tr.Learner.CheckFinite(); err != nil {
-		return nil, divergedError(tr.Learner.Steps, err, lastCkpt, ckpt)
+	return ie
+}
+
+// finish ends a run whose loop reached the last step: the final
+// checkpoint (unless the last step's is on disk), the final evaluation,
+// policy.safetensors and, last, results.json.
+func (r *trainRun) finish() (*TrainResult, error) {
+	finalPhase := r.phase
+	r.phase = phaseDone
+	steps := r.tr.Learner.Steps
+	if err := r.tr.Learner.CheckFinite(); err != nil {
+		return nil, divergedError(steps, err, r.lastCkpt, r.ckpt)
 	}
-	if lastCkpt != tr.Learner.Steps {
-		if err := save(); err != nil {
+	if r.lastCkpt != steps {
+		if err := r.checkpoint(); err != nil {
 			return nil, err
 		}
 	}
 	crashPoint("final")
-	final, err := evaluate(tr.Learner.Steps)
+	final, err := r.evaluate(steps)
 	if err != nil {
 		return nil, err
 	}
-	if err := SavePolicy(dir.File("policy.safetensors"), tr.Policy(), cfg.CQL.Net, cfg.Env, map[string]string{"augment": cfg.Augment}); err != nil {
+	cfg := r.cfg
+	if err := SavePolicy(r.dir.File("policy.safetensors"), r.tr.Policy(), cfg.CQL.Net, cfg.Env, map[string]string{"augment": cfg.Augment}); err != nil {
 		return nil, err
 	}
 	crashPoint("policy")
-	res.Final, res.Steps, res.LastStats = final, tr.Learner.Steps, last
-	if held != nil {
-		res.Offline = &OfflineResult{Diagnostics: lastOffline, HoldoutEpisodes: len(held.Episodes()), TrainEpisodes: len(data.Episodes()),
+	res := r.res
+	res.Final, res.Steps, res.LastStats = final, steps, r.last
+	if r.held != nil {
+		res.Offline = &OfflineResult{Diagnostics: r.lastOffline, HoldoutEpisodes: len(r.held.Episodes()), TrainEpisodes: len(r.train.Episodes()),
 			HoldoutFraction: holdoutFraction(cfg.HoldoutFraction)}
-		res.Transitions = data.Len()
+		res.Transitions = r.train.Len()
 	}
-	res.Magnitude.record(meter)
-	res.Phases = PhaseSteps{BC: min(res.Steps, bcSteps), CQL: max(res.Steps-bcSteps, 0)}
-	res.FinalPhase = PhaseCQL
-	if last.BC {
-		res.FinalPhase = PhaseBC
-	}
-	res.WallSeconds = time.Since(start).Seconds()
-	res.Segments = segments()
-	if n := tr.Learner.Steps - firstStep; n > 0 {
+	res.Magnitude.record(r.meter)
+	bc := cfg.CQL.BCSteps
+	res.Phases = PhaseSteps{BC: min(steps, bc), CQL: max(steps-bc, 0)}
+	res.FinalPhase = finalPhase.String()
+	res.WallSeconds = time.Since(r.start).Seconds()
+	res.Segments = r.segments()
+	if n := steps - r.firstStep; n > 0 {
 		res.StepsPerSec = float64(n) / res.WallSeconds
 	}
-	return res, dir.WriteJSON("results.json", res)
+	return res, r.dir.WriteJSON("results.json", res)
 }
 
 // resumedHistory keeps the evaluations an uninterrupted run would have made

@@ -179,10 +179,13 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 					}
 				}
 			}
-			// Validate settings, data, environment and models before any side effect.
-			if data, err = run.CheckTrain(cfg, data); err != nil {
+			// Validate settings, data, environment and models before any side
+			// effect; TrainWith takes the result instead of checking again.
+			checked, err := run.CheckTrain(cfg, data)
+			if err != nil {
 				return err
 			}
+			data = checked.Dataset()
 			if augCache != "" {
 				if st, err := os.Stat(augCache); err == nil && !st.IsDir() {
 					return fmt.Errorf("--augment-cache %s: not a directory (the precompute cache files go there)", augCache)
@@ -196,7 +199,7 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 				<-ctx.Done()
 				stop() // a second signal kills at once
 			}()
-			opts := run.TrainOptions{Resume: resume != "", AugmentCache: augCache, AllowBackendChange: allowBackend}
+			opts := run.TrainOptions{Resume: resume != "", AugmentCache: augCache, AllowBackendChange: allowBackend, Checked: checked}
 			if dir != nil {
 				_, err := trainOne(ctx, cfg, dir, data, opts)
 				return err
