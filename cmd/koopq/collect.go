@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/mujoco"
@@ -14,29 +16,35 @@ import (
 	"github.com/koopq/koopq/sac"
 )
 
-func init() {
-	var (
-		envName     string
-		out         string
-		sacSteps    int
-		transitions int
-		evalEvery   int
-		seed        uint64
-		hidden      []int
-		medium      float64
-		runDir      string
-		resume      bool
-		allowBLAS   bool
-		fromRun     string
-		mediumScore float64
-		ckptEvery   int
-		export      string
-		mediumBy    string
-		mediumBand  float64
-		mediumEps   int
-		expertBy    string
-		goalPolicy  string
-	)
+// collectOptions holds the flag values of 'koopq collect'.
+type collectOptions struct {
+	envName     string
+	out         string
+	sacSteps    int
+	transitions int
+	evalEvery   int
+	seed        uint64
+	hidden      []int
+	medium      float64
+	runDir      string
+	resume      bool
+	allowBLAS   bool
+	fromRun     string
+	mediumScore float64
+	ckptEvery   int
+	export      string
+	mediumBy    string
+	mediumBand  float64
+	mediumEps   int
+	expertBy    string
+	goalPolicy  string
+
+	flags *pflag.FlagSet // the command's flags, to tell which were given
+}
+
+// newCollectCmd makes 'koopq collect'.
+func newCollectCmd() *cobra.Command {
+	o := &collectOptions{}
 	cmd := &cobra.Command{
 		Use:   "collect [DATASET...]",
 		Short: "Make D4RL-style datasets: from committed SAC policies (hopper-medium-v2, ...), a resumable 1M-step SAC run, or a small in-memory SAC pipeline",
@@ -88,229 +96,311 @@ func init() {
    toy scale): SAC for --sac-steps, then random/medium/expert/medium-replay/
    medium-expert datasets of --transitions rows in --out.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f := cmd.Flags()
-			if err := firstErr(needWidths("hidden", hidden), needPositive("sac-steps", sacSteps),
-				needPositive("snapshot-every", evalEvery), needPositive("transitions", transitions),
-				needPositive("checkpoint-every", ckptEvery), needNonNegative("medium-episodes", mediumEps),
-				needNonNegativeFloat("medium-band", mediumBand), needNonNegativeFloat("medium-score", mediumScore)); err != nil {
+			if err := o.validate(args); err != nil {
 				return err
 			}
-			if f.Changed("expert-by") && export == "" {
-				return fmt.Errorf("--expert-by chooses the exported expert: it needs --export-policies")
-			}
-			if allowBLAS && !resume {
-				return fmt.Errorf("--allow-backend-change only applies with --resume")
-			}
-			if goalPolicy != "" && len(args) == 0 {
-				return fmt.Errorf("--goal-policy steers AntMaze collection: give AntMaze dataset names (e.g. koopq collect antmaze-umaze-v2 --goal-policy %s)", goalPolicy)
-			}
-			switch {
-			case len(args) > 0:
-				if runDir != "" || resume {
-					return fmt.Errorf("--run-dir/--resume run SAC; give either dataset names or --run-dir, not both")
-				}
-				if f.Changed("env") {
-					return fmt.Errorf("--env is not used with dataset names (the name says the env)")
-				}
-				n := transitions
-				if !f.Changed("transitions") {
-					n = 1_000_000
-				}
-				progress, finish := stageBars()
-				files, err := run.WriteD4RLDatasets(cmd.Context(), args, run.D4RLOptions{Out: out, Transitions: n, Seed: seed, FromRun: fromRun, MediumBy: mediumBy, MediumBand: mediumBand, MediumEpisodes: mediumEps, GoalPolicy: goalPolicy},
-					progress)
-				finish()
-				for _, fi := range files {
-					if run.IsAntMazeDataset(fi.Name) {
-						fmt.Printf("%-28s %8d rows %6d episodes  %5.1f%% reach the evaluation goal  %5.1fs  %s\n",
-							fi.Name, fi.Rows, fi.Episodes, fi.Normalized, fi.Seconds, fi.Path)
-						continue
-					}
-					fmt.Printf("%-28s %8d rows %6d episodes  mean return %8.1f  normalized %6.1f  %5.1fs  %s\n",
-						fi.Name, fi.Rows, fi.Episodes, fi.MeanReturn, fi.Normalized, fi.Seconds, fi.Path)
-				}
-				if err != nil {
-					return err
-				}
-				p, err := run.RecordD4RLFiles(out, files)
-				if err != nil {
-					return err
-				}
-				fmt.Printf("wrote %s\n", p)
-				return nil
-			case export != "":
-				if runDir == "" {
-					return fmt.Errorf("--export-policies needs --run-dir DIR (the SAC run to take the policies from)")
-				}
-				es, err := run.ExportPolicies(runDir, export, mediumBy, mediumBand, mediumEps, expertBy)
-				if err != nil {
-					return err
-				}
-				for _, e := range es {
-					fmt.Printf("%s %s: SAC step %d, return %.1f (stochastic %.1f) -> %s\n", e.Env, e.Role, e.SACSteps, e.Return, e.StochReturn, filepath.Join(export, e.File))
-				}
-				return nil
-			case resume || runDir != "":
-				if runDir == "" {
-					return fmt.Errorf("--resume needs --run-dir DIR (the run to continue)")
-				}
-				var cfg sac.RunConfig
-				if resume {
-					for _, fl := range []string{"env", "sac-steps", "seed", "hidden", "snapshot-every", "medium-score", "checkpoint-every", "medium-by", "medium-band", "medium-episodes"} {
-						if f.Changed(fl) {
-							return fmt.Errorf("--%s cannot change a run being resumed (its config is %s/config.json)", fl, runDir)
-						}
-					}
-					var err error
-					if cfg, err = sac.ReadRunConfig(runDir); err != nil {
-						return err
-					}
-				} else {
-					if !f.Changed("env") {
-						return fmt.Errorf("--run-dir starts a SAC run: give --env (hopper, halfcheetah, walker2d, ...)")
-					}
-					var err error
-					if cfg, err = run.SACRunConfig(envName, mediumScore); err != nil {
-						return err
-					}
-					if f.Changed("sac-steps") {
-						cfg.SAC.TotalSteps = sacSteps
-					}
-					if f.Changed("snapshot-every") {
-						cfg.SnapshotEvery = evalEvery
-					}
-					cfg.CheckpointEvery = ckptEvery
-					if f.Changed("medium-by") {
-						cfg.MediumBy = mediumBy
-					}
-					if f.Changed("medium-episodes") {
-						cfg.MediumEpisodes = mediumEps
-					}
-					if f.Changed("medium-band") {
-						lo, _ := run.MediumReturn(cfg.Env, 0)
-						hi, err := run.MediumReturn(cfg.Env, mediumBand)
-						if err != nil {
-							return err
-						}
-						cfg.MediumBand = hi - lo
-					}
-					cfg.SAC.Seed = seed
-					cfg.SAC.Net.Hidden = hidden
-					if err := cfg.Validate(); err != nil {
-						return err
-					}
-				}
-				if err := run.CheckCollectMemory(fmt.Sprintf("--sac-steps %d (the run's replay buffer)", cfg.SAC.TotalSteps), cfg.Env, float64(cfg.SAC.TotalSteps)); err != nil {
-					return err
-				}
-				b := newBar(cfg.SAC.TotalSteps, "sac "+cfg.Env)
-				last := ""
-				progress := func(p sac.RunProgress) {
-					if p.Snapshot != nil {
-						last = fmt.Sprintf("step %d: return %.0f (stochastic %.0f)", p.Step, p.Snapshot.Return, p.Snapshot.StochReturn)
-						fmt.Fprintf(os.Stderr, "\n%s, %.0f env steps/s\n", last, p.StepsPerSec)
-					}
-					b.set(p.Step, fmt.Sprintf("sac %s %s", cfg.Env, last))
-				}
-				var res *sac.RunResult
-				var err error
-				if resume {
-					res, err = sac.Resume(cmd.Context(), runDir, sac.ResumeOptions{AllowBLASChange: allowBLAS}, progress)
-				} else {
-					res, err = sac.StartRun(cmd.Context(), cfg, runDir, progress)
-				}
-				b.finish()
-				if err != nil {
-					return fmt.Errorf("%w (continue with: koopq collect --run-dir %s --resume)", err, runDir)
-				}
-				if cfg.Env == mujoco.AntGoalName {
-					fmt.Printf("goal-reaching policy: step %d, return %.1f (stochastic %.1f): %s\n", res.Expert.Step, res.Expert.Return, res.Expert.StochReturn, filepath.Join(runDir, sac.RunExpertFile))
-					fmt.Printf("AntMaze data: koopq collect antmaze-umaze-v2 --goal-policy %s (or commit it: koopq collect --run-dir %s --export-policies policies/data)\n",
-						filepath.Join(runDir, sac.RunExpertFile), runDir)
-					return nil
-				}
-				if res.Medium != nil {
-					fmt.Printf("medium: step %d, return %.1f (stochastic %.1f), replay %d rows\n", res.Medium.Step, res.Medium.Return, res.Medium.StochReturn, res.Medium.ReplayLen)
-				} else {
-					fmt.Printf("medium: no snapshot reached return %.1f\n", cfg.MediumReturn)
-				}
-				fmt.Printf("expert: step %d, return %.1f (stochastic %.1f)\n", res.Expert.Step, res.Expert.Return, res.Expert.StochReturn)
-				fmt.Printf("wrote %s; datasets: koopq collect %s-medium-replay-v2 %s-full-replay-v2 ... --from-run %s\n",
-					filepath.Join(runDir, sac.RunResultFile), cfg.Env, cfg.Env, runDir)
-				return nil
-			}
-			if fromRun != "" {
-				return fmt.Errorf("--from-run takes dataset names (e.g. koopq collect hopper-medium-replay-v2 --from-run %s)", fromRun)
-			}
-			n := transitions
-			if !f.Changed("transitions") {
-				n = 100000
-			}
-			// Everything the in-memory pipeline needs is checked before --out is made.
-			if !(medium > 0 && medium < 1) {
-				return fmt.Errorf("--medium-level %v: must lie strictly between 0 (random) and 1 (expert)", medium)
-			}
-			if sacSteps < evalEvery {
-				return fmt.Errorf("--sac-steps %d is below --snapshot-every %d: SAC would take no snapshot to pick the medium and expert policies from", sacSteps, evalEvery)
-			}
-			if _, err := env.Make(envName); err != nil {
-				return fmt.Errorf("--env: %w", err)
-			}
-			// The SAC replay buffer, then five datasets (medium-expert twice the rows).
-			if err := run.CheckCollectMemory(fmt.Sprintf("--transitions %d with --sac-steps %d", n, sacSteps), envName, float64(sacSteps)+6*float64(n)); err != nil {
-				return err
-			}
-			if err := needOutDir("out", out); err != nil {
-				return err
-			}
-			cfg := sac.CollectConfig{Env: envName, SAC: sac.DefaultConfig(sacSteps), EvalEvery: evalEvery, EvalEpisodes: 5,
-				Transitions: n, MediumLevel: medium}
-			cfg.SAC.Seed = seed
-			cfg.SAC.Net.Hidden = hidden
-			progress, finish := stageBars()
-			_, res, err := run.Collect(cmd.Context(), cfg, out, progress)
-			finish()
-			if err != nil {
-				return err
-			}
-			fmt.Printf("random policy return %.1f, medium %.1f (SAC step %d), expert %.1f (SAC step %d)\n",
-				res.Info.RandomReturn, res.Info.Medium.Return, res.Info.Medium.Step, res.Info.Expert.Return, res.Info.Expert.Step)
-			names := make([]string, 0, len(res.Files))
-			for n := range res.Files {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				fmt.Printf("  %-14s %7d transitions  %s\n", n, res.Sizes[n], res.Files[n])
-			}
-			fmt.Fprintf(os.Stdout, "wrote %s/collect.json\n", out)
-			return nil
+			return o.run(cmd.Context(), args)
 		},
 	}
+	o.flags = cmd.Flags()
 	f := cmd.Flags()
-	f.StringVar(&envName, "env", "pendulum", "environment (see 'koopq eval --help' for names)")
-	f.StringVar(&out, "out", "data", "output directory for datasets")
-	f.IntVar(&sacSteps, "sac-steps", 20000, "online SAC environment steps (the --run-dir recipe run defaults to 1000000)")
-	f.IntVar(&transitions, "transitions", 100000, "transitions in the random, medium and expert datasets (default 1000000 for D4RL names, as D4RL)")
-	f.IntVar(&evalEvery, "snapshot-every", 1000, "SAC steps between policy snapshots (the --run-dir recipe run defaults to 5000)")
-	f.Uint64Var(&seed, "seed", 0, "random seed (SAC run, or dataset rollouts)")
-	f.IntSliceVar(&hidden, "hidden", []int{256, 256}, "SAC hidden layer widths, comma-separated (e.g. 256,256)")
-	f.Float64Var(&medium, "medium-level", 1.0/3, "in-memory mode: medium policy's level between random (0) and expert (1) return")
-	f.StringVar(&runDir, "run-dir", "", "directory of the resumable D4RL-recipe SAC run (checkpoints, snapshots, replay buffer)")
-	f.BoolVar(&resume, "resume", false, "continue the SAC run in --run-dir from its last checkpoint")
-	f.BoolVar(&allowBLAS, "allow-backend-change", false, "with --resume: continue a run made under another GEMM backend/kernel "+
+	f.StringVar(&o.envName, "env", "pendulum", "environment (see 'koopq eval --help' for names)")
+	f.StringVar(&o.out, "out", "data", "output directory for datasets")
+	f.IntVar(&o.sacSteps, "sac-steps", 20000, "online SAC environment steps (the --run-dir recipe run defaults to 1000000)")
+	f.IntVar(&o.transitions, "transitions", 100000, "transitions in the random, medium and expert datasets (default 1000000 for D4RL names, as D4RL)")
+	f.IntVar(&o.evalEvery, "snapshot-every", 1000, "SAC steps between policy snapshots (the --run-dir recipe run defaults to 5000)")
+	f.Uint64Var(&o.seed, "seed", 0, "random seed (SAC run, or dataset rollouts)")
+	f.IntSliceVar(&o.hidden, "hidden", []int{256, 256}, "SAC hidden layer widths, comma-separated (e.g. 256,256)")
+	f.Float64Var(&o.medium, "medium-level", 1.0/3, "in-memory mode: medium policy's level between random (0) and expert (1) return")
+	f.StringVar(&o.runDir, "run-dir", "", "directory of the resumable D4RL-recipe SAC run (checkpoints, snapshots, replay buffer)")
+	f.BoolVar(&o.resume, "resume", false, "continue the SAC run in --run-dir from its last checkpoint")
+	f.BoolVar(&o.allowBLAS, "allow-backend-change", false, "with --resume: continue a run made under another GEMM backend/kernel "+
 		"(no longer bit-identical to an uninterrupted run; recorded in result.json's blas_history)")
-	f.StringVar(&fromRun, "from-run", "", "take policies and replay buffer for dataset names from this SAC run directory")
-	f.Float64Var(&mediumScore, "medium-score", 0, "D4RL-normalized return at which the run picks its medium policy (default: D4RL v2's medium dataset: hopper 44, halfcheetah 41, walker2d 62)")
-	f.StringVar(&mediumBy, "medium-by", "", "medium rule: stochastic (first snapshot whose stochastic return is within --medium-band of the level; default for new runs) or deterministic (first whose deterministic return reaches it); with --from-run/--export-policies it overrides the run's rule")
-	f.Float64Var(&mediumBand, "medium-band", run.D4RLMediumBand, "half-width of the stochastic medium rule's band, in D4RL-normalized points")
-	f.StringVar(&expertBy, "expert-by", "final", fmt.Sprintf("with --export-policies: the expert is the run's final actor (final, D4RL's rule) or the best of its %d "+
+	f.StringVar(&o.fromRun, "from-run", "", "take policies and replay buffer for dataset names from this SAC run directory")
+	f.Float64Var(&o.mediumScore, "medium-score", 0, "D4RL-normalized return at which the run picks its medium policy (default: D4RL v2's medium dataset: hopper 44, halfcheetah 41, walker2d 62)")
+	f.StringVar(&o.mediumBy, "medium-by", "", "medium rule: stochastic (first snapshot whose stochastic return is within --medium-band of the level; default for new runs) or deterministic (first whose deterministic return reaches it); with --from-run/--export-policies it overrides the run's rule")
+	f.Float64Var(&o.mediumBand, "medium-band", run.D4RLMediumBand, "half-width of the stochastic medium rule's band, in D4RL-normalized points")
+	f.StringVar(&o.expertBy, "expert-by", "final", fmt.Sprintf("with --export-policies: the expert is the run's final actor (final, D4RL's rule) or the best of its %d "+
 		"snapshots with the highest recorded stochastic returns, re-measured over --medium-episodes (default 50) episodes (best)", run.ExpertCandidates))
-	f.IntVar(&mediumEps, "medium-episodes", 0, "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)")
-	f.IntVar(&ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
-	f.StringVar(&export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
-	f.StringVar(&goalPolicy, "goal-policy", "", "goal-reaching ant policy file (e.g. DIR/snapshots/actor-NNNNNNN.safetensors of a --env antgoal run) that steers AntMaze collection; default: the committed one")
-	rootCmd.AddCommand(cmd)
+	f.IntVar(&o.mediumEps, "medium-episodes", 0, "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)")
+	f.IntVar(&o.ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
+	f.StringVar(&o.export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
+	f.StringVar(&o.goalPolicy, "goal-policy", "", "goal-reaching ant policy file (e.g. DIR/snapshots/actor-NNNNNNN.safetensors of a --env antgoal run) that steers AntMaze collection; default: the committed one")
+	return cmd
+}
+
+// collectMode is which of collect's modes its arguments and flags ask for.
+type collectMode int
+
+const (
+	collectDatasets collectMode = iota // D4RL dataset names
+	collectExport                      // --export-policies
+	collectSACRun                      // --run-dir (and --resume)
+	collectInMemory                    // the small in-memory pipeline
+)
+
+// mode tells collect's mode from the dataset names and flags.
+func (o *collectOptions) mode(args []string) collectMode {
+	switch {
+	case len(args) > 0:
+		return collectDatasets
+	case o.export != "":
+		return collectExport
+	case o.resume || o.runDir != "":
+		return collectSACRun
+	}
+	return collectInMemory
+}
+
+// transitionsOr is --transitions, or def when it was not given.
+func (o *collectOptions) transitionsOr(def int) int {
+	if !o.flags.Changed("transitions") {
+		return def
+	}
+	return o.transitions
+}
+
+// validate checks the flags before any work: those of every mode, then
+// those of the mode the arguments ask for.
+func (o *collectOptions) validate(args []string) error {
+	if err := firstErr(needWidths("hidden", o.hidden), needPositive("sac-steps", o.sacSteps),
+		needPositive("snapshot-every", o.evalEvery), needPositive("transitions", o.transitions),
+		needPositive("checkpoint-every", o.ckptEvery), needNonNegative("medium-episodes", o.mediumEps),
+		needNonNegativeFloat("medium-band", o.mediumBand), needNonNegativeFloat("medium-score", o.mediumScore)); err != nil {
+		return err
+	}
+	if o.flags.Changed("expert-by") && o.export == "" {
+		return fmt.Errorf("--expert-by chooses the exported expert: it needs --export-policies")
+	}
+	if o.allowBLAS && !o.resume {
+		return fmt.Errorf("--allow-backend-change only applies with --resume")
+	}
+	if o.goalPolicy != "" && len(args) == 0 {
+		return fmt.Errorf("--goal-policy steers AntMaze collection: give AntMaze dataset names (e.g. koopq collect antmaze-umaze-v2 --goal-policy %s)", o.goalPolicy)
+	}
+	switch o.mode(args) {
+	case collectDatasets:
+		if o.runDir != "" || o.resume {
+			return fmt.Errorf("--run-dir/--resume run SAC; give either dataset names or --run-dir, not both")
+		}
+		if o.flags.Changed("env") {
+			return fmt.Errorf("--env is not used with dataset names (the name says the env)")
+		}
+	case collectExport:
+		if o.runDir == "" {
+			return fmt.Errorf("--export-policies needs --run-dir DIR (the SAC run to take the policies from)")
+		}
+	case collectSACRun:
+		return o.validateSACRun()
+	case collectInMemory:
+		return o.validateInMemory()
+	}
+	return nil
+}
+
+// validateSACRun checks the flags of a --run-dir run, new or resumed.
+func (o *collectOptions) validateSACRun() error {
+	if o.runDir == "" {
+		return fmt.Errorf("--resume needs --run-dir DIR (the run to continue)")
+	}
+	if o.resume {
+		for _, fl := range []string{"env", "sac-steps", "seed", "hidden", "snapshot-every", "medium-score", "checkpoint-every", "medium-by", "medium-band", "medium-episodes"} {
+			if o.flags.Changed(fl) {
+				return fmt.Errorf("--%s cannot change a run being resumed (its config is %s/config.json)", fl, o.runDir)
+			}
+		}
+		return nil
+	}
+	if !o.flags.Changed("env") {
+		return fmt.Errorf("--run-dir starts a SAC run: give --env (hopper, halfcheetah, walker2d, ...)")
+	}
+	return nil
+}
+
+// validateInMemory checks everything the in-memory pipeline needs, before
+// --out is made.
+func (o *collectOptions) validateInMemory() error {
+	if o.fromRun != "" {
+		return fmt.Errorf("--from-run takes dataset names (e.g. koopq collect hopper-medium-replay-v2 --from-run %s)", o.fromRun)
+	}
+	if !(o.medium > 0 && o.medium < 1) {
+		return fmt.Errorf("--medium-level %v: must lie strictly between 0 (random) and 1 (expert)", o.medium)
+	}
+	if o.sacSteps < o.evalEvery {
+		return fmt.Errorf("--sac-steps %d is below --snapshot-every %d: SAC would take no snapshot to pick the medium and expert policies from", o.sacSteps, o.evalEvery)
+	}
+	if _, err := env.Make(o.envName); err != nil {
+		return fmt.Errorf("--env: %w", err)
+	}
+	// The SAC replay buffer, then five datasets (medium-expert twice the rows).
+	n := o.transitionsOr(100000)
+	if err := run.CheckCollectMemory(fmt.Sprintf("--transitions %d with --sac-steps %d", n, o.sacSteps), o.envName, float64(o.sacSteps)+6*float64(n)); err != nil {
+		return err
+	}
+	return needOutDir("out", o.out)
+}
+
+// run does the work of the mode the arguments ask for; validate has passed.
+func (o *collectOptions) run(ctx context.Context, args []string) error {
+	switch o.mode(args) {
+	case collectDatasets:
+		return o.runDatasets(ctx, args)
+	case collectExport:
+		return o.runExport()
+	case collectSACRun:
+		return o.runSAC(ctx)
+	}
+	return o.runInMemory(ctx)
+}
+
+// runDatasets writes the D4RL datasets named by args.
+func (o *collectOptions) runDatasets(ctx context.Context, args []string) error {
+	progress, finish := stageBars()
+	files, err := run.WriteD4RLDatasets(ctx, args, run.D4RLOptions{Out: o.out, Transitions: o.transitionsOr(1_000_000), Seed: o.seed, FromRun: o.fromRun,
+		MediumBy: o.mediumBy, MediumBand: o.mediumBand, MediumEpisodes: o.mediumEps, GoalPolicy: o.goalPolicy},
+		progress)
+	finish()
+	for _, fi := range files {
+		if run.IsAntMazeDataset(fi.Name) {
+			fmt.Printf("%-28s %8d rows %6d episodes  %5.1f%% reach the evaluation goal  %5.1fs  %s\n",
+				fi.Name, fi.Rows, fi.Episodes, fi.Normalized, fi.Seconds, fi.Path)
+			continue
+		}
+		fmt.Printf("%-28s %8d rows %6d episodes  mean return %8.1f  normalized %6.1f  %5.1fs  %s\n",
+			fi.Name, fi.Rows, fi.Episodes, fi.MeanReturn, fi.Normalized, fi.Seconds, fi.Path)
+	}
+	if err != nil {
+		return err
+	}
+	p, err := run.RecordD4RLFiles(o.out, files)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s\n", p)
+	return nil
+}
+
+// runExport copies the medium/expert policies of --run-dir into
+// --export-policies.
+func (o *collectOptions) runExport() error {
+	es, err := run.ExportPolicies(o.runDir, o.export, o.mediumBy, o.mediumBand, o.mediumEps, o.expertBy)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		fmt.Printf("%s %s: SAC step %d, return %.1f (stochastic %.1f) -> %s\n", e.Env, e.Role, e.SACSteps, e.Return, e.StochReturn, filepath.Join(o.export, e.File))
+	}
+	return nil
+}
+
+// sacRunConfig is the config of the --run-dir run: the recorded one when
+// resuming, else the recipe's for --env with the flags given.
+func (o *collectOptions) sacRunConfig() (sac.RunConfig, error) {
+	if o.resume {
+		return sac.ReadRunConfig(o.runDir)
+	}
+	f := o.flags
+	cfg, err := run.SACRunConfig(o.envName, o.mediumScore)
+	if err != nil {
+		return cfg, err
+	}
+	if f.Changed("sac-steps") {
+		cfg.SAC.TotalSteps = o.sacSteps
+	}
+	if f.Changed("snapshot-every") {
+		cfg.SnapshotEvery = o.evalEvery
+	}
+	cfg.CheckpointEvery = o.ckptEvery
+	if f.Changed("medium-by") {
+		cfg.MediumBy = o.mediumBy
+	}
+	if f.Changed("medium-episodes") {
+		cfg.MediumEpisodes = o.mediumEps
+	}
+	if f.Changed("medium-band") {
+		lo, _ := run.MediumReturn(cfg.Env, 0)
+		hi, err := run.MediumReturn(cfg.Env, o.mediumBand)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.MediumBand = hi - lo
+	}
+	cfg.SAC.Seed = o.seed
+	cfg.SAC.Net.Hidden = o.hidden
+	return cfg, cfg.Validate()
+}
+
+// runSAC starts or resumes the D4RL-recipe SAC run in --run-dir.
+func (o *collectOptions) runSAC(ctx context.Context) error {
+	cfg, err := o.sacRunConfig()
+	if err != nil {
+		return err
+	}
+	if err := run.CheckCollectMemory(fmt.Sprintf("--sac-steps %d (the run's replay buffer)", cfg.SAC.TotalSteps), cfg.Env, float64(cfg.SAC.TotalSteps)); err != nil {
+		return err
+	}
+	b := newBar(cfg.SAC.TotalSteps, "sac "+cfg.Env)
+	last := ""
+	progress := func(p sac.RunProgress) {
+		if p.Snapshot != nil {
+			last = fmt.Sprintf("step %d: return %.0f (stochastic %.0f)", p.Step, p.Snapshot.Return, p.Snapshot.StochReturn)
+			fmt.Fprintf(os.Stderr, "\n%s, %.0f env steps/s\n", last, p.StepsPerSec)
+		}
+		b.set(p.Step, fmt.Sprintf("sac %s %s", cfg.Env, last))
+	}
+	var res *sac.RunResult
+	if o.resume {
+		res, err = sac.Resume(ctx, o.runDir, sac.ResumeOptions{AllowBLASChange: o.allowBLAS}, progress)
+	} else {
+		res, err = sac.StartRun(ctx, cfg, o.runDir, progress)
+	}
+	b.finish()
+	if err != nil {
+		return fmt.Errorf("%w (continue with: koopq collect --run-dir %s --resume)", err, o.runDir)
+	}
+	runDir := o.runDir
+	if cfg.Env == mujoco.AntGoalName {
+		fmt.Printf("goal-reaching policy: step %d, return %.1f (stochastic %.1f): %s\n", res.Expert.Step, res.Expert.Return, res.Expert.StochReturn, filepath.Join(runDir, sac.RunExpertFile))
+		fmt.Printf("AntMaze data: koopq collect antmaze-umaze-v2 --goal-policy %s (or commit it: koopq collect --run-dir %s --export-policies policies/data)\n",
+			filepath.Join(runDir, sac.RunExpertFile), runDir)
+		return nil
+	}
+	if res.Medium != nil {
+		fmt.Printf("medium: step %d, return %.1f (stochastic %.1f), replay %d rows\n", res.Medium.Step, res.Medium.Return, res.Medium.StochReturn, res.Medium.ReplayLen)
+	} else {
+		fmt.Printf("medium: no snapshot reached return %.1f\n", cfg.MediumReturn)
+	}
+	fmt.Printf("expert: step %d, return %.1f (stochastic %.1f)\n", res.Expert.Step, res.Expert.Return, res.Expert.StochReturn)
+	fmt.Printf("wrote %s; datasets: koopq collect %s-medium-replay-v2 %s-full-replay-v2 ... --from-run %s\n",
+		filepath.Join(runDir, sac.RunResultFile), cfg.Env, cfg.Env, runDir)
+	return nil
+}
+
+// runInMemory runs the small in-memory pipeline: SAC, then five datasets
+// in --out.
+func (o *collectOptions) runInMemory(ctx context.Context) error {
+	cfg := sac.CollectConfig{Env: o.envName, SAC: sac.DefaultConfig(o.sacSteps), EvalEvery: o.evalEvery, EvalEpisodes: 5,
+		Transitions: o.transitionsOr(100000), MediumLevel: o.medium}
+	cfg.SAC.Seed = o.seed
+	cfg.SAC.Net.Hidden = o.hidden
+	progress, finish := stageBars()
+	_, res, err := run.Collect(ctx, cfg, o.out, progress)
+	finish()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("random policy return %.1f, medium %.1f (SAC step %d), expert %.1f (SAC step %d)\n",
+		res.Info.RandomReturn, res.Info.Medium.Return, res.Info.Medium.Step, res.Info.Expert.Return, res.Info.Expert.Step)
+	names := make([]string, 0, len(res.Files))
+	for n := range res.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Printf("  %-14s %7d transitions  %s\n", n, res.Sizes[n], res.Files[n])
+	}
+	fmt.Fprintf(os.Stdout, "wrote %s/collect.json\n", o.out)
+	return nil
 }
 
 // stageBars shows one progress bar per named stage of a long job: progress

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
@@ -16,17 +17,23 @@ import (
 	"github.com/koopq/koopq/sac"
 )
 
-func init() {
-	var (
-		envName  string
-		policy   string
-		episodes int
-		seed     uint64
-		workers  int
-		jsonOut  string
-		runDirs  []string
-		gamma    float64
-	)
+// evalOptions holds the flag values of 'koopq eval'.
+type evalOptions struct {
+	envName  string
+	policy   string
+	episodes int
+	seed     uint64
+	workers  int
+	jsonOut  string
+	runDirs  []string
+	gamma    float64
+
+	flags *pflag.FlagSet // the command's flags, to tell which were given
+}
+
+// newEvalCmd makes 'koopq eval'.
+func newEvalCmd() *cobra.Command {
+	o := &evalOptions{}
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Evaluate a policy (a trained policy.safetensors or 'random') in a simulator",
@@ -46,135 +53,157 @@ func init() {
 			"estimates from data, to check an off-policy estimate against the simulator).\n" +
 			"Environments: " + strings.Join(env.Names(), ", "),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Everything is checked before the first episode: flags, the
-			// output file, the env, and that the policy fits the env.
-			if err := needPositive("episodes", episodes); err != nil {
+		RunE: func(*cobra.Command, []string) error {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if err := eval.CheckEpisodes(episodes); err != nil {
-				return err
-			}
-			if err := needPositive("workers", workers); err != nil {
-				return err
-			}
-			if !(gamma >= 0 && gamma < 1) {
-				return fmt.Errorf("--gamma %v: the discount must be in (0, 1) (0: undiscounted returns only)", gamma)
-			}
-			if jsonOut != "" {
-				if err := needOutFile("json", jsonOut); err != nil {
-					return err
-				}
-			}
-			if cmd.Flags().Changed("run") {
-				for _, d := range runDirs {
-					if d == "" {
-						return fmt.Errorf("--run: empty directory name")
-					}
-				}
-				for _, f := range []string{"policy", "env", "gamma"} {
-					if cmd.Flags().Changed(f) {
-						return fmt.Errorf("--run evaluates each run's own policy on the env its results.json records: --%s cannot be given with it", f)
-					}
-				}
-				ep, sd := cmd.Flags().Changed("episodes"), cmd.Flags().Changed("seed")
-				switch {
-				case ep && sd:
-					return reevaluateRuns(runDirs, episodes, seed, workers, jsonOut)
-				case ep || sd:
-					return fmt.Errorf("--run with --episodes and --seed re-evaluates the runs' final policies on fresh episodes: " +
-						"give both (without either, --run replays the recorded evaluation)")
-				}
-				return replayRuns(runDirs, workers, jsonOut)
-			}
-			var newPolicy func() eval.Policy
-			switch policy {
-			case "":
-				return fmt.Errorf("--policy: empty; give a policy file, random or untrained")
-			case "random", "untrained":
-				if envName == "" {
-					return fmt.Errorf("--env is required with --policy %s", policy)
-				}
-				e, err := env.Make(envName)
-				if err != nil {
-					return fmt.Errorf("--env: %w", err)
-				}
-				if policy == "random" {
-					sp := e.ActionSpace()
-					var k uint64
-					newPolicy = func() eval.Policy {
-						k++
-						return &eval.RandomPolicy{Space: sp, Rng: rand.New(rand.NewPCG(seed^0x7a4d, k))}
-					}
-					workers = 1 // one stream per worker: keep the draw order fixed
-					break
-				}
-				scale, err := sac.Scale(e)
-				if err != nil {
-					return err
-				}
-				obsDim := e.ObservationSpace().Dim()
-				actor := sac.NewActor(sac.DefaultNetConfig(), obsDim, len(scale.Low), rand.New(rand.NewPCG(seed, 0x5eed)))
-				p := sac.NewPolicy(actor, nil, scale)
-				newPolicy = func() eval.Policy { return p.Clone() }
-			default:
-				p, recorded, err := run.LoadPolicy(policy)
-				if err != nil {
-					return fmt.Errorf("--policy: %w", err)
-				}
-				if envName == "" {
-					if recorded == "" {
-						return fmt.Errorf("--env is required: policy %s records no environment", policy)
-					}
-					envName = recorded
-				}
-				e, err := env.Make(envName)
-				if err != nil {
-					return fmt.Errorf("--env: %w", err)
-				}
-				if err := run.CheckPolicyEnv(policy, p, recorded, envName, e); err != nil {
-					return err
-				}
-				newPolicy = func() eval.Policy { return p.Clone() }
-			}
-			res, err := eval.EvaluateDiscounted(envName, newPolicy, episodes, seed, workers, gamma)
-			if err != nil {
-				return err
-			}
-			fmt.Printf("%s, policy %s, %s (seed %d): return %.2f ± %.2f (min %.2f, max %.2f)\n",
-				envName, policy, plural.Count(episodes, "episode"), seed, res.Mean, res.Std, res.Min, res.Max)
-			if gamma > 0 {
-				_, sd := eval.MeanStd(res.DiscountedReturns)
-				fmt.Printf("discounted return (γ %g) %.2f ± %.2f\n", gamma, res.DiscountedMean, sd)
-			}
-			if !math.IsNaN(float64(res.Normalized)) {
-				_, ref, _ := eval.ReferenceFor(envName)
-				fmt.Printf("normalized score %.2f ± %.2f (random %.4g, expert %.4g: %s)\n", res.Normalized, res.NormalizedStd, ref.Random, ref.Expert, ref.Source)
-			}
-			if !math.IsNaN(float64(res.SuccessRate)) {
-				fmt.Printf("success rate %.1f%% (%d of %s reached the goal)\n", 100*res.SuccessRate,
-					int(math.Round(float64(res.SuccessRate)*float64(episodes))), plural.Count(episodes, "episode"))
-			}
-			if jsonOut != "" {
-				return writeJSONFile(jsonOut, struct {
-					Result     eval.Result    `json:"result"`
-					Policy     string         `json:"policy"`
-					Provenance run.Provenance `json:"provenance"`
-				}{res, policy, run.CurrentProvenance()})
-			}
-			return nil
+			return o.run()
 		},
 	}
+	o.flags = cmd.Flags()
 	f := cmd.Flags()
-	f.StringVar(&envName, "env", "", "environment (default: the one recorded in the policy file)")
-	f.StringVar(&policy, "policy", "random", "policy file (policy.safetensors from 'koopq train'), 'random' (uniform actions) or 'untrained' (a freshly initialized 2×256 actor, seeded by --seed)")
-	f.IntVar(&episodes, "episodes", 10, "episodes")
-	f.Uint64Var(&seed, "seed", 0, "seed of the episodes' initial states")
-	f.IntVar(&workers, "workers", 2, "parallel episode workers")
-	f.Float64Var(&gamma, "gamma", 0, "also report the discounted return Σ γᵗ rₜ per episode with this discount in (0, 1) (0: none)")
-	f.StringVar(&jsonOut, "json", "", "also write the result to this JSON file")
-	f.StringArrayVar(&runDirs, "run", nil, "replay the final evaluation of the finished runs in this directory (a run, a sweep slot, a sweep or 'train --out' directory; repeatable) and compare each with its results.json; with --episodes and --seed, re-evaluate their final policies on fresh episodes")
-	rootCmd.AddCommand(cmd)
+	f.StringVar(&o.envName, "env", "", "environment (default: the one recorded in the policy file)")
+	f.StringVar(&o.policy, "policy", "random", "policy file (policy.safetensors from 'koopq train'), 'random' (uniform actions) or 'untrained' (a freshly initialized 2×256 actor, seeded by --seed)")
+	f.IntVar(&o.episodes, "episodes", 10, "episodes")
+	f.Uint64Var(&o.seed, "seed", 0, "seed of the episodes' initial states")
+	f.IntVar(&o.workers, "workers", 2, "parallel episode workers")
+	f.Float64Var(&o.gamma, "gamma", 0, "also report the discounted return Σ γᵗ rₜ per episode with this discount in (0, 1) (0: none)")
+	f.StringVar(&o.jsonOut, "json", "", "also write the result to this JSON file")
+	f.StringArrayVar(&o.runDirs, "run", nil, "replay the final evaluation of the finished runs in this directory (a run, a sweep slot, a sweep or 'train --out' directory; repeatable) and compare each with its results.json; with --episodes and --seed, re-evaluate their final policies on fresh episodes")
+	return cmd
+}
+
+// validate checks the flags and the output file; run checks the env and
+// that the policy fits it, all before the first episode.
+func (o *evalOptions) validate() error {
+	if err := firstErr(needPositive("episodes", o.episodes), eval.CheckEpisodes(o.episodes),
+		needPositive("workers", o.workers)); err != nil {
+		return err
+	}
+	if !(o.gamma >= 0 && o.gamma < 1) {
+		return fmt.Errorf("--gamma %v: the discount must be in (0, 1) (0: undiscounted returns only)", o.gamma)
+	}
+	if o.jsonOut != "" {
+		if err := needOutFile("json", o.jsonOut); err != nil {
+			return err
+		}
+	}
+	if !o.flags.Changed("run") {
+		switch o.policy {
+		case "":
+			return fmt.Errorf("--policy: empty; give a policy file, random or untrained")
+		case "random", "untrained":
+			if o.envName == "" {
+				return fmt.Errorf("--env is required with --policy %s", o.policy)
+			}
+		}
+		return nil
+	}
+	for _, d := range o.runDirs {
+		if d == "" {
+			return fmt.Errorf("--run: empty directory name")
+		}
+	}
+	for _, f := range []string{"policy", "env", "gamma"} {
+		if o.flags.Changed(f) {
+			return fmt.Errorf("--run evaluates each run's own policy on the env its results.json records: --%s cannot be given with it", f)
+		}
+	}
+	if ep, sd := o.flags.Changed("episodes"), o.flags.Changed("seed"); ep != sd {
+		return fmt.Errorf("--run with --episodes and --seed re-evaluates the runs' final policies on fresh episodes: " +
+			"give both (without either, --run replays the recorded evaluation)")
+	}
+	return nil
+}
+
+// run evaluates the policy, or with --run replays or re-evaluates the
+// runs; validate has passed.
+func (o *evalOptions) run() error {
+	if o.flags.Changed("run") {
+		if o.flags.Changed("episodes") {
+			return reevaluateRuns(o.runDirs, o.episodes, o.seed, o.workers, o.jsonOut)
+		}
+		return replayRuns(o.runDirs, o.workers, o.jsonOut)
+	}
+	newPolicy, err := o.policyMaker()
+	if err != nil {
+		return err
+	}
+	envName, episodes, gamma := o.envName, o.episodes, o.gamma
+	res, err := eval.EvaluateDiscounted(envName, newPolicy, episodes, o.seed, o.workers, gamma)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s, policy %s, %s (seed %d): return %.2f ± %.2f (min %.2f, max %.2f)\n",
+		envName, o.policy, plural.Count(episodes, "episode"), o.seed, res.Mean, res.Std, res.Min, res.Max)
+	if gamma > 0 {
+		_, sd := eval.MeanStd(res.DiscountedReturns)
+		fmt.Printf("discounted return (γ %g) %.2f ± %.2f\n", gamma, res.DiscountedMean, sd)
+	}
+	if !math.IsNaN(float64(res.Normalized)) {
+		_, ref, _ := eval.ReferenceFor(envName)
+		fmt.Printf("normalized score %.2f ± %.2f (random %.4g, expert %.4g: %s)\n", res.Normalized, res.NormalizedStd, ref.Random, ref.Expert, ref.Source)
+	}
+	if !math.IsNaN(float64(res.SuccessRate)) {
+		fmt.Printf("success rate %.1f%% (%d of %s reached the goal)\n", 100*res.SuccessRate,
+			int(math.Round(float64(res.SuccessRate)*float64(episodes))), plural.Count(episodes, "episode"))
+	}
+	if o.jsonOut != "" {
+		return writeJSONFile(o.jsonOut, struct {
+			Result     eval.Result    `json:"result"`
+			Policy     string         `json:"policy"`
+			Provenance run.Provenance `json:"provenance"`
+		}{res, o.policy, run.CurrentProvenance()})
+	}
+	return nil
+}
+
+// policyMaker makes --policy's policy for each episode worker, after it
+// checked the env and that the policy fits it. It settles --env (a policy
+// file's recorded env when not given) and, for random, --workers.
+func (o *evalOptions) policyMaker() (func() eval.Policy, error) {
+	switch o.policy {
+	case "random", "untrained":
+		e, err := env.Make(o.envName)
+		if err != nil {
+			return nil, fmt.Errorf("--env: %w", err)
+		}
+		if o.policy == "random" {
+			sp := e.ActionSpace()
+			var k uint64
+			o.workers = 1 // one stream per worker: keep the draw order fixed
+			return func() eval.Policy {
+				k++
+				return &eval.RandomPolicy{Space: sp, Rng: rand.New(rand.NewPCG(o.seed^0x7a4d, k))}
+			}, nil
+		}
+		scale, err := sac.Scale(e)
+		if err != nil {
+			return nil, err
+		}
+		obsDim := e.ObservationSpace().Dim()
+		actor := sac.NewActor(sac.DefaultNetConfig(), obsDim, len(scale.Low), rand.New(rand.NewPCG(o.seed, 0x5eed)))
+		p := sac.NewPolicy(actor, nil, scale)
+		return func() eval.Policy { return p.Clone() }, nil
+	}
+	p, recorded, err := run.LoadPolicy(o.policy)
+	if err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	if o.envName == "" {
+		if recorded == "" {
+			return nil, fmt.Errorf("--env is required: policy %s records no environment", o.policy)
+		}
+		o.envName = recorded
+	}
+	e, err := env.Make(o.envName)
+	if err != nil {
+		return nil, fmt.Errorf("--env: %w", err)
+	}
+	if err := run.CheckPolicyEnv(o.policy, p, recorded, o.envName, e); err != nil {
+		return nil, err
+	}
+	return func() eval.Policy { return p.Clone() }, nil
 }
 
 // replayRuns replays the final evaluation of every finished run under

@@ -29,24 +29,38 @@ func readTransitions(path string, opts dataset.ReadOptions) (*dataset.Dataset, e
 	return dataset.ReadD4RL(path, opts)
 }
 
-func init() {
+// newKoopmanCmd makes 'koopq koopman' and its subcommands train and inspect.
+func newKoopmanCmd() *cobra.Command {
 	kCmd := groupCommand("koopman", "Train and inspect the Koopman forward model (KFC Step 1 and 2)")
-	var (
-		data, envName, out, modelPath, diagOut string
-		epochs, latent                         int
-		hidden                                 []int
-		batch, patience, nDiag                 int
-		seed                                   uint64
-		lr, aeWeight, noise, valFrac, epsStd   float64
-		lrPatience                             int
-		lrFactor, minLR, minDelta              float64
-		encHidden, encOut, decHidden           string
-		maxCond                                float64
-		ropts                                  dataset.ReadOptions
-		resume                                 bool
-		allowBackend                           bool
-	)
-	trainCmd := &cobra.Command{
+	kCmd.AddCommand(newKoopmanTrainCmd(), newKoopmanInspectCmd())
+	return kCmd
+}
+
+// koopmanTrainOptions holds the flag values of 'koopq koopman train'.
+type koopmanTrainOptions struct {
+	data, envName, out                   string
+	epochs, latent                       int
+	hidden                               []int
+	batch, patience, nDiag               int
+	seed                                 uint64
+	lr, aeWeight, noise, valFrac, epsStd float64
+	lrPatience                           int
+	lrFactor, minLR, minDelta            float64
+	encHidden, encOut, decHidden         string
+	maxCond                              float64
+	ropts                                dataset.ReadOptions
+	resume                               bool
+	allowBackend                         bool
+
+	// finished is set by validate when --resume finds the model already
+	// trained: run then only says so.
+	finished bool
+}
+
+// newKoopmanTrainCmd makes 'koopq koopman train'.
+func newKoopmanTrainCmd() *cobra.Command {
+	o := &koopmanTrainOptions{}
+	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Fit E, K(a) = K0 + Σ a_i K_i, D on an offline dataset",
 		Long: `Trains the bilinear Koopman forward model of the KFC paper (Eq. Fwdmodel) with
@@ -81,251 +95,321 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 (authors' code; the paper gives no value), σ = 0.06 (paper and code).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if data == "" {
-				return fmt.Errorf("--data is required")
-			}
-			if out == "" {
-				return fmt.Errorf("--out is required")
-			}
-			if err := needOutFile("out", out); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if err := needOutFile("out", out+".json"); err != nil {
-				return err
-			}
-			ckpt := out + ".ckpt"
-			_, ckErr := os.Stat(ckpt)
-			switch {
-			case ckErr == nil && !resume:
-				return fmt.Errorf("%s holds an interrupted training of --out %s: continue it with --resume, or delete it to start over", ckpt, out)
-			case ckErr != nil && resume:
-				if modelFinished(out) {
-					// As 'koopq train --resume' on a finished run: nothing to do.
-					fmt.Fprintf(cmd.OutOrStdout(), "Koopman model %s is already finished (%s.json has its training); nothing to do\n", out, out)
-					return nil
-				}
-				return fmt.Errorf("--resume: no checkpoint %s to continue (%v)", ckpt, unwrapPathErr(ckErr))
-			case allowBackend && !resume:
-				return fmt.Errorf("--allow-backend-change only applies with --resume")
-			}
-			for _, c := range []error{
-				needPositive("max-epochs", epochs), needPositive("latent", latent), needWidths("hidden", hidden),
-				needPositive("batch", batch), needNonNegative("patience", patience), needNonNegative("diag-n", nDiag),
-				needPositiveFloat("lr", lr), needNonNegativeFloat("ae-weight", aeWeight), needNonNegativeFloat("noise", noise),
-				needNonNegative("lr-patience", lrPatience), needNonNegativeFloat("min-lr", minLR), needNonNegativeFloat("min-delta", minDelta),
-				needPositiveFloat("eps-std", epsStd), needPositiveFloat("max-cond", maxCond), needReadOptions(ropts),
-			} {
-				if c != nil {
-					return c
-				}
-			}
-			if envName != "" {
-				if _, err := env.Make(envName); err != nil {
-					return fmt.Errorf("--env: %w", err)
-				}
-			}
-			if !(valFrac > 0 && valFrac < 1) {
-				return fmt.Errorf("--val-fraction %v: must be in (0, 1)", valFrac)
-			}
-			for flag, a := range map[string]string{"enc-act": encHidden, "enc-out-act": encOut, "dec-act": decHidden} {
-				if _, ok := nn.ParseActivation(a); !ok {
-					return fmt.Errorf("--%s %q: want tanh, relu or identity", flag, a)
-				}
-			}
-			d, err := readTransitions(data, ropts)
-			if err != nil {
-				return err
-			}
-			if envName != "" {
-				// The model is labelled with --env: refuse data of another env.
-				if err := run.CheckDataEnv(d, data, envName); err != nil {
-					return err
-				}
-			}
-			mc := koopman.DefaultModelConfig(d.ObsDim, d.ActDim)
-			mc.Latent, mc.Seed = latent, seed
-			mc.Hidden = hidden
-			mc.EncoderHidden, mc.EncoderOutput, mc.DecoderHidden = encHidden, encOut, decHidden
-			m, err := koopman.NewModel(mc)
-			if err != nil {
-				return err
-			}
-			tc := koopman.DefaultTrainConfig()
-			tc.MaxEpochs, tc.Batch, tc.LR, tc.AEWeight, tc.NoiseSigma = epochs, batch, lr, aeWeight, noise
-			tc.ValFraction, tc.Patience, tc.Seed = valFrac, patience, seed
-			tc.LRPatience, tc.LRFactor, tc.MinLR, tc.MinDelta = lrPatience, lrFactor, minLR, minDelta
-			if err := tc.Validate(); err != nil {
-				return err
-			}
-			// Validated: take the training's lock (nothing is written before).
-			unlock, err := lockModel(out)
-			if err != nil {
-				return err
-			}
-			finished := false
-			defer func() {
-				if finished { // the lock file goes with the finished training; a racer re-checks the checkpoint below
-					os.Remove(filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".lock"))
-				}
-				unlock()
-			}()
-			if _, err := os.Stat(ckpt); (err == nil) != resume {
-				// Another process finished or started this training between
-				// the check above and the lock.
-				return fmt.Errorf("%s changed while this command started (another koopq process?): run it again", ckpt)
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "Koopman model: %d transitions from %s (env %q), S=%d m=%d N=%d hidden %v, %d parameters\n",
-				d.Len(), data, envName, d.ObsDim, d.ActDim, mc.Latent, mc.Hidden, nnParams(m))
-			if resume {
-				fmt.Fprintf(w, "continuing the training checkpointed in %s\n", ckpt)
-			}
-			ctx, stop := signalContext(cmd.Context(), "stopping the Koopman training (the finished epochs are in "+ckpt+")")
-			defer stop()
-			start := time.Now()
-			res, err := koopman.TrainWith(ctx, m, d.Observations, d.Actions, d.NextObservations, tc, koopman.TrainOptions{
-				Checkpoint: ckpt, Backend: run.GEMMIdentity(run.CurrentProvenance()), AllowBackendChange: allowBackend,
-				OnEpoch: func(st koopman.EpochStats) {
-					mark := ""
-					if st.Best {
-						mark = " *"
-					}
-					fmt.Fprintf(w, "epoch %3d/%d  lr %.3g  train %.5f (fwd %.5f, ae %.5f)  val %.5f (fwd %.5f, ae %.5f)  %.1fs, %.0f samples/s%s\n",
-						st.Epoch, tc.MaxEpochs, st.LR, st.TrainTotal, st.TrainFwd, st.TrainAE, st.ValTotal, st.ValFwd, st.ValAE, st.Seconds, st.SamplesPerSec, mark)
-					run.CrashPoint(ctx, "koopman-epoch")
-				}})
-			if err != nil {
-				if ctx.Err() != nil {
-					return &resumableError{err: fmt.Errorf("%w; continue with the same command and --resume", err)}
-				}
-				return err
-			}
-
-			fmt.Fprintf(w, "stopped: %s (%s); best epoch %d; final lr %.3g; %.1fs\n", res.Stopped, res.StopDetail, res.BestEpoch, res.FinalLR, time.Since(start).Seconds())
-			if res.Undertrained {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", res.Warning)
-			}
-			dc := koopman.DefaultDiagConfig()
-			dc.Samples, dc.EpsStd, dc.Seed, dc.Symmetry.MaxCond = nDiag, epsStd, seed, maxCond
-			diag, err := m.Diagnose(d.Observations, d.Actions, d.NextObservations, dc)
-			if err != nil {
-				return err
-			}
-			printDiagnostics(w, diag, dc)
-			best := res.Epochs[res.BestEpoch-1]
-			prov := run.CurrentProvenance()
-			meta := res.Metadata() // best_epoch, stopped, final_lr, undertrained, train_config, ...
-			meta["env"], meta["data"], meta["provenance"] = envName, data, mustJSON(prov)
-			meta["val_fwd"], meta["val_ae"] = fmt.Sprint(best.ValFwd), fmt.Sprint(best.ValAE)
-			if err := m.Save(out, meta); err != nil {
-				return err
-			}
-			summary := map[string]any{"model": out, "env": envName, "data": data, "transitions": d.Len(),
-				"model_config": mc, "train": res, "diagnostics": diag, "provenance": prov}
-			if err := writeJSONFile(out+".json", summary); err != nil {
-				return err
-			}
-			if err := os.Remove(ckpt); err != nil {
-				return fmt.Errorf("removing the finished training's checkpoint: %w", err)
-			}
-			fmt.Fprintf(w, "wrote %s and %s.json\n", out, out)
-			finished = true
-			return nil
+			return o.run(cmd)
 		},
 	}
-	f := trainCmd.Flags()
-	f.StringVar(&data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
-	f.StringVar(&envName, "env", "", "environment name, recorded in the model metadata")
-	f.StringVar(&out, "out", "", "output model file, e.g. model.safetensors (required)")
-	f.IntVar(&epochs, "max-epochs", 75, "maximum epochs (paper: 75; authors' code: up to 400)")
-	f.IntVar(&epochs, "epochs", 75, "old name of --max-epochs")
+	f := cmd.Flags()
+	f.StringVar(&o.data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
+	f.StringVar(&o.envName, "env", "", "environment name, recorded in the model metadata")
+	f.StringVar(&o.out, "out", "", "output model file, e.g. model.safetensors (required)")
+	f.IntVar(&o.epochs, "max-epochs", 75, "maximum epochs (paper: 75; authors' code: up to 400)")
+	f.IntVar(&o.epochs, "epochs", 75, "old name of --max-epochs")
 	_ = f.MarkDeprecated("epochs", "use --max-epochs (train: --koopman-max-epochs)")
-	f.Uint64Var(&seed, "seed", 0, "seed for weights, split, shuffling and noise")
-	f.IntVar(&latent, "latent", 32, "Koopman latent dimension N")
-	f.IntSliceVar(&hidden, "hidden", []int{512, 512}, "hidden layer widths of encoder and decoder, e.g. 512,512 (paper)")
-	f.IntVar(&batch, "batch", 256, "minibatch size")
-	f.Float64Var(&lr, "lr", 3e-4, "Adam learning rate")
-	f.Float64Var(&aeWeight, "ae-weight", 10, "γ_ae, weight of the autoencoder loss (authors' code: 10)")
-	f.Float64Var(&noise, "noise", 6e-2, "σ of the Gaussian noise on autoencoder inputs (state units)")
-	f.Float64Var(&valFrac, "val-fraction", 0.3, "validation share of transitions")
-	f.IntVar(&patience, "patience", 10, "early stopping: epochs without a --min-delta relative validation improvement (0: off)")
-	f.Float64Var(&minDelta, "min-delta", 1e-3, "relative validation improvement that counts for --patience and --lr-patience")
-	f.IntVar(&lrPatience, "lr-patience", 5, "epochs without improvement before the learning rate is multiplied by --lr-factor (0: constant rate)")
-	f.Float64Var(&lrFactor, "lr-factor", 0.5, "learning-rate factor on a plateau, in (0, 1) (authors' code: 0.5)")
-	f.Float64Var(&minLR, "min-lr", 1e-5, "learning-rate floor; a plateau at it stops training (stopped: min_lr)")
-	f.StringVar(&encHidden, "enc-act", "tanh", "encoder hidden activation (tanh, relu, identity)")
-	f.StringVar(&encOut, "enc-out-act", "tanh", "encoder output activation")
-	f.StringVar(&decHidden, "dec-act", "tanh", "decoder hidden activation (its output is linear)")
-	f.IntVar(&nDiag, "diag-n", 1000, "transitions sampled for the final diagnostics (0: all)")
-	f.Float64Var(&epsStd, "eps-std", 3e-3, "KFC++ ε std for the shift diagnostics (authors: shift_sigma·3e-3)")
-	f.Float64Var(&maxCond, "max-cond", 1e4, "eigenbasis condition number above which the scalar fallback generator is used")
-	f.BoolVar(&resume, "resume", false, "continue the interrupted training whose checkpoint is MODEL.ckpt")
-	f.BoolVar(&allowBackend, "allow-backend-change", false, "with --resume: continue a training checkpointed under another GEMM backend, precision or kernel")
-	addReadFlags(trainCmd, &ropts)
+	f.Uint64Var(&o.seed, "seed", 0, "seed for weights, split, shuffling and noise")
+	f.IntVar(&o.latent, "latent", 32, "Koopman latent dimension N")
+	f.IntSliceVar(&o.hidden, "hidden", []int{512, 512}, "hidden layer widths of encoder and decoder, e.g. 512,512 (paper)")
+	f.IntVar(&o.batch, "batch", 256, "minibatch size")
+	f.Float64Var(&o.lr, "lr", 3e-4, "Adam learning rate")
+	f.Float64Var(&o.aeWeight, "ae-weight", 10, "γ_ae, weight of the autoencoder loss (authors' code: 10)")
+	f.Float64Var(&o.noise, "noise", 6e-2, "σ of the Gaussian noise on autoencoder inputs (state units)")
+	f.Float64Var(&o.valFrac, "val-fraction", 0.3, "validation share of transitions")
+	f.IntVar(&o.patience, "patience", 10, "early stopping: epochs without a --min-delta relative validation improvement (0: off)")
+	f.Float64Var(&o.minDelta, "min-delta", 1e-3, "relative validation improvement that counts for --patience and --lr-patience")
+	f.IntVar(&o.lrPatience, "lr-patience", 5, "epochs without improvement before the learning rate is multiplied by --lr-factor (0: constant rate)")
+	f.Float64Var(&o.lrFactor, "lr-factor", 0.5, "learning-rate factor on a plateau, in (0, 1) (authors' code: 0.5)")
+	f.Float64Var(&o.minLR, "min-lr", 1e-5, "learning-rate floor; a plateau at it stops training (stopped: min_lr)")
+	f.StringVar(&o.encHidden, "enc-act", "tanh", "encoder hidden activation (tanh, relu, identity)")
+	f.StringVar(&o.encOut, "enc-out-act", "tanh", "encoder output activation")
+	f.StringVar(&o.decHidden, "dec-act", "tanh", "decoder hidden activation (its output is linear)")
+	f.IntVar(&o.nDiag, "diag-n", 1000, "transitions sampled for the final diagnostics (0: all)")
+	f.Float64Var(&o.epsStd, "eps-std", 3e-3, "KFC++ ε std for the shift diagnostics (authors: shift_sigma·3e-3)")
+	f.Float64Var(&o.maxCond, "max-cond", 1e4, "eigenbasis condition number above which the scalar fallback generator is used")
+	f.BoolVar(&o.resume, "resume", false, "continue the interrupted training whose checkpoint is MODEL.ckpt")
+	f.BoolVar(&o.allowBackend, "allow-backend-change", false, "with --resume: continue a training checkpointed under another GEMM backend, precision or kernel")
+	addReadFlags(cmd, &o.ropts)
+	return cmd
+}
 
-	inspectCmd := &cobra.Command{
+// checkpoint is the file the training of --out is checkpointed to.
+func (o *koopmanTrainOptions) checkpoint() string { return o.out + ".ckpt" }
+
+// validate checks the flags, and that the checkpoint's presence fits
+// --resume, before anything is read or written.
+func (o *koopmanTrainOptions) validate() error {
+	if o.data == "" {
+		return fmt.Errorf("--data is required")
+	}
+	if o.out == "" {
+		return fmt.Errorf("--out is required")
+	}
+	if err := needOutFile("out", o.out); err != nil {
+		return err
+	}
+	if err := needOutFile("out", o.out+".json"); err != nil {
+		return err
+	}
+	ckpt := o.checkpoint()
+	_, ckErr := os.Stat(ckpt)
+	switch {
+	case ckErr == nil && !o.resume:
+		return fmt.Errorf("%s holds an interrupted training of --out %s: continue it with --resume, or delete it to start over", ckpt, o.out)
+	case ckErr != nil && o.resume:
+		if modelFinished(o.out) {
+			o.finished = true
+			return nil
+		}
+		return fmt.Errorf("--resume: no checkpoint %s to continue (%v)", ckpt, unwrapPathErr(ckErr))
+	case o.allowBackend && !o.resume:
+		return fmt.Errorf("--allow-backend-change only applies with --resume")
+	}
+	if err := firstErr(
+		needPositive("max-epochs", o.epochs), needPositive("latent", o.latent), needWidths("hidden", o.hidden),
+		needPositive("batch", o.batch), needNonNegative("patience", o.patience), needNonNegative("diag-n", o.nDiag),
+		needPositiveFloat("lr", o.lr), needNonNegativeFloat("ae-weight", o.aeWeight), needNonNegativeFloat("noise", o.noise),
+		needNonNegative("lr-patience", o.lrPatience), needNonNegativeFloat("min-lr", o.minLR), needNonNegativeFloat("min-delta", o.minDelta),
+		needPositiveFloat("eps-std", o.epsStd), needPositiveFloat("max-cond", o.maxCond), needReadOptions(o.ropts),
+	); err != nil {
+		return err
+	}
+	if o.envName != "" {
+		if _, err := env.Make(o.envName); err != nil {
+			return fmt.Errorf("--env: %w", err)
+		}
+	}
+	if !(o.valFrac > 0 && o.valFrac < 1) {
+		return fmt.Errorf("--val-fraction %v: must be in (0, 1)", o.valFrac)
+	}
+	for flag, a := range map[string]string{"enc-act": o.encHidden, "enc-out-act": o.encOut, "dec-act": o.decHidden} {
+		if _, ok := nn.ParseActivation(a); !ok {
+			return fmt.Errorf("--%s %q: want tanh, relu or identity", flag, a)
+		}
+	}
+	return nil
+}
+
+// prepare reads the dataset and makes the untrained model and the
+// training config.
+func (o *koopmanTrainOptions) prepare() (*dataset.Dataset, *koopman.Model, koopman.TrainConfig, error) {
+	var tc koopman.TrainConfig
+	d, err := readTransitions(o.data, o.ropts)
+	if err != nil {
+		return nil, nil, tc, err
+	}
+	if o.envName != "" {
+		// The model is labelled with --env: refuse data of another env.
+		if err := run.CheckDataEnv(d, o.data, o.envName); err != nil {
+			return nil, nil, tc, err
+		}
+	}
+	mc := koopman.DefaultModelConfig(d.ObsDim, d.ActDim)
+	mc.Latent, mc.Seed = o.latent, o.seed
+	mc.Hidden = o.hidden
+	mc.EncoderHidden, mc.EncoderOutput, mc.DecoderHidden = o.encHidden, o.encOut, o.decHidden
+	m, err := koopman.NewModel(mc)
+	if err != nil {
+		return nil, nil, tc, err
+	}
+	tc = koopman.DefaultTrainConfig()
+	tc.MaxEpochs, tc.Batch, tc.LR, tc.AEWeight, tc.NoiseSigma = o.epochs, o.batch, o.lr, o.aeWeight, o.noise
+	tc.ValFraction, tc.Patience, tc.Seed = o.valFrac, o.patience, o.seed
+	tc.LRPatience, tc.LRFactor, tc.MinLR, tc.MinDelta = o.lrPatience, o.lrFactor, o.minLR, o.minDelta
+	return d, m, tc, tc.Validate()
+}
+
+// run trains the model under the training's lock, then diagnoses and
+// writes it; validate has passed.
+func (o *koopmanTrainOptions) run(cmd *cobra.Command) error {
+	w := cmd.OutOrStdout()
+	if o.finished {
+		// As 'koopq train --resume' on a finished run: nothing to do.
+		fmt.Fprintf(w, "Koopman model %s is already finished (%s.json has its training); nothing to do\n", o.out, o.out)
+		return nil
+	}
+	d, m, tc, err := o.prepare()
+	if err != nil {
+		return err
+	}
+	// Validated: take the training's lock (nothing is written before).
+	unlock, err := lockModel(o.out)
+	if err != nil {
+		return err
+	}
+	finished := false
+	defer func() {
+		if finished { // the lock file goes with the finished training; a racer re-checks the checkpoint below
+			os.Remove(filepath.Join(filepath.Dir(o.out), "."+filepath.Base(o.out)+".lock"))
+		}
+		unlock()
+	}()
+	ckpt := o.checkpoint()
+	if _, err := os.Stat(ckpt); (err == nil) != o.resume {
+		// Another process finished or started this training between
+		// the check above and the lock.
+		return fmt.Errorf("%s changed while this command started (another koopq process?): run it again", ckpt)
+	}
+	fmt.Fprintf(w, "Koopman model: %d transitions from %s (env %q), S=%d m=%d N=%d hidden %v, %d parameters\n",
+		d.Len(), o.data, o.envName, d.ObsDim, d.ActDim, m.Cfg.Latent, m.Cfg.Hidden, nnParams(m))
+	if o.resume {
+		fmt.Fprintf(w, "continuing the training checkpointed in %s\n", ckpt)
+	}
+	res, err := o.train(cmd, m, d, tc)
+	if err != nil {
+		return err
+	}
+	if err := o.write(w, m, d, res); err != nil {
+		return err
+	}
+	finished = true
+	return nil
+}
+
+// train fits m on d, checkpointing every epoch; a signal stops it with a
+// resumable error.
+func (o *koopmanTrainOptions) train(cmd *cobra.Command, m *koopman.Model, d *dataset.Dataset, tc koopman.TrainConfig) (*koopman.TrainResult, error) {
+	w := cmd.OutOrStdout()
+	ckpt := o.checkpoint()
+	ctx, stop := signalContext(cmd.Context(), "stopping the Koopman training (the finished epochs are in "+ckpt+")")
+	defer stop()
+	start := time.Now()
+	res, err := koopman.TrainWith(ctx, m, d.Observations, d.Actions, d.NextObservations, tc, koopman.TrainOptions{
+		Checkpoint: ckpt, Backend: run.GEMMIdentity(run.CurrentProvenance()), AllowBackendChange: o.allowBackend,
+		OnEpoch: func(st koopman.EpochStats) {
+			mark := ""
+			if st.Best {
+				mark = " *"
+			}
+			fmt.Fprintf(w, "epoch %3d/%d  lr %.3g  train %.5f (fwd %.5f, ae %.5f)  val %.5f (fwd %.5f, ae %.5f)  %.1fs, %.0f samples/s%s\n",
+				st.Epoch, tc.MaxEpochs, st.LR, st.TrainTotal, st.TrainFwd, st.TrainAE, st.ValTotal, st.ValFwd, st.ValAE, st.Seconds, st.SamplesPerSec, mark)
+			run.CrashPoint(ctx, "koopman-epoch")
+		}})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &resumableError{err: fmt.Errorf("%w; continue with the same command and --resume", err)}
+		}
+		return nil, err
+	}
+	fmt.Fprintf(w, "stopped: %s (%s); best epoch %d; final lr %.3g; %.1fs\n", res.Stopped, res.StopDetail, res.BestEpoch, res.FinalLR, time.Since(start).Seconds())
+	if res.Undertrained {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", res.Warning)
+	}
+	return res, nil
+}
+
+// write diagnoses the trained model, saves it with its record MODEL.json
+// and removes the checkpoint.
+func (o *koopmanTrainOptions) write(w io.Writer, m *koopman.Model, d *dataset.Dataset, res *koopman.TrainResult) error {
+	dc := koopman.DefaultDiagConfig()
+	dc.Samples, dc.EpsStd, dc.Seed, dc.Symmetry.MaxCond = o.nDiag, o.epsStd, o.seed, o.maxCond
+	diag, err := m.Diagnose(d.Observations, d.Actions, d.NextObservations, dc)
+	if err != nil {
+		return err
+	}
+	printDiagnostics(w, diag, dc)
+	best := res.Epochs[res.BestEpoch-1]
+	prov := run.CurrentProvenance()
+	meta := res.Metadata() // best_epoch, stopped, final_lr, undertrained, train_config, ...
+	meta["env"], meta["data"], meta["provenance"] = o.envName, o.data, mustJSON(prov)
+	meta["val_fwd"], meta["val_ae"] = fmt.Sprint(best.ValFwd), fmt.Sprint(best.ValAE)
+	if err := m.Save(o.out, meta); err != nil {
+		return err
+	}
+	summary := map[string]any{"model": o.out, "env": o.envName, "data": o.data, "transitions": d.Len(),
+		"model_config": m.Cfg, "train": res, "diagnostics": diag, "provenance": prov}
+	if err := writeJSONFile(o.out+".json", summary); err != nil {
+		return err
+	}
+	if err := os.Remove(o.checkpoint()); err != nil {
+		return fmt.Errorf("removing the finished training's checkpoint: %w", err)
+	}
+	fmt.Fprintf(w, "wrote %s and %s.json\n", o.out, o.out)
+	return nil
+}
+
+// koopmanInspectOptions holds the flag values of 'koopq koopman inspect'.
+type koopmanInspectOptions struct {
+	modelPath, data, diagOut string
+	nDiag                    int
+	seed                     uint64
+	epsStd, maxCond          float64
+	ropts                    dataset.ReadOptions
+}
+
+// newKoopmanInspectCmd makes 'koopq koopman inspect'.
+func newKoopmanInspectCmd() *cobra.Command {
+	o := &koopmanInspectOptions{}
+	cmd := &cobra.Command{
 		Use:   "inspect",
 		Short: "Eigenvalues, commutator residuals, shift sizes and fallbacks of a trained model",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if modelPath == "" {
-				return fmt.Errorf("--model is required")
-			}
-			if data == "" {
-				return fmt.Errorf("--data is required")
-			}
-			for _, c := range []error{needNonNegative("n", nDiag), needPositiveFloat("eps-std", epsStd),
-				needPositiveFloat("max-cond", maxCond), needReadOptions(ropts)} {
-				if c != nil {
-					return c
-				}
-			}
-			if diagOut != "" {
-				if err := needOutFile("json", diagOut); err != nil {
-					return err
-				}
-			}
-			m, meta, err := koopman.LoadModel(modelPath)
-			if err != nil {
-				return fmt.Errorf("--model: %w", err)
-			}
-			d, err := readTransitions(data, ropts)
-			if err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if d.ObsDim != m.S() || d.ActDim != m.M() {
-				return fmt.Errorf("model %s is for states %d / actions %d, dataset %s has %d / %d", modelPath, m.S(), m.M(), data, d.ObsDim, d.ActDim)
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "model %s: S=%d m=%d N=%d hidden %v (env %q, best epoch %s)\n", modelPath, m.S(), m.M(), m.N(), m.Cfg.Hidden, meta["env"], meta["best_epoch"])
-			printTrainingEnd(w, meta)
-			dc := koopman.DefaultDiagConfig()
-			dc.Samples, dc.EpsStd, dc.Seed, dc.Symmetry.MaxCond = nDiag, epsStd, seed, maxCond
-			start := time.Now()
-			diag, err := m.Diagnose(d.Observations, d.Actions, d.NextObservations, dc)
-			if err != nil {
-				return err
-			}
-			printDiagnostics(w, diag, dc)
-			fmt.Fprintf(os.Stderr, "diagnosed %d transitions in %.1fs\n", diag.Samples, time.Since(start).Seconds())
-			if diagOut != "" {
-				return writeJSONFile(diagOut, diag)
-			}
-			return nil
+			return o.run(cmd.OutOrStdout())
 		},
 	}
-	g := inspectCmd.Flags()
-	g.StringVar(&modelPath, "model", "", "model written by 'koopq koopman train' (required)")
-	g.StringVar(&data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
-	g.IntVar(&nDiag, "n", 1000, "transitions to sample (0: all)")
-	g.Uint64Var(&seed, "seed", 0, "seed for the sample and the ε draws")
-	g.Float64Var(&epsStd, "eps-std", 3e-3, "KFC++ ε std per eigen-direction (authors: shift_sigma·3e-3)")
-	g.Float64Var(&maxCond, "max-cond", 1e4, "eigenbasis condition number above which the scalar fallback generator is used")
-	g.StringVar(&diagOut, "json", "", "also write the diagnostics as JSON to this file")
-	addReadFlags(inspectCmd, &ropts)
+	g := cmd.Flags()
+	g.StringVar(&o.modelPath, "model", "", "model written by 'koopq koopman train' (required)")
+	g.StringVar(&o.data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
+	g.IntVar(&o.nDiag, "n", 1000, "transitions to sample (0: all)")
+	g.Uint64Var(&o.seed, "seed", 0, "seed for the sample and the ε draws")
+	g.Float64Var(&o.epsStd, "eps-std", 3e-3, "KFC++ ε std per eigen-direction (authors: shift_sigma·3e-3)")
+	g.Float64Var(&o.maxCond, "max-cond", 1e4, "eigenbasis condition number above which the scalar fallback generator is used")
+	g.StringVar(&o.diagOut, "json", "", "also write the diagnostics as JSON to this file")
+	addReadFlags(cmd, &o.ropts)
+	return cmd
+}
 
-	kCmd.AddCommand(trainCmd, inspectCmd)
-	rootCmd.AddCommand(kCmd)
+// validate checks the flags before the model and data are read.
+func (o *koopmanInspectOptions) validate() error {
+	if o.modelPath == "" {
+		return fmt.Errorf("--model is required")
+	}
+	if o.data == "" {
+		return fmt.Errorf("--data is required")
+	}
+	if err := firstErr(needNonNegative("n", o.nDiag), needPositiveFloat("eps-std", o.epsStd),
+		needPositiveFloat("max-cond", o.maxCond), needReadOptions(o.ropts)); err != nil {
+		return err
+	}
+	if o.diagOut != "" {
+		return needOutFile("json", o.diagOut)
+	}
+	return nil
+}
+
+// run diagnoses the model on the data and prints (and with --json writes)
+// the diagnostics.
+func (o *koopmanInspectOptions) run(w io.Writer) error {
+	m, meta, err := koopman.LoadModel(o.modelPath)
+	if err != nil {
+		return fmt.Errorf("--model: %w", err)
+	}
+	d, err := readTransitions(o.data, o.ropts)
+	if err != nil {
+		return err
+	}
+	if d.ObsDim != m.S() || d.ActDim != m.M() {
+		return fmt.Errorf("model %s is for states %d / actions %d, dataset %s has %d / %d", o.modelPath, m.S(), m.M(), o.data, d.ObsDim, d.ActDim)
+	}
+	fmt.Fprintf(w, "model %s: S=%d m=%d N=%d hidden %v (env %q, best epoch %s)\n", o.modelPath, m.S(), m.M(), m.N(), m.Cfg.Hidden, meta["env"], meta["best_epoch"])
+	printTrainingEnd(w, meta)
+	dc := koopman.DefaultDiagConfig()
+	dc.Samples, dc.EpsStd, dc.Seed, dc.Symmetry.MaxCond = o.nDiag, o.epsStd, o.seed, o.maxCond
+	start := time.Now()
+	diag, err := m.Diagnose(d.Observations, d.Actions, d.NextObservations, dc)
+	if err != nil {
+		return err
+	}
+	printDiagnostics(w, diag, dc)
+	fmt.Fprintf(os.Stderr, "diagnosed %d transitions in %.1fs\n", diag.Samples, time.Since(start).Seconds())
+	if o.diagOut != "" {
+		return writeJSONFile(o.diagOut, diag)
+	}
+	return nil
 }
 
 // modelFinished reports whether the Koopman training of out has ended: the

@@ -168,7 +168,9 @@ func sweepAbs(p string) string {
 	return a
 }
 
-func init() {
+// newSweepCmd makes 'koopq sweep' and its subcommands plan, run, status
+// and exec.
+func newSweepCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Run grids of trainings (datasets × methods × seeds) from a spec file: plan, run, status",
@@ -178,19 +180,29 @@ steps, evaluation settings, named flag sets and explicit extra runs (ablations).
 resumable: finished runs are skipped, partial runs resume from their checkpoints, failed runs are reported
 and retried with --retry-failed. See examples/smoke.yaml.`,
 	}
-	cmd.AddCommand(sweepPlanCmd(), sweepRunCmd(), sweepStatusCmd(), sweepExecCmd())
-	rootCmd.AddCommand(cmd)
+	cmd.AddCommand(newSweepPlanCmd(), newSweepRunCmd(), newSweepStatusCmd(), newSweepExecCmd())
+	return cmd
 }
 
-func sweepPlanCmd() *cobra.Command {
-	var (
-		out, order, dataRoot string
-		sps                  []string
-		jobs, threads        int
-		timeLimit            time.Duration
-		retry                bool
-		only                 sweep.Selection
-	)
+// sweepPlanOptions holds the flag values of 'koopq sweep plan', and what
+// validate read: the spec, its runs and their speeds.
+type sweepPlanOptions struct {
+	out, order, dataRoot string
+	sps                  []string
+	jobs, threads        int
+	timeLimit            time.Duration
+	retry                bool
+	only                 sweep.Selection
+
+	spec   *sweep.Spec
+	runs   []sweep.Run // the selected runs, in --order
+	all    int         // the number of the spec's runs
+	speeds sweep.Speeds
+}
+
+// newSweepPlanCmd makes 'koopq sweep plan'.
+func newSweepPlanCmd() *cobra.Command {
+	o := &sweepPlanOptions{}
 	c := &cobra.Command{
 		Use:   "plan SPEC",
 		Short: "Validate a spec and list its runs, what must be made before them, and the CPU-hours of what is left",
@@ -205,122 +217,161 @@ With --time-limit it also shows what 'sweep run' with the same --time-limit, --j
 would do: when each run left would start and end, and which runs it would hold because they could not
 finish in time.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, runs, _, err := loadSpec(args[0])
-			if err != nil {
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := o.validate(args[0]); err != nil {
 				return err
 			}
-			all := len(runs)
-			speeds, err := sweepSpeeds(s, out, runs, sps)
-			if err != nil {
-				return err
-			}
-			if runs, err = only.Apply(s, runs); err != nil {
-				return err
-			}
-			if runs, err = only.Order(s, runs, order); err != nil {
-				return err
-			}
-			if jobs < 0 {
-				return fmt.Errorf("--jobs %d: must be positive (0: cores / threads)", jobs)
-			}
-			if err := sweep.CheckThreads(threads); err != nil {
-				return err
-			}
-			if threads > 0 {
-				s.Threads = threads
-			}
-			if timeLimit < 0 {
-				return fmt.Errorf("--time-limit %s: must be positive", timeLimit)
-			}
-			dataRoot = sweepDataRoot(args[0], dataRoot)
-			runs, _ = sweep.ResumeFirst(out, runs) // the order 'sweep run' starts them in
-			fmt.Print(sweep.FormatPlan(runs, out))
-			total := 0
-			for _, r := range runs {
-				total += r.Steps
-			}
-			if only.Empty() {
-				fmt.Printf("%s (%s × %s × %s + %s), %d gradient steps in all, threads per run: %d\n",
-					plural.Count(len(runs), "run"), plural.Count(len(s.Datasets), "dataset"), plural.Count(len(s.Methods), "method"),
-					plural.Count(len(s.Seeds), "seed"), plural.Count(len(runs)-len(s.Datasets)*len(s.Methods)*len(s.Seeds), "ablation run"),
-					total, s.ThreadsPerRun())
-			} else {
-				fmt.Printf("%d of the spec's %s (%s), %d gradient steps in all, threads per run: %d\n",
-					len(runs), plural.Count(all, "run"), only, total, s.ThreadsPerRun())
-			}
-			left := runs
-			if out != "" {
-				var done int
-				left, done = sweep.Left(out, runs)
-				fmt.Printf("in %s: %d of these runs done, %d left (partial runs counted whole)\n", out, done, len(left))
-			}
-			// What `sweep run` makes (or misses) before the runs that are left.
-			steps := sweep.Preparation(s, left, dataRoot)
-			for _, st := range steps {
-				fmt.Printf("first: %s → %s (koopq %s)\n", st, st.Path, strings.Join(st.Args, " "))
-			}
-			for _, m := range sweep.MissingData(s, left, dataRoot) {
-				fmt.Printf("cannot run: %s\n", m)
-			}
-			if len(steps) == 0 && len(left) > 0 {
-				fmt.Printf("first: nothing to make (the datasets and Koopman models these runs use are under %s)\n", dataRoot)
-			}
-			if len(left) == 0 {
-				fmt.Println("estimate: nothing left to run")
-				return nil
-			}
-			h, unknown := sweep.CPUHours(left, speeds, s.ThreadsPerRun())
-			if unknown == len(left) {
-				fmt.Println("estimate: no steps/s known (give --steps-per-sec, steps_per_second in the spec, or --out of a sweep with finished runs)")
-				return nil
-			}
-			what := "these runs"
-			if out != "" {
-				what = "the runs left"
-			}
-			j := jobs
-			if j == 0 {
-				j = sweep.DefaultJobs(s.ThreadsPerRun())
-			}
-			fmt.Println("steps/s per run:")
-			for _, l := range speeds.Describe(left) {
-				fmt.Println("  " + l)
-			}
-			fmt.Printf("estimate for %s: %.1f CPU-hours, %.1f hours of wall time at %s at once; evaluation and the steps above not included",
-				what, h, h/float64(j*s.ThreadsPerRun()), plural.Count(j, "run"))
-			if unknown > 0 {
-				fmt.Printf("; %s with no known steps/s not included", plural.Count(unknown, "run"))
-			}
-			fmt.Println()
-			if timeLimit > 0 {
-				fmt.Printf("'sweep run --time-limit %s' with %s at once (start–end, hours:minutes from its start):\n", limitText(timeLimit), plural.Count(j, "run"))
-				fmt.Print(sweep.FormatSchedule(sweep.Schedule(out, left, speeds, j, timeLimit, retry), timeLimit))
-			}
-			return nil
+			return o.run()
 		},
 	}
-	c.Flags().StringVar(&out, "out", "", "sweep directory: its finished runs are counted as done and give a measured steps/s")
-	c.Flags().StringSliceVar(&sps, "steps-per-sec", nil, "training speed of one run (steps/s) for the estimate: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)")
-	c.Flags().StringVar(&dataRoot, "data-root", "", "directory relative dataset and model paths are read from, as in 'sweep run' (default: the spec's directory)")
-	c.Flags().IntVar(&jobs, "jobs", 0, "runs at once, for the wall-time estimate (0: cores / threads, as 'sweep run')")
-	c.Flags().IntVar(&threads, "threads", 0, "threads per run, as in 'sweep run' (overrides the spec's threads)")
-	c.Flags().DurationVar(&timeLimit, "time-limit", 0, "also show which runs 'sweep run --time-limit' would start, when, and which it would hold")
-	c.Flags().BoolVar(&retry, "retry-failed", false, "with --time-limit: schedule failed runs too, as 'sweep run --retry-failed' would")
-	selectionFlags(c.Flags(), &only, &order)
+	c.Flags().StringVar(&o.out, "out", "", "sweep directory: its finished runs are counted as done and give a measured steps/s")
+	c.Flags().StringSliceVar(&o.sps, "steps-per-sec", nil, "training speed of one run (steps/s) for the estimate: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)")
+	c.Flags().StringVar(&o.dataRoot, "data-root", "", "directory relative dataset and model paths are read from, as in 'sweep run' (default: the spec's directory)")
+	c.Flags().IntVar(&o.jobs, "jobs", 0, "runs at once, for the wall-time estimate (0: cores / threads, as 'sweep run')")
+	c.Flags().IntVar(&o.threads, "threads", 0, "threads per run, as in 'sweep run' (overrides the spec's threads)")
+	c.Flags().DurationVar(&o.timeLimit, "time-limit", 0, "also show which runs 'sweep run --time-limit' would start, when, and which it would hold")
+	c.Flags().BoolVar(&o.retry, "retry-failed", false, "with --time-limit: schedule failed runs too, as 'sweep run --retry-failed' would")
+	selectionFlags(c.Flags(), &o.only, &o.order)
 	return c
 }
 
-func sweepRunCmd() *cobra.Command {
-	var (
-		out, executor, dataRoot, koopqFlag string
-		jobs, threads                      int
-		retry, noWait, apply, allowDirty   bool
-		poll, progressEvery, timeLimit     time.Duration
-		runSPS                             []string
-		only                               sweep.Selection
-		order                              string
-	)
+// validate reads the spec, selects and orders its runs and checks the
+// flags.
+func (o *sweepPlanOptions) validate(specPath string) error {
+	s, runs, _, err := loadSpec(specPath)
+	if err != nil {
+		return err
+	}
+	o.spec, o.all = s, len(runs)
+	if o.speeds, err = sweepSpeeds(s, o.out, runs, o.sps); err != nil {
+		return err
+	}
+	if runs, err = o.only.Apply(s, runs); err != nil {
+		return err
+	}
+	if o.runs, err = o.only.Order(s, runs, o.order); err != nil {
+		return err
+	}
+	if o.jobs < 0 {
+		return fmt.Errorf("--jobs %d: must be positive (0: cores / threads)", o.jobs)
+	}
+	if err := sweep.CheckThreads(o.threads); err != nil {
+		return err
+	}
+	if o.threads > 0 {
+		s.Threads = o.threads
+	}
+	if o.timeLimit < 0 {
+		return fmt.Errorf("--time-limit %s: must be positive", o.timeLimit)
+	}
+	o.dataRoot = sweepDataRoot(specPath, o.dataRoot)
+	return nil
+}
+
+// run prints the plan: the runs, what must be made first, and the
+// estimate for the runs left.
+func (o *sweepPlanOptions) run() error {
+	s, out := o.spec, o.out
+	runs, _ := sweep.ResumeFirst(out, o.runs) // the order 'sweep run' starts them in
+	fmt.Print(sweep.FormatPlan(runs, out))
+	total := 0
+	for _, r := range runs {
+		total += r.Steps
+	}
+	if o.only.Empty() {
+		fmt.Printf("%s (%s × %s × %s + %s), %d gradient steps in all, threads per run: %d\n",
+			plural.Count(len(runs), "run"), plural.Count(len(s.Datasets), "dataset"), plural.Count(len(s.Methods), "method"),
+			plural.Count(len(s.Seeds), "seed"), plural.Count(len(runs)-len(s.Datasets)*len(s.Methods)*len(s.Seeds), "ablation run"),
+			total, s.ThreadsPerRun())
+	} else {
+		fmt.Printf("%d of the spec's %s (%s), %d gradient steps in all, threads per run: %d\n",
+			len(runs), plural.Count(o.all, "run"), o.only, total, s.ThreadsPerRun())
+	}
+	left := runs
+	if out != "" {
+		var done int
+		left, done = sweep.Left(out, runs)
+		fmt.Printf("in %s: %d of these runs done, %d left (partial runs counted whole)\n", out, done, len(left))
+	}
+	// What `sweep run` makes (or misses) before the runs that are left.
+	steps := sweep.Preparation(s, left, o.dataRoot)
+	for _, st := range steps {
+		fmt.Printf("first: %s → %s (koopq %s)\n", st, st.Path, strings.Join(st.Args, " "))
+	}
+	for _, m := range sweep.MissingData(s, left, o.dataRoot) {
+		fmt.Printf("cannot run: %s\n", m)
+	}
+	if len(steps) == 0 && len(left) > 0 {
+		fmt.Printf("first: nothing to make (the datasets and Koopman models these runs use are under %s)\n", o.dataRoot)
+	}
+	o.estimate(left)
+	return nil
+}
+
+// estimate prints the CPU-hours and wall time of the runs left and, with
+// --time-limit, the schedule 'sweep run --time-limit' would follow.
+func (o *sweepPlanOptions) estimate(left []sweep.Run) {
+	s, out := o.spec, o.out
+	if len(left) == 0 {
+		fmt.Println("estimate: nothing left to run")
+		return
+	}
+	h, unknown := sweep.CPUHours(left, o.speeds, s.ThreadsPerRun())
+	if unknown == len(left) {
+		fmt.Println("estimate: no steps/s known (give --steps-per-sec, steps_per_second in the spec, or --out of a sweep with finished runs)")
+		return
+	}
+	what := "these runs"
+	if out != "" {
+		what = "the runs left"
+	}
+	j := o.jobs
+	if j == 0 {
+		j = sweep.DefaultJobs(s.ThreadsPerRun())
+	}
+	fmt.Println("steps/s per run:")
+	for _, l := range o.speeds.Describe(left) {
+		fmt.Println("  " + l)
+	}
+	fmt.Printf("estimate for %s: %.1f CPU-hours, %.1f hours of wall time at %s at once; evaluation and the steps above not included",
+		what, h, h/float64(j*s.ThreadsPerRun()), plural.Count(j, "run"))
+	if unknown > 0 {
+		fmt.Printf("; %s with no known steps/s not included", plural.Count(unknown, "run"))
+	}
+	fmt.Println()
+	if o.timeLimit > 0 {
+		fmt.Printf("'sweep run --time-limit %s' with %s at once (start–end, hours:minutes from its start):\n", limitText(o.timeLimit), plural.Count(j, "run"))
+		fmt.Print(sweep.FormatSchedule(sweep.Schedule(out, left, o.speeds, j, o.timeLimit, o.retry), o.timeLimit))
+	}
+}
+
+// sweepRunOptions holds the flag values of 'koopq sweep run', what
+// validate read and settled (the spec, the runs, the binary), and what run
+// found on the way (the datasets that could not be prepared).
+type sweepRunOptions struct {
+	out, executor, dataRoot, koopqFlag string
+	jobs, threads                      int
+	retry, noWait, apply, allowDirty   bool
+	poll, progressEvery, timeLimit     time.Duration
+	runSPS                             []string
+	only                               sweep.Selection
+	order                              string
+
+	flags      *pflag.FlagSet // the command's flags, to tell which were given
+	specPath   string
+	spec       *sweep.Spec
+	text       []byte      // the spec file
+	allRuns    []sweep.Run // every run of the spec
+	runs       []sweep.Run // the selected runs, in --order
+	speeds     sweep.Speeds
+	bin        string   // the koopq binary the runs execute
+	pinned     string   // the spec copy named by its hash, under <out>/.sweep
+	unprepared []string // why datasets could not be prepared
+}
+
+// newSweepRunCmd makes 'koopq sweep run'.
+func newSweepRunCmd() *cobra.Command {
+	o := &sweepRunOptions{}
 	c := &cobra.Command{
 		Use:   "run SPEC",
 		Short: "Execute a sweep here (local), on Slurm (one sbatch array) or on Kubernetes (one Indexed Job)",
@@ -348,283 +399,341 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
                      --apply runs 'kubectl apply -f' on it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			specPath := args[0]
-			s, runs, text, err := loadSpec(specPath)
-			if err != nil {
+			if err := o.validate(args[0]); err != nil {
 				return err
 			}
-			allRuns := runs
-			if runs, err = only.Apply(s, runs); err != nil {
-				return err
-			}
-			if runs, err = only.Order(s, runs, order); err != nil {
-				return err
-			}
-			if out == "" {
-				return fmt.Errorf("--out is required (the sweep directory)")
-			}
-			if jobs < 0 {
-				return fmt.Errorf("--jobs %d: must be >= 0", jobs)
-			}
-			if err := sweep.CheckThreads(threads); err != nil {
-				return err
-			}
-			if threads > 0 {
-				s.Threads = threads
-			}
-			if cmd.Flags().Changed("time-limit") && (timeLimit <= 0 || executor != "local") {
-				return fmt.Errorf("--time-limit %v: want a positive duration, with --executor local (Slurm and Kubernetes have their own time limits: the spec's slurm.time)", timeLimit)
-			}
-			if cmd.Flags().Changed("steps-per-sec") && !cmd.Flags().Changed("time-limit") {
-				return fmt.Errorf("--steps-per-sec %s: give it with --time-limit (it is only used to decide which runs can finish in time)", strings.Join(runSPS, ","))
-			}
-			speeds, err := sweepSpeeds(s, out, allRuns, runSPS)
-			if err != nil {
-				return err
-			}
-			dataRoot = sweepDataRoot(specPath, dataRoot)
-			bin, err := koopqBinary(koopqFlag)
-			if err != nil {
-				return err
-			}
-			switch executor {
-			case "local", "slurm":
-				if bad := sweep.MissingData(s, runs, dataRoot); len(bad) > 0 {
-					return fmt.Errorf("%s (relative paths are read from --data-root, default the spec's directory; 'koopq collect' makes datasets)",
-						strings.Join(bad, "; "))
-				}
-			case "k8s", "kubernetes":
-				if !only.Empty() || (order != "" && order != sweep.OrderSpec) {
-					return fmt.Errorf("--executor k8s runs the whole spec in spec order (its Indexed Job covers every run; finished ones exit at once): drop --datasets, --methods, --seeds and --order")
-				}
-				if s.Kubernetes.Image == "" {
-					return fmt.Errorf("spec %s: kubernetes.image: missing (a container image with koopq on PATH)", specPath)
-				}
-				if apply {
-					if _, err := exec.LookPath("kubectl"); err != nil {
-						return fmt.Errorf("--apply: kubectl not found on PATH")
-					}
-				}
-			default:
-				return fmt.Errorf("--executor %q: want local, slurm or k8s", executor)
-			}
-			if executor == "slurm" {
-				if _, err := exec.LookPath("sbatch"); err != nil {
-					return fmt.Errorf("--executor slurm: sbatch not found on PATH (is this a Slurm login node?)")
-				}
-			}
-			out = sweepAbs(out)
-			if st, err := os.Stat(out); err == nil && !st.IsDir() {
-				return fmt.Errorf("--out %s is not a directory", out)
-			}
-			if err := sweep.CheckIdentities(out, runs); err != nil {
-				return err
-			}
-			if w := unstampedWarning(bin); w != "" && executor != "k8s" && executor != "kubernetes" {
-				fmt.Fprintln(os.Stderr, w)
-			}
-			if executor != "k8s" && executor != "kubernetes" {
-				if err := checkDirtyBinary(bin, allowDirty); err != nil {
-					return err
-				}
-			}
-			if o := sweep.Orphans(out, allRuns); len(o) > 0 {
-				fmt.Fprintf(os.Stderr, "warning: %s in %s %s not in the spec (a renamed or removed method or dataset?); they are left alone and out of 'koopq report': %s\n",
-					plural.Count(len(o), "run directory"), out, plural.Pick(len(o), "is", "are"), strings.Join(o, ", "))
-			}
-			// Validated: now the side effects.
-			meta := filepath.Join(out, ".sweep")
-			if err := os.MkdirAll(meta, 0o755); err != nil {
-				return err
-			}
-			pinned := filepath.Join(meta, "spec-"+sweep.Hash(text)+".yaml")
-			if err := os.WriteFile(pinned, text, 0o644); err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(meta, "spec.yaml"), text, 0o644); err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(meta, "data-root"), []byte(dataRoot+"\n"), 0o644); err != nil {
-				return err
-			}
-			ctx, cancel := signalContext(cmd.Context(), "stopping; trainers checkpoint and exit (rerun the same command to continue)")
-			defer cancel()
-			var deadline time.Time
-			if timeLimit > 0 {
-				deadline = time.Now().Add(timeLimit)
-				var stop context.CancelFunc
-				ctx, stop = context.WithDeadline(ctx, deadline)
-				defer stop()
-			}
-			var unprepared []string
-			if executor != "k8s" && executor != "kubernetes" {
-				failed := sweep.Prepare(ctx, s, runs, dataRoot, bin, os.Stdout)
-				for _, d := range s.Datasets {
-					if err := failed[d.Name]; err != nil {
-						unprepared = append(unprepared, err.Error())
-						fmt.Printf("skip    dataset %s: its runs stay pending: %v\n", d.Name, err)
-					}
-				}
-				if ctx.Err() != nil {
-					err := fmt.Errorf("stopped while preparing datasets (rerun the same command to continue)")
-					if errors.Is(ctx.Err(), context.Canceled) { // a signal: resumable, as train's
-						return &resumableError{err: err}
-					}
-					return err
-				}
-				runs = sweep.WithoutDatasets(runs, failed)
-				// The data and models the runs will read must be those the
-				// sweep's earlier runs read: one cell, one dataset.
-				mismatch, err := sweep.CheckInputs(out, s, runs, dataRoot)
-				if err != nil {
-					return err
-				}
-				if len(mismatch) > 0 {
-					var msgs []string
-					for _, d := range s.Datasets {
-						if err := mismatch[d.Name]; err != nil {
-							msgs = append(msgs, err.Error())
-						}
-					}
-					return fmt.Errorf("refusing to run: %s", strings.Join(msgs, "; "))
-				}
-			}
-			// notPrepared reports the datasets whose runs were left pending.
-			notPrepared := func(err error) error {
-				if len(unprepared) == 0 {
-					return err
-				}
-				msg := fmt.Sprintf("%s could not be prepared; %s runs stay pending:\n  %s", plural.Count(len(unprepared), "dataset"),
-					plural.Pick(len(unprepared), "its", "their"), strings.Join(unprepared, "\n  "))
-				if err != nil {
-					return fmt.Errorf("%w\n%s", err, msg)
-				}
-				return errors.New(msg)
-			}
-			switch executor {
-			case "local":
-				o := sweep.LocalOptions{ExecOptions: sweep.ExecOptions{Koopq: bin, DataRoot: dataRoot, Threads: s.ThreadsPerRun(),
-					RetryFailed: retry, AugmentCache: sweep.AugmentCacheDir(dataRoot)}, Jobs: jobs, Progress: os.Stdout,
-					ProgressEvery: progressEvery, Deadline: deadline}
-				j := o.Jobs
-				if j == 0 {
-					j = sweep.DefaultJobs(s.ThreadsPerRun())
-				}
-				fmt.Printf("sweep %s: %s, %d at a time with %s each, in %s\n", s.Name, plural.Count(len(runs), "run"), j, plural.Count(s.ThreadsPerRun(), "thread"), out)
-				if needsKoopman(runs) {
-					if o.AugmentCache != "" {
-						fmt.Printf("Koopman precompute caches are kept in %s (up to --cache-gib each; %s= turns this off)\n", o.AugmentCache, sweep.AugmentCacheEnv)
-					} else {
-						fmt.Printf("Koopman precompute caches are not kept (%s is empty): every run computes its own\n", sweep.AugmentCacheEnv)
-					}
-				}
-				if !deadline.IsZero() {
-					o.Speeds = speeds
-					fmt.Printf("time limit %s (until %s): runs start only if they end by then at their expected steps/s (a run with none known starts; at the limit the active ones checkpoint and stop):\n",
-						timeLimit, deadline.Format("15:04"))
-					for _, l := range speeds.Describe(runs) {
-						fmt.Println("  " + l)
-					}
-				}
-				sum := sweep.RunLocal(ctx, out, runs, o)
-				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					fmt.Printf("time limit %s reached: the active trainers checkpointed and stopped (rerun the same command to continue)\n", limitText(timeLimit))
-				}
-				fmt.Printf("%d done, %d skipped, %d failed, %d interrupted, %d failed before (not retried), %d running elsewhere, %d held by the time limit\n",
-					sum.Done, sum.Skipped, sum.Failed, sum.Interrupted, sum.NotRetried, sum.Running, sum.Held)
-				err := notPrepared(sum.Err())
-				if err != nil && sum.Failed == 0 && errors.Is(ctx.Err(), context.Canceled) {
-					// Stopped by SIGINT/SIGTERM, every run resumable: exit
-					// as an interrupted 'koopq train' does.
-					return &resumableError{err: err}
-				}
-				return err
-			case "slurm":
-				var todo []sweep.Run
-				skipped := 0
-				for _, st := range sweep.Statuses(out, runs) {
-					switch {
-					case st.State == sweep.Done:
-						skipped++
-					case st.State == sweep.Failed && !retry:
-						fmt.Printf("skip    %s: failed before (%s); --retry-failed submits it again\n", st.Run.Name, sweepFirstLine(st.Message))
-						skipped++
-					case st.State == sweep.Running:
-						fmt.Printf("skip    %s: running\n", st.Run.Name)
-						skipped++
-					default:
-						todo = append(todo, st.Run)
-					}
-				}
-				if len(todo) == 0 {
-					fmt.Printf("sweep %s: nothing to submit (%s done or skipped)\n", s.Name, plural.Count(skipped, "run"))
-					return notPrepared(nil)
-				}
-				if retry {
-					for _, r := range todo {
-						_ = os.Remove(filepath.Join(sweep.SlotDir(out, r), "state.json"))
-					}
-				}
-				o := sweep.SlurmOptions{Koopq: bin, SpecFile: pinned, DataRoot: dataRoot, Threads: s.ThreadsPerRun(), Wait: !noWait,
-					Poll: poll, Progress: os.Stdout, ProgressEvery: progressEvery}
-				job, sum, err := sweep.SubmitSlurm(ctx, s, out, todo, o)
-				if err != nil {
-					return err
-				}
-				if noWait {
-					fmt.Printf("follow with 'koopq sweep status %s' or 'squeue -j %s'\n", out, job.ID)
-					return notPrepared(nil)
-				}
-				fmt.Printf("slurm job %s: %d done, %d not done (%d skipped before submitting)\n", job.ID, sum.Done, sum.Failed, skipped)
-				if sum.Failed > 0 {
-					return fmt.Errorf("%s of job %s did not finish (rerun 'koopq sweep run' to resubmit %s; failed ones need --retry-failed):\n  %s",
-						plural.Count(sum.Failed, "run"), job.ID, plural.Pick(sum.Failed, "it", "them"), strings.Join(sum.Errors, "\n  "))
-				}
-				return notPrepared(nil)
-			default:
-				y, err := sweep.KubernetesManifests(s, text, runs)
-				if err != nil {
-					return err
-				}
-				dir := filepath.Join(meta, "k8s")
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return err
-				}
-				p := filepath.Join(dir, s.Name+".yaml")
-				if err := os.WriteFile(p, y, 0o644); err != nil {
-					return err
-				}
-				fmt.Printf("wrote %s: ConfigMap, PersistentVolumeClaim and an Indexed Job of %s\n", p, plural.Count(len(runs), "run"))
-				if !apply {
-					fmt.Printf("copy the datasets onto the volume under data/, then: kubectl apply -f %s\n", p)
-					return nil
-				}
-				kc := exec.CommandContext(ctx, "kubectl", "apply", "-f", p)
-				kc.Stdout, kc.Stderr = os.Stdout, os.Stderr
-				if err := kc.Run(); err != nil {
-					return fmt.Errorf("kubectl apply -f %s: %w", p, err)
-				}
-				return nil
-			}
+			return o.run(cmd.Context())
 		},
 	}
+	o.flags = c.Flags()
 	f := c.Flags()
-	f.StringVar(&out, "out", "", "sweep directory (one subdirectory per run)")
-	f.StringVar(&executor, "executor", "local", "where runs execute: local, slurm or k8s")
-	f.IntVar(&jobs, "jobs", 0, "local: concurrent runs (0: cores / threads)")
-	f.IntVar(&threads, "threads", 0, "threads per run (overrides the spec's threads; default 1)")
-	f.BoolVar(&retry, "retry-failed", false, "execute runs whose last attempt failed again")
-	f.StringVar(&dataRoot, "data-root", "", "directory relative dataset paths are read from (default: the spec's directory)")
-	f.StringVar(&koopqFlag, "koopq", "", "koopq binary the runs execute (default: this one; for Slurm it must be visible on the nodes)")
-	f.BoolVar(&noWait, "no-wait", false, "slurm: submit and return without following the job")
-	f.DurationVar(&poll, "poll", 5*time.Second, "slurm: interval between squeue calls")
-	f.DurationVar(&progressEvery, "progress-every", 30*time.Second, "local and slurm: interval between progress lines of running runs")
-	f.DurationVar(&timeLimit, "time-limit", 0, "local: wall time this sweep may use; runs that would not finish in it are not started, and at the limit active trainers checkpoint and stop")
-	f.StringSliceVar(&runSPS, "steps-per-sec", nil, "local, with --time-limit: expected training speed of one run: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)")
-	f.BoolVar(&apply, "apply", false, "k8s: kubectl apply the manifests")
-	f.BoolVar(&allowDirty, "allow-dirty", os.Getenv("KOOPQ_ALLOW_DIRTY") == "1", "run with a koopq binary built from a tree with uncommitted changes (default: refused, unless $KOOPQ_ALLOW_DIRTY=1): its runs could not be traced to a commit")
-	selectionFlags(f, &only, &order)
+	f.StringVar(&o.out, "out", "", "sweep directory (one subdirectory per run)")
+	f.StringVar(&o.executor, "executor", "local", "where runs execute: local, slurm or k8s")
+	f.IntVar(&o.jobs, "jobs", 0, "local: concurrent runs (0: cores / threads)")
+	f.IntVar(&o.threads, "threads", 0, "threads per run (overrides the spec's threads; default 1)")
+	f.BoolVar(&o.retry, "retry-failed", false, "execute runs whose last attempt failed again")
+	f.StringVar(&o.dataRoot, "data-root", "", "directory relative dataset paths are read from (default: the spec's directory)")
+	f.StringVar(&o.koopqFlag, "koopq", "", "koopq binary the runs execute (default: this one; for Slurm it must be visible on the nodes)")
+	f.BoolVar(&o.noWait, "no-wait", false, "slurm: submit and return without following the job")
+	f.DurationVar(&o.poll, "poll", 5*time.Second, "slurm: interval between squeue calls")
+	f.DurationVar(&o.progressEvery, "progress-every", 30*time.Second, "local and slurm: interval between progress lines of running runs")
+	f.DurationVar(&o.timeLimit, "time-limit", 0, "local: wall time this sweep may use; runs that would not finish in it are not started, and at the limit active trainers checkpoint and stop")
+	f.StringSliceVar(&o.runSPS, "steps-per-sec", nil, "local, with --time-limit: expected training speed of one run: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)")
+	f.BoolVar(&o.apply, "apply", false, "k8s: kubectl apply the manifests")
+	f.BoolVar(&o.allowDirty, "allow-dirty", os.Getenv("KOOPQ_ALLOW_DIRTY") == "1", "run with a koopq binary built from a tree with uncommitted changes (default: refused, unless $KOOPQ_ALLOW_DIRTY=1): its runs could not be traced to a commit")
+	selectionFlags(f, &o.only, &o.order)
 	return c
+}
+
+// k8s reports whether --executor is Kubernetes.
+func (o *sweepRunOptions) k8s() bool { return o.executor == "k8s" || o.executor == "kubernetes" }
+
+// validate reads the spec, selects its runs and checks the flags, the
+// data, the binary and --out, all before any side effect.
+func (o *sweepRunOptions) validate(specPath string) error {
+	o.specPath = specPath
+	s, runs, text, err := loadSpec(specPath)
+	if err != nil {
+		return err
+	}
+	o.spec, o.allRuns, o.text = s, runs, text
+	if runs, err = o.only.Apply(s, runs); err != nil {
+		return err
+	}
+	if o.runs, err = o.only.Order(s, runs, o.order); err != nil {
+		return err
+	}
+	if o.out == "" {
+		return fmt.Errorf("--out is required (the sweep directory)")
+	}
+	if o.jobs < 0 {
+		return fmt.Errorf("--jobs %d: must be >= 0", o.jobs)
+	}
+	if err := sweep.CheckThreads(o.threads); err != nil {
+		return err
+	}
+	if o.threads > 0 {
+		s.Threads = o.threads
+	}
+	if o.flags.Changed("time-limit") && (o.timeLimit <= 0 || o.executor != "local") {
+		return fmt.Errorf("--time-limit %v: want a positive duration, with --executor local (Slurm and Kubernetes have their own time limits: the spec's slurm.time)", o.timeLimit)
+	}
+	if o.flags.Changed("steps-per-sec") && !o.flags.Changed("time-limit") {
+		return fmt.Errorf("--steps-per-sec %s: give it with --time-limit (it is only used to decide which runs can finish in time)", strings.Join(o.runSPS, ","))
+	}
+	if o.speeds, err = sweepSpeeds(s, o.out, o.allRuns, o.runSPS); err != nil {
+		return err
+	}
+	o.dataRoot = sweepDataRoot(specPath, o.dataRoot)
+	if o.bin, err = koopqBinary(o.koopqFlag); err != nil {
+		return err
+	}
+	if err := o.checkExecutor(); err != nil {
+		return err
+	}
+	o.out = sweepAbs(o.out)
+	if st, err := os.Stat(o.out); err == nil && !st.IsDir() {
+		return fmt.Errorf("--out %s is not a directory", o.out)
+	}
+	if err := sweep.CheckIdentities(o.out, o.runs); err != nil {
+		return err
+	}
+	if w := unstampedWarning(o.bin); w != "" && !o.k8s() {
+		fmt.Fprintln(os.Stderr, w)
+	}
+	if !o.k8s() {
+		if err := checkDirtyBinary(o.bin, o.allowDirty); err != nil {
+			return err
+		}
+	}
+	if orphans := sweep.Orphans(o.out, o.allRuns); len(orphans) > 0 {
+		fmt.Fprintf(os.Stderr, "warning: %s in %s %s not in the spec (a renamed or removed method or dataset?); they are left alone and out of 'koopq report': %s\n",
+			plural.Count(len(orphans), "run directory"), o.out, plural.Pick(len(orphans), "is", "are"), strings.Join(orphans, ", "))
+	}
+	return nil
+}
+
+// checkExecutor checks --executor and what it needs: the datasets (local,
+// slurm), sbatch (slurm), the whole spec, an image and kubectl (k8s).
+func (o *sweepRunOptions) checkExecutor() error {
+	switch o.executor {
+	case "local", "slurm":
+		if bad := sweep.MissingData(o.spec, o.runs, o.dataRoot); len(bad) > 0 {
+			return fmt.Errorf("%s (relative paths are read from --data-root, default the spec's directory; 'koopq collect' makes datasets)",
+				strings.Join(bad, "; "))
+		}
+	case "k8s", "kubernetes":
+		if !o.only.Empty() || (o.order != "" && o.order != sweep.OrderSpec) {
+			return fmt.Errorf("--executor k8s runs the whole spec in spec order (its Indexed Job covers every run; finished ones exit at once): drop --datasets, --methods, --seeds and --order")
+		}
+		if o.spec.Kubernetes.Image == "" {
+			return fmt.Errorf("spec %s: kubernetes.image: missing (a container image with koopq on PATH)", o.specPath)
+		}
+		if o.apply {
+			if _, err := exec.LookPath("kubectl"); err != nil {
+				return fmt.Errorf("--apply: kubectl not found on PATH")
+			}
+		}
+	default:
+		return fmt.Errorf("--executor %q: want local, slurm or k8s", o.executor)
+	}
+	if o.executor == "slurm" {
+		if _, err := exec.LookPath("sbatch"); err != nil {
+			return fmt.Errorf("--executor slurm: sbatch not found on PATH (is this a Slurm login node?)")
+		}
+	}
+	return nil
+}
+
+// run writes the spec copies under <out>/.sweep, prepares the data (local,
+// slurm) and executes the runs; validate has passed.
+func (o *sweepRunOptions) run(parent context.Context) error {
+	// Validated: now the side effects.
+	meta := filepath.Join(o.out, ".sweep")
+	if err := os.MkdirAll(meta, 0o755); err != nil {
+		return err
+	}
+	o.pinned = filepath.Join(meta, "spec-"+sweep.Hash(o.text)+".yaml")
+	if err := os.WriteFile(o.pinned, o.text, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(meta, "spec.yaml"), o.text, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(meta, "data-root"), []byte(o.dataRoot+"\n"), 0o644); err != nil {
+		return err
+	}
+	ctx, cancel := signalContext(parent, "stopping; trainers checkpoint and exit (rerun the same command to continue)")
+	defer cancel()
+	var deadline time.Time
+	if o.timeLimit > 0 {
+		deadline = time.Now().Add(o.timeLimit)
+		var stop context.CancelFunc
+		ctx, stop = context.WithDeadline(ctx, deadline)
+		defer stop()
+	}
+	if !o.k8s() {
+		if err := o.prepare(ctx); err != nil {
+			return err
+		}
+	}
+	switch o.executor {
+	case "local":
+		return o.runLocal(ctx, deadline)
+	case "slurm":
+		return o.runSlurm(ctx)
+	}
+	return o.writeKubernetes(ctx, meta)
+}
+
+// prepare makes the datasets and Koopman models the runs need, drops the
+// runs of the datasets that could not be made (they stay pending), and
+// refuses data that differs from what the sweep's earlier runs read.
+func (o *sweepRunOptions) prepare(ctx context.Context) error {
+	s := o.spec
+	failed := sweep.Prepare(ctx, s, o.runs, o.dataRoot, o.bin, os.Stdout)
+	for _, d := range s.Datasets {
+		if err := failed[d.Name]; err != nil {
+			o.unprepared = append(o.unprepared, err.Error())
+			fmt.Printf("skip    dataset %s: its runs stay pending: %v\n", d.Name, err)
+		}
+	}
+	if ctx.Err() != nil {
+		err := fmt.Errorf("stopped while preparing datasets (rerun the same command to continue)")
+		if errors.Is(ctx.Err(), context.Canceled) { // a signal: resumable, as train's
+			return &resumableError{err: err}
+		}
+		return err
+	}
+	o.runs = sweep.WithoutDatasets(o.runs, failed)
+	// The data and models the runs will read must be those the
+	// sweep's earlier runs read: one cell, one dataset.
+	mismatch, err := sweep.CheckInputs(o.out, s, o.runs, o.dataRoot)
+	if err != nil {
+		return err
+	}
+	if len(mismatch) > 0 {
+		var msgs []string
+		for _, d := range s.Datasets {
+			if err := mismatch[d.Name]; err != nil {
+				msgs = append(msgs, err.Error())
+			}
+		}
+		return fmt.Errorf("refusing to run: %s", strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// notPrepared adds the datasets whose runs were left pending to err (nil:
+// an error of its own when there are any).
+func (o *sweepRunOptions) notPrepared(err error) error {
+	if len(o.unprepared) == 0 {
+		return err
+	}
+	msg := fmt.Sprintf("%s could not be prepared; %s runs stay pending:\n  %s", plural.Count(len(o.unprepared), "dataset"),
+		plural.Pick(len(o.unprepared), "its", "their"), strings.Join(o.unprepared, "\n  "))
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, msg)
+	}
+	return errors.New(msg)
+}
+
+// runLocal executes the runs here, --jobs at a time, within --time-limit
+// (deadline; zero: none).
+func (o *sweepRunOptions) runLocal(ctx context.Context, deadline time.Time) error {
+	s, runs := o.spec, o.runs
+	lo := sweep.LocalOptions{ExecOptions: sweep.ExecOptions{Koopq: o.bin, DataRoot: o.dataRoot, Threads: s.ThreadsPerRun(),
+		RetryFailed: o.retry, AugmentCache: sweep.AugmentCacheDir(o.dataRoot)}, Jobs: o.jobs, Progress: os.Stdout,
+		ProgressEvery: o.progressEvery, Deadline: deadline}
+	j := lo.Jobs
+	if j == 0 {
+		j = sweep.DefaultJobs(s.ThreadsPerRun())
+	}
+	fmt.Printf("sweep %s: %s, %d at a time with %s each, in %s\n", s.Name, plural.Count(len(runs), "run"), j, plural.Count(s.ThreadsPerRun(), "thread"), o.out)
+	if needsKoopman(runs) {
+		if lo.AugmentCache != "" {
+			fmt.Printf("Koopman precompute caches are kept in %s (up to --cache-gib each; %s= turns this off)\n", lo.AugmentCache, sweep.AugmentCacheEnv)
+		} else {
+			fmt.Printf("Koopman precompute caches are not kept (%s is empty): every run computes its own\n", sweep.AugmentCacheEnv)
+		}
+	}
+	if !deadline.IsZero() {
+		lo.Speeds = o.speeds
+		fmt.Printf("time limit %s (until %s): runs start only if they end by then at their expected steps/s (a run with none known starts; at the limit the active ones checkpoint and stop):\n",
+			o.timeLimit, deadline.Format("15:04"))
+		for _, l := range o.speeds.Describe(runs) {
+			fmt.Println("  " + l)
+		}
+	}
+	sum := sweep.RunLocal(ctx, o.out, runs, lo)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		fmt.Printf("time limit %s reached: the active trainers checkpointed and stopped (rerun the same command to continue)\n", limitText(o.timeLimit))
+	}
+	fmt.Printf("%d done, %d skipped, %d failed, %d interrupted, %d failed before (not retried), %d running elsewhere, %d held by the time limit\n",
+		sum.Done, sum.Skipped, sum.Failed, sum.Interrupted, sum.NotRetried, sum.Running, sum.Held)
+	err := o.notPrepared(sum.Err())
+	if err != nil && sum.Failed == 0 && errors.Is(ctx.Err(), context.Canceled) {
+		// Stopped by SIGINT/SIGTERM, every run resumable: exit
+		// as an interrupted 'koopq train' does.
+		return &resumableError{err: err}
+	}
+	return err
+}
+
+// runSlurm submits the runs not done as one sbatch array and, unless
+// --no-wait, follows it.
+func (o *sweepRunOptions) runSlurm(ctx context.Context) error {
+	s, out := o.spec, o.out
+	var todo []sweep.Run
+	skipped := 0
+	for _, st := range sweep.Statuses(out, o.runs) {
+		switch {
+		case st.State == sweep.Done:
+			skipped++
+		case st.State == sweep.Failed && !o.retry:
+			fmt.Printf("skip    %s: failed before (%s); --retry-failed submits it again\n", st.Run.Name, sweepFirstLine(st.Message))
+			skipped++
+		case st.State == sweep.Running:
+			fmt.Printf("skip    %s: running\n", st.Run.Name)
+			skipped++
+		default:
+			todo = append(todo, st.Run)
+		}
+	}
+	if len(todo) == 0 {
+		fmt.Printf("sweep %s: nothing to submit (%s done or skipped)\n", s.Name, plural.Count(skipped, "run"))
+		return o.notPrepared(nil)
+	}
+	if o.retry {
+		for _, r := range todo {
+			_ = os.Remove(filepath.Join(sweep.SlotDir(out, r), "state.json"))
+		}
+	}
+	so := sweep.SlurmOptions{Koopq: o.bin, SpecFile: o.pinned, DataRoot: o.dataRoot, Threads: s.ThreadsPerRun(), Wait: !o.noWait,
+		Poll: o.poll, Progress: os.Stdout, ProgressEvery: o.progressEvery}
+	job, sum, err := sweep.SubmitSlurm(ctx, s, out, todo, so)
+	if err != nil {
+		return err
+	}
+	if o.noWait {
+		fmt.Printf("follow with 'koopq sweep status %s' or 'squeue -j %s'\n", out, job.ID)
+		return o.notPrepared(nil)
+	}
+	fmt.Printf("slurm job %s: %d done, %d not done (%d skipped before submitting)\n", job.ID, sum.Done, sum.Failed, skipped)
+	if sum.Failed > 0 {
+		return fmt.Errorf("%s of job %s did not finish (rerun 'koopq sweep run' to resubmit %s; failed ones need --retry-failed):\n  %s",
+			plural.Count(sum.Failed, "run"), job.ID, plural.Pick(sum.Failed, "it", "them"), strings.Join(sum.Errors, "\n  "))
+	}
+	return o.notPrepared(nil)
+}
+
+// writeKubernetes writes the Kubernetes manifests under meta/k8s and, with
+// --apply, applies them.
+func (o *sweepRunOptions) writeKubernetes(ctx context.Context, meta string) error {
+	s := o.spec
+	y, err := sweep.KubernetesManifests(s, o.text, o.runs)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(meta, "k8s")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	p := filepath.Join(dir, s.Name+".yaml")
+	if err := os.WriteFile(p, y, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s: ConfigMap, PersistentVolumeClaim and an Indexed Job of %s\n", p, plural.Count(len(o.runs), "run"))
+	if !o.apply {
+		fmt.Printf("copy the datasets onto the volume under data/, then: kubectl apply -f %s\n", p)
+		return nil
+	}
+	kc := exec.CommandContext(ctx, "kubectl", "apply", "-f", p)
+	kc.Stdout, kc.Stderr = os.Stdout, os.Stderr
+	if err := kc.Run(); err != nil {
+		return fmt.Errorf("kubectl apply -f %s: %w", p, err)
+	}
+	return nil
 }
 
 // checkDirtyBinary refuses a koopq binary whose VCS stamp says it was
@@ -654,7 +763,8 @@ func sweepRuns(dir string) (*sweep.Spec, []sweep.Run, error) {
 	return sweep.Load(p, sweep.Checker{})
 }
 
-func sweepStatusCmd() *cobra.Command {
+// newSweepStatusCmd makes 'koopq sweep status'.
+func newSweepStatusCmd() *cobra.Command {
 	var out string
 	c := &cobra.Command{
 		Use:   "status DIR | status [SPEC] --out DIR",
@@ -701,7 +811,8 @@ Written as 'sweep run' and 'sweep plan' are (SPEC --out DIR), it shows the runs 
 	return c
 }
 
-func sweepExecCmd() *cobra.Command {
+// newSweepExecCmd makes 'koopq sweep exec'.
+func newSweepExecCmd() *cobra.Command {
 	var (
 		specPath, out, dataRoot string
 		index, threads          int

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
@@ -13,14 +16,21 @@ import (
 	"github.com/koopq/koopq/run"
 )
 
-func init() {
-	var (
-		modelPath, data, envName, out string
-		cfg                           = run.DefaultSymcheckConfig("")
-		epochs, latent                int
-		hidden                        []int
-		ropts                         dataset.ReadOptions
-	)
+// symcheckOptions holds the flag values of 'koopq symcheck'.
+type symcheckOptions struct {
+	modelPath, data, envName, out string
+	cfg                           run.SymcheckConfig
+	epochs, latent                int
+	hidden                        []int
+	ropts                         dataset.ReadOptions
+
+	flags *pflag.FlagSet // the command's flags, to tell which were given
+}
+
+// newSymcheckCmd makes 'koopq symcheck'.
+func newSymcheckCmd() *cobra.Command {
+	o := &symcheckOptions{cfg: run.DefaultSymcheckConfig("")}
+	cfg := &o.cfg
 	cmd := &cobra.Command{
 		Use:   "symcheck",
 		Short: "ΔS/ΔE study: do KFC++ symmetry shifts stay on the simulator's dynamics better than random latent shifts?",
@@ -60,140 +70,172 @@ Without --model a small Koopman model is trained on the dataset first
 (--train-epochs, --train-hidden, --train-latent) and saved as
 koopman.safetensors in --out.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			if data == "" {
-				return fmt.Errorf("--data is required")
-			}
-			if cmd.Flags().Changed("shift-l2") {
-				if err := run.CheckShiftL2(cfg.ShiftL2); err != nil {
-					return err
-				}
-			}
-			for _, c := range []error{needPositive("n", cfg.N), needPositiveFloat("shift-sigma", cfg.ShiftSigma),
-				needPositiveFloat("max-cond", cfg.Symmetry.MaxCond), needPositive("train-epochs", epochs),
-				needPositive("train-latent", latent), needWidths("train-hidden", hidden), needReadOptions(ropts)} {
-				if c != nil {
-					return c
-				}
-			}
-			if out != "" {
-				if err := needOutDir("out", out); err != nil {
-					return err
-				}
-			}
-			var m *koopman.Model
-			if modelPath != "" {
-				if m, _, err = koopman.LoadModel(modelPath); err != nil {
-					return fmt.Errorf("--model: %w", err)
-				}
-			}
-			d, err := readTransitions(data, ropts)
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if envName == "" {
-				envName = d.Meta["env"]
-				if envName == "" {
-					return fmt.Errorf("--env is required (the dataset names no env)")
-				}
-			}
-			cfg.Env = envName
-			e, err := env.Make(envName)
-			if err != nil {
-				return fmt.Errorf("--env: %w", err)
-			}
-			if _, _, err := run.SymcheckDims(envName, d.ObsDim); err != nil {
-				return err
-			}
-			if ad := e.ActionSpace().Dim(); ad != d.ActDim {
-				return fmt.Errorf("--env %s takes %d-dimensional actions, dataset %s has %d", envName, ad, data, d.ActDim)
-			}
-			if m != nil && (m.S() != d.ObsDim || m.M() != d.ActDim) {
-				return fmt.Errorf("--model %s is for states %d / actions %d, dataset %s has %d / %d", modelPath, m.S(), m.M(), data, d.ObsDim, d.ActDim)
-			}
-			if out == "" {
-				out = "symcheck-" + envName
-				if err := needOutDir("out", out); err != nil {
-					return err
-				}
-			}
-			if _, statErr := os.Stat(out); os.IsNotExist(statErr) {
-				// Made here: a failure below removes it again.
-				defer func() {
-					if err != nil {
-						os.RemoveAll(out)
-					}
-				}()
-			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return fmt.Errorf("--out: %w", err)
-			}
-			dir := &run.Dir{Path: out}
-			w := cmd.OutOrStdout()
-			modelDesc := modelPath
-			if m == nil {
-				tc := koopman.DefaultTrainConfig()
-				tc.MaxEpochs, tc.Seed = epochs, cfg.Seed
-				fmt.Fprintf(w, "no --model given: training a small Koopman model (hidden %v, N=%d, ≤%d epochs) on %d transitions first\n",
-					hidden, latent, epochs, d.Len())
-				b := newBar(epochs, "koopman")
-				m, err = run.TrainKoopman(cmd.Context(), d, tc, hidden, latent, "", func(done, _ int, msg string) { b.set(done, msg) })
-				b.finish()
-				if err != nil {
-					return err
-				}
-				modelDesc = filepath.Join(out, "koopman.safetensors")
-				if err := m.Save(modelDesc, map[string]string{"env": envName, "data": data, "made_by": "koopq symcheck"}); err != nil {
-					return err
-				}
-				fmt.Fprintf(w, "trained model saved to %s\n", modelDesc)
-			}
-			if len(cfg.ShiftL2) > 0 {
-				b := newBar(6, "symcheck")
-				res, err := run.SymcheckMagnitudes(cmd.Context(), m, d, cfg, func(done, _ int, msg string) { b.set(done, msg) })
-				b.finish()
-				if err != nil {
-					return err
-				}
-				res.Model, res.Data = modelDesc, data
-				if err := run.WriteSymcheckMagnitudes(res, dir); err != nil {
-					return err
-				}
-				fmt.Fprint(w, run.SymcheckMagnitudesTable(res))
-				fmt.Fprintf(w, "wrote %s, %s and per magnitude samples-l2-X.csv, symcheck-l2-X.png in %s\n", dir.File(run.SymcheckSummary),
-					dir.File(run.SymcheckJSON), out)
-				return nil
-			}
-			b := newBar(5, "symcheck")
-			res, err := run.Symcheck(cmd.Context(), m, d, cfg, func(done, _ int, msg string) { b.set(done, msg) })
-			b.finish()
-			if err != nil {
-				return err
-			}
-			res.Model, res.Data = modelDesc, data
-			if err := run.WriteSymcheck(res, dir); err != nil {
-				return err
-			}
-			fmt.Fprint(w, run.SymcheckTable(res))
-			fmt.Fprintf(w, "wrote %s, %s, %s, %s\n", dir.File(run.SymcheckSummary), dir.File(run.SymcheckJSON),
-				dir.File(run.SymcheckCSV), dir.File(run.SymcheckPNG))
-			return nil
+			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
+	o.flags = cmd.Flags()
 	f := cmd.Flags()
-	f.StringVar(&modelPath, "model", "", "trained Koopman model (koopq koopman train); omitted: train a small one first")
-	f.StringVar(&data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
-	f.StringVar(&envName, "env", "", "simulator the data came from: hopper, walker2d, halfcheetah, ant, pendulum (default: the dataset's env metadata)")
-	f.StringVar(&out, "out", "", "output directory (default symcheck-ENV)")
+	f.StringVar(&o.modelPath, "model", "", "trained Koopman model (koopq koopman train); omitted: train a small one first")
+	f.StringVar(&o.data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
+	f.StringVar(&o.envName, "env", "", "simulator the data came from: hopper, walker2d, halfcheetah, ant, pendulum (default: the dataset's env metadata)")
+	f.StringVar(&o.out, "out", "", "output directory (default symcheck-ENV)")
 	f.IntVar(&cfg.N, "n", cfg.N, "transitions sampled")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "seed for the sample, ε and the random shifts (and the model, when trained here)")
 	f.Float64Var(&cfg.ShiftSigma, "shift-sigma", cfg.ShiftSigma, "KFC++ shift scale: ε ~ N(0, (shift-sigma·3e-3)²) per eigendirection (as the kfc++ augmenter)")
 	f.Float64SliceVar(&cfg.ShiftL2, "shift-l2", nil, "calibrate shift-sigma so that the kfc++ mean ‖s̃_t − s_t‖₂ over the sample equals each value (e.g. 2.6e-4,1e-3,1e-2): one table per value, with an s4rl-n row")
 	f.BoolVar(&cfg.Residual, "residual", false, "decode shifts as s + D(g̃) − D(g) (the augmenter's --residual) instead of D(g̃)")
 	f.Float64Var(&cfg.Symmetry.MaxCond, "max-cond", cfg.Symmetry.MaxCond, "eigenbasis condition number above which the scalar fallback generator is used")
-	f.IntVar(&epochs, "train-epochs", 30, "without --model: maximum Koopman training epochs")
-	f.IntSliceVar(&hidden, "train-hidden", []int{256, 256}, "without --model: hidden layer widths of encoder and decoder, e.g. 256,256")
-	f.IntVar(&latent, "train-latent", 32, "without --model: latent dimension N")
-	addReadFlags(cmd, &ropts)
-	rootCmd.AddCommand(cmd)
+	f.IntVar(&o.epochs, "train-epochs", 30, "without --model: maximum Koopman training epochs")
+	f.IntSliceVar(&o.hidden, "train-hidden", []int{256, 256}, "without --model: hidden layer widths of encoder and decoder, e.g. 256,256")
+	f.IntVar(&o.latent, "train-latent", 32, "without --model: latent dimension N")
+	addReadFlags(cmd, &o.ropts)
+	return cmd
+}
+
+// validate checks the flags before the model and data are read.
+func (o *symcheckOptions) validate() error {
+	if o.data == "" {
+		return fmt.Errorf("--data is required")
+	}
+	if o.flags.Changed("shift-l2") {
+		if err := run.CheckShiftL2(o.cfg.ShiftL2); err != nil {
+			return err
+		}
+	}
+	if err := firstErr(needPositive("n", o.cfg.N), needPositiveFloat("shift-sigma", o.cfg.ShiftSigma),
+		needPositiveFloat("max-cond", o.cfg.Symmetry.MaxCond), needPositive("train-epochs", o.epochs),
+		needPositive("train-latent", o.latent), needWidths("train-hidden", o.hidden), needReadOptions(o.ropts)); err != nil {
+		return err
+	}
+	if o.out != "" {
+		return needOutDir("out", o.out)
+	}
+	return nil
+}
+
+// load reads --model (nil without it) and the dataset, settles --env and
+// --out, and checks that model, data and env fit together.
+func (o *symcheckOptions) load() (*koopman.Model, *dataset.Dataset, error) {
+	var m *koopman.Model
+	if o.modelPath != "" {
+		var err error
+		if m, _, err = koopman.LoadModel(o.modelPath); err != nil {
+			return nil, nil, fmt.Errorf("--model: %w", err)
+		}
+	}
+	d, err := readTransitions(o.data, o.ropts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.envName == "" {
+		o.envName = d.Meta["env"]
+		if o.envName == "" {
+			return nil, nil, fmt.Errorf("--env is required (the dataset names no env)")
+		}
+	}
+	o.cfg.Env = o.envName
+	e, err := env.Make(o.envName)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--env: %w", err)
+	}
+	if _, _, err := run.SymcheckDims(o.envName, d.ObsDim); err != nil {
+		return nil, nil, err
+	}
+	if ad := e.ActionSpace().Dim(); ad != d.ActDim {
+		return nil, nil, fmt.Errorf("--env %s takes %d-dimensional actions, dataset %s has %d", o.envName, ad, o.data, d.ActDim)
+	}
+	if m != nil && (m.S() != d.ObsDim || m.M() != d.ActDim) {
+		return nil, nil, fmt.Errorf("--model %s is for states %d / actions %d, dataset %s has %d / %d", o.modelPath, m.S(), m.M(), o.data, d.ObsDim, d.ActDim)
+	}
+	if o.out == "" {
+		o.out = "symcheck-" + o.envName
+		if err := needOutDir("out", o.out); err != nil {
+			return nil, nil, err
+		}
+	}
+	return m, d, nil
+}
+
+// run does the study and writes its files into --out, which it removes
+// again on failure if it made it; validate has passed.
+func (o *symcheckOptions) run(ctx context.Context, w io.Writer) (err error) {
+	m, d, err := o.load()
+	if err != nil {
+		return err
+	}
+	out := o.out
+	if _, statErr := os.Stat(out); os.IsNotExist(statErr) {
+		// Made here: a failure below removes it again.
+		defer func() {
+			if err != nil {
+				os.RemoveAll(out)
+			}
+		}()
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	modelDesc := o.modelPath
+	if m == nil {
+		if m, modelDesc, err = o.trainModel(ctx, w, d); err != nil {
+			return err
+		}
+	}
+	dir := &run.Dir{Path: out}
+	if len(o.cfg.ShiftL2) > 0 {
+		b := newBar(6, "symcheck")
+		res, err := run.SymcheckMagnitudes(ctx, m, d, o.cfg, func(done, _ int, msg string) { b.set(done, msg) })
+		b.finish()
+		if err != nil {
+			return err
+		}
+		res.Model, res.Data = modelDesc, o.data
+		if err := run.WriteSymcheckMagnitudes(res, dir); err != nil {
+			return err
+		}
+		fmt.Fprint(w, run.SymcheckMagnitudesTable(res))
+		fmt.Fprintf(w, "wrote %s, %s and per magnitude samples-l2-X.csv, symcheck-l2-X.png in %s\n", dir.File(run.SymcheckSummary),
+			dir.File(run.SymcheckJSON), out)
+		return nil
+	}
+	b := newBar(5, "symcheck")
+	res, err := run.Symcheck(ctx, m, d, o.cfg, func(done, _ int, msg string) { b.set(done, msg) })
+	b.finish()
+	if err != nil {
+		return err
+	}
+	res.Model, res.Data = modelDesc, o.data
+	if err := run.WriteSymcheck(res, dir); err != nil {
+		return err
+	}
+	fmt.Fprint(w, run.SymcheckTable(res))
+	fmt.Fprintf(w, "wrote %s, %s, %s, %s\n", dir.File(run.SymcheckSummary), dir.File(run.SymcheckJSON),
+		dir.File(run.SymcheckCSV), dir.File(run.SymcheckPNG))
+	return nil
+}
+
+// trainModel trains the small Koopman model used without --model and
+// saves it as koopman.safetensors in --out; it returns the model and that
+// path.
+func (o *symcheckOptions) trainModel(ctx context.Context, w io.Writer, d *dataset.Dataset) (*koopman.Model, string, error) {
+	tc := koopman.DefaultTrainConfig()
+	tc.MaxEpochs, tc.Seed = o.epochs, o.cfg.Seed
+	fmt.Fprintf(w, "no --model given: training a small Koopman model (hidden %v, N=%d, ≤%d epochs) on %d transitions first\n",
+		o.hidden, o.latent, o.epochs, d.Len())
+	b := newBar(o.epochs, "koopman")
+	m, err := run.TrainKoopman(ctx, d, tc, o.hidden, o.latent, "", func(done, _ int, msg string) { b.set(done, msg) })
+	b.finish()
+	if err != nil {
+		return nil, "", err
+	}
+	p := filepath.Join(o.out, "koopman.safetensors")
+	if err := m.Save(p, map[string]string{"env": o.envName, "data": o.data, "made_by": "koopq symcheck"}); err != nil {
+		return nil, "", err
+	}
+	fmt.Fprintf(w, "trained model saved to %s\n", p)
+	return m, p, nil
 }

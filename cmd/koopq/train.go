@@ -24,20 +24,29 @@ import (
 	"github.com/koopq/koopq/sweep"
 )
 
-func init() {
-	var (
-		flagCfg      = run.DefaultTrainConfig() // flags write here; copied over the preset/file when given
-		preset       string
-		configFile   string
-		legacy       string
-		outRoot      string
-		name         string
-		resume       string
-		allowBackend bool
-		quiet        bool
-		augCache     string
-		seedList     string
-	)
+// trainOptions holds the flag values of 'koopq train': the settings flags
+// write into flagCfg, copied over the preset or file for the flags given.
+type trainOptions struct {
+	flagCfg      run.TrainConfig
+	preset       string
+	configFile   string
+	legacy       string
+	outRoot      string
+	name         string
+	resume       string
+	allowBackend bool
+	quiet        bool
+	augCache     string
+	seedList     string
+
+	flags *pflag.FlagSet // the command's flags, to tell which were given
+	seeds []uint64       // --seeds, parsed by validate
+}
+
+// newTrainCmd makes 'koopq train'.
+func newTrainCmd() *cobra.Command {
+	o := &trainOptions{flagCfg: run.DefaultTrainConfig()}
+	flagCfg := &o.flagCfg
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train offline CQL on a dataset, optionally with state augmentation (S4RL-N, KFC, KFC++, ...)",
@@ -78,148 +87,17 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 			return fmt.Errorf("unexpected argument %q (train takes only flags)", args[0])
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			progressQuiet = quiet
-			f := cmd.Flags()
-			if f.Changed("config") {
-				return fmt.Errorf("--config %s: the flag was renamed: use --preset NAME (%s) for a preset, or --config-file FILE for a YAML/JSON settings file",
-					legacy, strings.Join(run.PresetNames(), ", "))
-			}
-			var seeds []uint64
-			if f.Changed("seeds") {
-				var err error
-				if seeds, err = parseSeeds(seedList); err != nil {
-					return err
-				}
-				switch {
-				case f.Changed("seed"):
-					return fmt.Errorf("--seed and --seeds: give one (--seeds %s runs one run per seed)", seedList)
-				case resume != "":
-					return fmt.Errorf("--seeds cannot be used with --resume: resume each seed's run directory on its own")
-				}
-			}
-			// Paths given as flags are made absolute, so the run can be resumed from elsewhere.
-			if err := flagCfg.AbsPaths(); err != nil {
+			progressQuiet = o.quiet
+			if err := o.validate(); err != nil {
 				return err
 			}
-			apply := func(cfg *run.TrainConfig) {
-				for _, p := range run.TrainParams() {
-					if f.Changed(p.Flag) || changedOldName(f, p.Flag) {
-						run.CopyParam(p, cfg, &flagCfg)
-					}
-				}
-				if f.Changed("seed") {
-					cfg.KoopmanTrain.Seed = cfg.CQL.Seed
-				}
-			}
-			var cfg run.TrainConfig
-			var dir *run.Dir
-			var err error
-			if allowBackend && resume == "" {
-				return fmt.Errorf("--allow-backend-change only applies with --resume")
-			}
-			if resume != "" {
-				for _, n := range []string{"preset", "config-file", "out", "name"} {
-					if f.Changed(n) {
-						return fmt.Errorf("--%s cannot be used with --resume: a resumed run keeps the settings in %s", n, filepath.Join(resume, "config.json"))
-					}
-				}
-				if dir, err = run.OpenDir(resume); err != nil {
-					return err
-				}
-				var recorded run.TrainConfig
-				if err := dir.ReadJSON("config.json", &recorded); err != nil {
-					return err
-				}
-				if err := dir.ReadJSON("config.json", &cfg); err != nil {
-					return err
-				}
-				apply(&cfg)
-				if err := run.CheckResume(recorded, cfg); err != nil {
-					return err
-				}
-				if augment.Label(cfg.Augment) == augment.Label(recorded.Augment) {
-					cfg.Augment = recorded.Augment // --augment cql on a run that says none
-				}
-			} else {
-				base := preset
-				if base == "" {
-					base = "paper"
-				}
-				if cfg, err = run.Preset(base); err != nil {
-					return err
-				}
-				before := cfg
-				if configFile != "" {
-					if cfg, err = run.LoadConfigFile(configFile, cfg, preset); err != nil {
-						return err
-					}
-				}
-				apply(&cfg)
-				if err := cfg.AbsPaths(); err != nil {
-					return err
-				}
-				// Intervals nobody chose follow the run's length.
-				run.ScaleIntervals(&cfg, f.Changed("log-every") || cfg.LogEvery != before.LogEvery,
-					f.Changed("eval-every") || cfg.EvalEvery != before.EvalEvery)
-			}
-			var data *dataset.Dataset
-			if cfg.Env == "" && cfg.Data != "" {
-				// No --env: the env the dataset records (koopq collect
-				// records it), else none: training without a simulator.
-				if cfg, data, err = run.ResolveEnv(cfg, nil); err != nil {
-					return err
-				}
-				if data != nil {
-					rec := data.Meta["env"]
-					if cfg.Env == run.EnvNone {
-						fmt.Printf("env none: dataset %s records no known environment (metadata/env %q): training without a simulator, "+
-							"with offline diagnostics instead of evaluations (give --env to evaluate in one: %s)\n", cfg.Data, rec, strings.Join(env.Names(), ", "))
-					} else {
-						fmt.Printf("env %s (from the dataset's metadata/env %q)\n", cfg.Env, rec)
-					}
-				}
-			}
-			// Validate settings, data, environment and models before any side
-			// effect; TrainWith takes the result instead of checking again.
-			checked, err := run.CheckTrain(cfg, data)
-			if err != nil {
-				return err
-			}
-			data = checked.Dataset()
-			if augCache != "" {
-				if st, err := os.Stat(augCache); err == nil && !st.IsDir() {
-					return fmt.Errorf("--augment-cache %s: not a directory (the precompute cache files go there)", augCache)
-				} else if err != nil && !os.IsNotExist(err) {
-					return fmt.Errorf("--augment-cache: %w", err)
-				}
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			go func() {
-				<-ctx.Done()
-				stop() // a second signal kills at once
-			}()
-			opts := run.TrainOptions{Resume: resume != "", AugmentCache: augCache, AllowBackendChange: allowBackend, Checked: checked}
-			if dir != nil {
-				_, err := trainOne(ctx, cfg, dir, data, opts)
-				return err
-			}
-			if seeds == nil {
-				if name == "" {
-					name = fmt.Sprintf("%s-%s-s%d", cfg.Env, augment.Label(cfg.Augment), cfg.CQL.Seed)
-				}
-				if dir, err = run.NewDir(outRoot, name); err != nil {
-					return err
-				}
-				_, err := trainOne(ctx, cfg, dir, data, opts)
-				return err
-			}
-			return trainSeeds(ctx, cfg, seeds, outRoot, name, data, opts)
+			return o.run(cmd.Context())
 		},
 	}
+	o.flags = cmd.Flags()
 	f := cmd.Flags()
 	for _, p := range run.TrainParams() {
-		switch v := p.Field(&flagCfg).(type) {
+		switch v := p.Field(flagCfg).(type) {
 		case *string:
 			f.StringVar(v, p.Flag, *v, p.Usage)
 		case *bool:
@@ -238,25 +116,186 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 			panic(fmt.Sprintf("train: flag %s has unsupported type %T", p.Flag, v))
 		}
 	}
-	f.StringVar(&seedList, "seeds", "", "several seeds, e.g. 0,1,2: one run per seed (<name>-s<seed>), in turn, then their scores side by side")
+	f.StringVar(&o.seedList, "seeds", "", "several seeds, e.g. 0,1,2: one run per seed (<name>-s<seed>), in turn, then their scores side by side")
 	for old, cur := range deprecatedTrainFlags {
 		p := f.Lookup(cur)
 		f.AddFlag(&pflag.Flag{Name: old, Value: p.Value, DefValue: p.DefValue, Usage: "old name of --" + cur})
 		_ = f.MarkDeprecated(old, "use --"+cur)
 	}
-	f.StringVar(&preset, "preset", "", "starting settings: "+strings.Join(run.PresetNames(), ", ")+" (default paper, or the config file's preset key)")
-	f.StringVar(&configFile, "config-file", "", "YAML or JSON file of settings (keys as in a run's config.json); flags override it")
-	f.StringVar(&legacy, "config", "", "renamed to --preset")
+	f.StringVar(&o.preset, "preset", "", "starting settings: "+strings.Join(run.PresetNames(), ", ")+" (default paper, or the config file's preset key)")
+	f.StringVar(&o.configFile, "config-file", "", "YAML or JSON file of settings (keys as in a run's config.json); flags override it")
+	f.StringVar(&o.legacy, "config", "", "renamed to --preset")
 	_ = f.MarkHidden("config")
-	f.StringVar(&outRoot, "out", "runs", "root directory for run directories")
-	f.StringVar(&name, "name", "", "run name (default <env>-<augment>-s<seed>)")
-	f.StringVar(&resume, "resume", "", "continue the run in this directory from its latest checkpoint")
-	f.BoolVar(&allowBackend, "allow-backend-change", false, "with --resume: continue a run trained under another GEMM backend, precision or kernel "+
+	f.StringVar(&o.outRoot, "out", "runs", "root directory for run directories")
+	f.StringVar(&o.name, "name", "", "run name (default <env>-<augment>-s<seed>)")
+	f.StringVar(&o.resume, "resume", "", "continue the run in this directory from its latest checkpoint")
+	f.BoolVar(&o.allowBackend, "allow-backend-change", false, "with --resume: continue a run trained under another GEMM backend, precision or kernel "+
 		"(its numbers then differ from an uninterrupted run's; results.json's segments record the change)")
-	f.BoolVar(&quiet, "quiet", false, "no progress bars or progress log lines")
-	f.StringVar(&augCache, "augment-cache", os.Getenv(sweep.AugmentCacheEnv), "directory that keeps the Koopman precompute cache between runs (default $KOOPQ_AUGMENT_CACHE; empty: none)")
+	f.BoolVar(&o.quiet, "quiet", false, "no progress bars or progress log lines")
+	f.StringVar(&o.augCache, "augment-cache", os.Getenv(sweep.AugmentCacheEnv), "directory that keeps the Koopman precompute cache between runs (default $KOOPQ_AUGMENT_CACHE; empty: none)")
 	cmd.SetUsageFunc(groupedUsage(trainFlagGroups()))
-	rootCmd.AddCommand(cmd)
+	return cmd
+}
+
+// validate checks the flags that need no file; the settings as a whole
+// are checked by run.CheckTrain once the preset, file or resumed run is
+// read.
+func (o *trainOptions) validate() error {
+	f := o.flags
+	if f.Changed("config") {
+		return fmt.Errorf("--config %s: the flag was renamed: use --preset NAME (%s) for a preset, or --config-file FILE for a YAML/JSON settings file",
+			o.legacy, strings.Join(run.PresetNames(), ", "))
+	}
+	if f.Changed("seeds") {
+		var err error
+		if o.seeds, err = parseSeeds(o.seedList); err != nil {
+			return err
+		}
+		switch {
+		case f.Changed("seed"):
+			return fmt.Errorf("--seed and --seeds: give one (--seeds %s runs one run per seed)", o.seedList)
+		case o.resume != "":
+			return fmt.Errorf("--seeds cannot be used with --resume: resume each seed's run directory on its own")
+		}
+	}
+	// Paths given as flags are made absolute, so the run can be resumed from elsewhere.
+	if err := o.flagCfg.AbsPaths(); err != nil {
+		return err
+	}
+	if o.allowBackend && o.resume == "" {
+		return fmt.Errorf("--allow-backend-change only applies with --resume")
+	}
+	if o.resume != "" {
+		for _, n := range []string{"preset", "config-file", "out", "name"} {
+			if f.Changed(n) {
+				return fmt.Errorf("--%s cannot be used with --resume: a resumed run keeps the settings in %s", n, filepath.Join(o.resume, "config.json"))
+			}
+		}
+	}
+	return nil
+}
+
+// apply copies the settings given as flags over cfg.
+func (o *trainOptions) apply(cfg *run.TrainConfig) {
+	for _, p := range run.TrainParams() {
+		if o.flags.Changed(p.Flag) || changedOldName(o.flags, p.Flag) {
+			run.CopyParam(p, cfg, &o.flagCfg)
+		}
+	}
+	if o.flags.Changed("seed") {
+		cfg.KoopmanTrain.Seed = cfg.CQL.Seed
+	}
+}
+
+// config is the run's settings: those of the run --resume continues, with
+// the flags given (dir is that run's directory), else the preset, then
+// --config-file, then the flags (dir is nil).
+func (o *trainOptions) config() (cfg run.TrainConfig, dir *run.Dir, err error) {
+	if o.resume != "" {
+		if dir, err = run.OpenDir(o.resume); err != nil {
+			return cfg, nil, err
+		}
+		var recorded run.TrainConfig
+		if err := dir.ReadJSON("config.json", &recorded); err != nil {
+			return cfg, nil, err
+		}
+		if err := dir.ReadJSON("config.json", &cfg); err != nil {
+			return cfg, nil, err
+		}
+		o.apply(&cfg)
+		if err := run.CheckResume(recorded, cfg); err != nil {
+			return cfg, nil, err
+		}
+		if augment.Label(cfg.Augment) == augment.Label(recorded.Augment) {
+			cfg.Augment = recorded.Augment // --augment cql on a run that says none
+		}
+		return cfg, dir, nil
+	}
+	base := o.preset
+	if base == "" {
+		base = "paper"
+	}
+	if cfg, err = run.Preset(base); err != nil {
+		return cfg, nil, err
+	}
+	before := cfg
+	if o.configFile != "" {
+		if cfg, err = run.LoadConfigFile(o.configFile, cfg, o.preset); err != nil {
+			return cfg, nil, err
+		}
+	}
+	o.apply(&cfg)
+	if err := cfg.AbsPaths(); err != nil {
+		return cfg, nil, err
+	}
+	// Intervals nobody chose follow the run's length.
+	run.ScaleIntervals(&cfg, o.flags.Changed("log-every") || cfg.LogEvery != before.LogEvery,
+		o.flags.Changed("eval-every") || cfg.EvalEvery != before.EvalEvery)
+	return cfg, nil, nil
+}
+
+// run settles the settings, checks them with the data, environment and
+// models, then trains one run, or one per --seeds seed; validate has
+// passed.
+func (o *trainOptions) run(parent context.Context) error {
+	cfg, dir, err := o.config()
+	if err != nil {
+		return err
+	}
+	var data *dataset.Dataset
+	if cfg.Env == "" && cfg.Data != "" {
+		// No --env: the env the dataset records (koopq collect
+		// records it), else none: training without a simulator.
+		if cfg, data, err = run.ResolveEnv(cfg, nil); err != nil {
+			return err
+		}
+		if data != nil {
+			rec := data.Meta["env"]
+			if cfg.Env == run.EnvNone {
+				fmt.Printf("env none: dataset %s records no known environment (metadata/env %q): training without a simulator, "+
+					"with offline diagnostics instead of evaluations (give --env to evaluate in one: %s)\n", cfg.Data, rec, strings.Join(env.Names(), ", "))
+			} else {
+				fmt.Printf("env %s (from the dataset's metadata/env %q)\n", cfg.Env, rec)
+			}
+		}
+	}
+	// Validate settings, data, environment and models before any side
+	// effect; TrainWith takes the result instead of checking again.
+	checked, err := run.CheckTrain(cfg, data)
+	if err != nil {
+		return err
+	}
+	data = checked.Dataset()
+	if o.augCache != "" {
+		if st, err := os.Stat(o.augCache); err == nil && !st.IsDir() {
+			return fmt.Errorf("--augment-cache %s: not a directory (the precompute cache files go there)", o.augCache)
+		} else if err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("--augment-cache: %w", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal kills at once
+	}()
+	opts := run.TrainOptions{Resume: o.resume != "", AugmentCache: o.augCache, AllowBackendChange: o.allowBackend, Checked: checked}
+	if dir != nil {
+		_, err := trainOne(ctx, cfg, dir, data, opts)
+		return err
+	}
+	if o.seeds == nil {
+		name := o.name
+		if name == "" {
+			name = fmt.Sprintf("%s-%s-s%d", cfg.Env, augment.Label(cfg.Augment), cfg.CQL.Seed)
+		}
+		if dir, err = run.NewDir(o.outRoot, name); err != nil {
+			return err
+		}
+		_, err := trainOne(ctx, cfg, dir, data, opts)
+		return err
+	}
+	return trainSeeds(ctx, cfg, o.seeds, o.outRoot, o.name, data, opts)
 }
 
 // deprecatedTrainFlags maps the old names of train flags, still accepted
