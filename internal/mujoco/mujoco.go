@@ -206,6 +206,7 @@ const (
 	ObjJoint    ObjType = C.mjOBJ_JOINT
 	ObjGeom     ObjType = C.mjOBJ_GEOM
 	ObjActuator ObjType = C.mjOBJ_ACTUATOR
+	ObjSite     ObjType = C.mjOBJ_SITE
 )
 
 const errBufSize = 1024
@@ -259,6 +260,22 @@ func (m *Model) NA() int { return int(m.ptr.na) }
 
 // NBody is the number of bodies including the world body.
 func (m *Model) NBody() int { return int(m.ptr.nbody) }
+
+// NMocap is the number of mocap bodies (rows of mocap_pos and mocap_quat).
+func (m *Model) NMocap() int { return int(m.ptr.nmocap) }
+
+// NSite is the number of sites.
+func (m *Model) NSite() int { return int(m.ptr.nsite) }
+
+// BodyMocapID returns the mocap index of body b (body_mocapid), or -1 when
+// b is not a mocap body or out of range.
+func (m *Model) BodyMocapID(b int) int {
+	if b < 0 || b >= m.NBody() {
+		return -1
+	}
+	ids := unsafe.Slice((*C.int)(unsafe.Pointer(m.ptr.body_mocapid)), m.NBody())
+	return int(ids[b])
+}
 
 // NJnt is the number of joints.
 func (m *Model) NJnt() int { return int(m.ptr.njnt) }
@@ -524,6 +541,21 @@ func (d *Data) GeomXPos() []float64 { return cview(d.ptr.geom_xpos, 3*d.m.NGeom(
 // GeomXMat returns the geoms' global orientations [ngeom, 9], row-major
 // rotation matrices whose third column is the geom's z axis (a view).
 func (d *Data) GeomXMat() []float64 { return cview(d.ptr.geom_xmat, 9*d.m.NGeom()) }
+
+// XQuat returns the bodies' global orientations [nbody, 4] as unit
+// quaternions (w, x, y, z) from the last kinematics pass (a view).
+func (d *Data) XQuat() []float64 { return cview(d.ptr.xquat, 4*d.m.NBody()) }
+
+// MocapPos is a view of mocap_pos [nmocap, 3]: the world positions of the
+// mocap bodies, inputs that the next Forward or Step reads.
+func (d *Data) MocapPos() []float64 { return cview(d.ptr.mocap_pos, 3*d.m.NMocap()) }
+
+// MocapQuat is a view of mocap_quat [nmocap, 4] (w, x, y, z): the mocap
+// bodies' orientations (MuJoCo normalises a copy when it uses them).
+func (d *Data) MocapQuat() []float64 { return cview(d.ptr.mocap_quat, 4*d.m.NMocap()) }
+
+// SiteXPos returns the sites' global positions [nsite, 3] (a view).
+func (d *Data) SiteXPos() []float64 { return cview(d.ptr.site_xpos, 3*d.m.NSite()) }
 
 // ClearWarnings zeroes the warning counters.
 func (d *Data) ClearWarnings() { C.kq_clear_warnings(d.ptr) }
