@@ -13,16 +13,16 @@ import (
 // NewAdversarial accepts ε = 0 (no shift) and the empty mode (l2), and
 // rejects negative or non-finite ε and unknown modes, naming them.
 func TestNewAdversarialEdges(t *testing.T) {
-	a, err := augment.NewAdversarial(augment.Options{AdvEps: 0})
+	a, err := augment.NewAdversarial(augment.Options{Params: augment.Params{AdvEps: 0}})
 	if err != nil || a.Mode != "l2" || a.Eps != 0 {
 		t.Fatalf("ε = 0, mode \"\": %+v, %v; want l2 with ε 0", a, err)
 	}
 	for _, eps := range []float64{-1e-9, math.NaN(), math.Inf(1)} {
-		if _, err := augment.NewAdversarial(augment.Options{AdvEps: eps, AdvMode: "sign"}); err == nil || !strings.Contains(err.Error(), "eps") {
+		if _, err := augment.NewAdversarial(augment.Options{Params: augment.Params{AdvEps: eps, AdvMode: "sign"}}); err == nil || !strings.Contains(err.Error(), "eps") {
 			t.Errorf("ε = %v: error %v, want one naming eps", eps, err)
 		}
 	}
-	if _, err := augment.NewAdversarial(augment.Options{AdvEps: 1e-4, AdvMode: "fgsm"}); err == nil || !strings.Contains(err.Error(), "fgsm") {
+	if _, err := augment.NewAdversarial(augment.Options{Params: augment.Params{AdvEps: 1e-4, AdvMode: "fgsm"}}); err == nil || !strings.Contains(err.Error(), "fgsm") {
 		t.Errorf("mode fgsm: error %v, want one naming it", err)
 	}
 }
@@ -31,7 +31,7 @@ func TestNewAdversarialEdges(t *testing.T) {
 // and dataset actions ([B, S] and [B, A], B rows), and keeps working when a
 // later batch is larger than the first (its gradient buffer grows).
 func TestAdversarialGradientCall(t *testing.T) {
-	a, err := augment.NewAdversarial(augment.Options{AdvEps: 0.5, AdvMode: "raw"})
+	a, err := augment.NewAdversarial(augment.Options{Params: augment.Params{AdvEps: 0.5, AdvMode: "raw"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestAdversarialGradientCall(t *testing.T) {
 // In l2 mode a state whose Q-gradient is zero stays where it is (no
 // division by the zero norm), while the other rows move by exactly ε.
 func TestAdversarialZeroGradientRow(t *testing.T) {
-	a, err := augment.NewAdversarial(augment.Options{AdvEps: 0.5, AdvMode: "l2"})
+	a, err := augment.NewAdversarial(augment.Options{Params: augment.Params{AdvEps: 0.5, AdvMode: "l2"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,9 +100,55 @@ func AddNoise(dst, src []float32, sigma float64, rng *rand.Rand) {
 	}
 }
 
-// Options configure augmenters built by New. Start from DefaultOptions:
-// zero values are taken literally (e.g. KoopmanProb 0 never uses the model).
+// Params are the augmenters' serializable settings: the knobs a run's
+// config records under "augment_params" (run.TrainConfig.AugmentParams is
+// this type), the sweep specs and config files set, and Options carries to
+// New. One type, so a setting is declared once: its JSON key here, its flag
+// in run's parameter table, its check in Options.validateKoopman (or the
+// augmenter's constructor), its use in the augmenter.
+type Params struct {
+	// KoopmanProb is p_K, the per-batch probability of the model branch;
+	// otherwise the batch gets S4RL-N noise (authors' code and README: 0.8).
+	KoopmanProb float64 `json:"koopman_prob"`
+	// ShiftSigma scales the KFC++ ε: ε_j ~ N(0, (ShiftSigma·3e-3)²) per
+	// eigen-direction (authors' code default 1.0; their README example
+	// uses 0.5). KFC uses a scalar ε ~ N(0, (ShiftSigma·3e-3·√N)²).
+	ShiftSigma float64 `json:"shift_sigma"`
+	// Residual decodes with a gauge correction, s̃ = s + D(g̃) − D(g), so
+	// the autoencoder error does not enter the shift (authors: off).
+	Residual bool `json:"residual"`
+	// LatentSigma is the vae-noise ablation's latent noise σ (paper's best
+	// value of its sweep: 3e-3).
+	LatentSigma float64 `json:"latent_sigma"`
+	// FwdSigma is the fwd-prediction ablation's state noise σ (paper:
+	// N(0, 6e-3), read as a standard deviation).
+	FwdSigma float64 `json:"fwd_sigma"`
+	// AdvEps is S4RL-Adv's step ε (S4RL / KFC paper: 1e-4), AdvMode its
+	// direction ("l2", "sign" or "raw"; see Adversarial).
+	AdvEps  float64 `json:"adv_eps"`
+	AdvMode string  `json:"adv_mode"`
+	// CacheGiB bounds the per-transition precompute cache in GiB (default
+	// 4; ≈4.8 KB per transition for the KFC++ family at N = 32, so ≈900k
+	// transitions). Rows beyond it are computed per batch; ≤ 0 disables
+	// the cache. See CacheBytes.
+	CacheGiB float64 `json:"cache_gib"`
+	// ShiftL2 (--shift-l2), when > 0, asks the run to calibrate the
+	// augmenter's scale before the first step so that the mean ‖s̃_t − s_t‖₂
+	// over the rows it shifts equals it (Calibrate, called by run; New does
+	// not read it); the scale keys above are then replaced. 0: off. The
+	// paper measures 2.6e-4 for KFC on D4RL.
+	ShiftL2 float64 `json:"shift_l2,omitempty"`
+}
+
+// CacheBytes is CacheGiB in bytes (truncated), the precompute cache bound.
+func (p Params) CacheBytes() int64 { return int64(p.CacheGiB * float64(GiB)) }
+
+// Options configure augmenters built by New: the serializable Params plus
+// what a run supplies at build time (data, model, environment, cache
+// directory, workers, progress). Start from DefaultOptions: zero values
+// are taken literally (e.g. KoopmanProb 0 never uses the model).
 type Options struct {
+	Params
 	GaussianSigma float64 // S4RL-N noise σ, default 3e-3
 
 	// Dataset is the training dataset (required by the Koopman augmenters:
@@ -115,21 +161,6 @@ type Options struct {
 	// Env names the environment; used only for default contact dimensions.
 	Env string
 
-	// KoopmanProb is p_K, the per-batch probability of the model branch;
-	// otherwise the batch gets S4RL-N noise (authors' code and README: 0.8).
-	KoopmanProb float64
-	// ShiftSigma scales the KFC++ ε: ε_j ~ N(0, (ShiftSigma·3e-3)²) per
-	// eigen-direction (authors' code default 1.0; their README example
-	// uses 0.5). KFC uses a scalar ε ~ N(0, (ShiftSigma·3e-3·√N)²).
-	ShiftSigma float64
-	// Residual decodes with a gauge correction, s̃ = s + D(g̃) − D(g), so
-	// the autoencoder error does not enter the shift (authors: off).
-	Residual bool
-	// CacheBytes bounds the per-transition precompute cache (default
-	// 4 GiB; ≈4.8 KB per transition for the KFC++ family at N = 32, so
-	// ≈900k transitions). Rows beyond it are computed per batch; ≤ 0
-	// disables the cache.
-	CacheBytes int64
 	// CacheDir, when not empty, keeps the precompute cache in a file there
 	// (created if missing) for the next run on the same model, dataset and
 	// GEMM backend: a run finding its file loads it in seconds instead of
@@ -145,34 +176,29 @@ type Options struct {
 	Progress func(done, total int)
 	// Symmetry configures the eigendecomposition (zero: koopman defaults).
 	Symmetry koopman.SymmetryConfig
-
-	// LatentSigma is the vae-noise ablation's latent noise σ (paper's best
-	// value of its sweep: 3e-3).
-	LatentSigma float64
-	// FwdSigma is the fwd-prediction ablation's state noise σ (paper:
-	// N(0, 6e-3), read as a standard deviation).
-	FwdSigma float64
 	// ContactDims are the velocity dimensions for kfc++-contact; nil uses
 	// DefaultContactDims(Env, obsDim).
 	ContactDims []int
-
-	// AdvEps is S4RL-Adv's step ε (S4RL / KFC paper: 1e-4), AdvMode its
-	// direction ("l2", "sign" or "raw"; see Adversarial).
-	AdvEps  float64
-	AdvMode string
 }
 
-// KiB, MiB, GiB are byte units for Options.CacheBytes.
+// KiB, MiB, GiB are byte units for the precompute cache bound.
 const (
 	KiB int64 = 1 << 10
 	MiB int64 = 1 << 20
 	GiB int64 = 1 << 30
 )
 
-// DefaultOptions returns the paper's values (see each field).
+// DefaultParams returns the paper's and the authors' values (see each
+// field): p_K 0.8, shift σ 1, direct decoding, vae-noise σ 3e-3,
+// fwd-prediction σ 6e-3, S4RL-Adv ε 1e-4 in l2 mode, a 4 GiB cache, no
+// magnitude calibration.
+func DefaultParams() Params {
+	return Params{KoopmanProb: 0.8, ShiftSigma: 1, CacheGiB: 4, LatentSigma: 3e-3, FwdSigma: 6e-3, AdvEps: 1e-4, AdvMode: "l2"}
+}
+
+// DefaultOptions returns DefaultParams with S4RL-N's σ 3e-3.
 func DefaultOptions() Options {
-	return Options{GaussianSigma: 3e-3, KoopmanProb: 0.8, ShiftSigma: 1, CacheBytes: 4 * GiB,
-		LatentSigma: 3e-3, FwdSigma: 6e-3, AdvEps: 1e-4, AdvMode: "l2"}
+	return Options{Params: DefaultParams(), GaussianSigma: 3e-3}
 }
 
 // validateKoopman checks the numeric Koopman options.

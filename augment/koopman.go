@@ -198,7 +198,7 @@ func NewKoopman(name string, opts Options) (*Koopman, error) {
 	if sym.MaxCond == 0 {
 		sym = koopman.DefaultSymmetryConfig()
 	}
-	k.cache, k.info = precomputeCached(opts.CacheDir, m, d, kind, opts.CacheBytes, opts.Workers, sym, opts.Progress)
+	k.cache, k.info = precomputeCached(opts.CacheDir, m, d, kind, opts.CacheBytes(), opts.Workers, sym, opts.Progress)
 	if k.cache.n < d.Len() && kind >= cacheKFC {
 		k0, ks := m.Operators()
 		k.shifter = koopman.NewShifter(k0, ks, k.N, sym, opts.Workers)

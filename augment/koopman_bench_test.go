@@ -33,7 +33,7 @@ func BenchmarkKFCppAugment(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			o := augment.DefaultOptions()
-			o.Dataset, o.Model, o.KoopmanProb, o.CacheBytes = d, m, 1, tc.cache
+			o.Dataset, o.Model, o.KoopmanProb, o.CacheGiB = d, m, 1, gib(tc.cache)
 			a, err := augment.NewKoopman("kfc++", o)
 			if err != nil {
 				b.Fatal(err)

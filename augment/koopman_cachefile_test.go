@@ -97,7 +97,7 @@ func TestPrecomputeCacheFile(t *testing.T) {
 		// cache take the per-batch float64 path, so the reference is a run
 		// with the same budget and no file.)
 		small := o
-		small.CacheBytes = int64(d.Len()/2) * int64(p1.BytesPerTransition)
+		small.CacheGiB = gib(int64(d.Len()/2) * int64(p1.BytesPerTransition))
 		noFile := small
 		noFile.CacheDir = ""
 		_, refSmall := build(name, noFile)

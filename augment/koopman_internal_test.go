@@ -40,7 +40,7 @@ func TestSameSigmaShiftsBothStates(t *testing.T) {
 	for _, name := range []string{"kfc++", "kfc"} {
 		for _, cache := range []int64{GiB, 0} {
 			o := DefaultOptions()
-			o.Dataset, o.Model, o.KoopmanProb, o.ShiftSigma, o.CacheBytes = d, m, 1, 30, cache
+			o.Dataset, o.Model, o.KoopmanProb, o.ShiftSigma, o.CacheGiB = d, m, 1, 30, float64(cache)/float64(GiB)
 			k, err := NewKoopman(name, o)
 			if err != nil {
 				t.Fatal(err)

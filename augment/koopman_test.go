@@ -144,7 +144,7 @@ func TestCachedPathMatchesShifter(t *testing.T) {
 	for _, name := range []string{"kfc++", "kfc", "kfc++-prediction", "kfc++-latent-prediction"} {
 		run := func(cache int64) ([]float32, []float32, *augment.Koopman) {
 			o := opts(d, m)
-			o.KoopmanProb, o.ShiftSigma, o.CacheBytes = 1, 30, cache // large ε so the shift is visible
+			o.KoopmanProb, o.ShiftSigma, o.CacheGiB = 1, 30, gib(cache) // large ε so the shift is visible
 			a, err := augment.NewKoopman(name, o)
 			if err != nil {
 				t.Fatal(err)
@@ -296,7 +296,7 @@ func TestCachedPathLargeLatent(t *testing.T) {
 	b := batchOf(d, []int{0, 1, 2, 3})
 	run := func(cache int64) ([]float32, []float32, augment.KoopmanStats) {
 		o := opts(d, m)
-		o.KoopmanProb, o.ShiftSigma, o.CacheBytes, o.Workers = 1, 30, cache, 1
+		o.KoopmanProb, o.ShiftSigma, o.CacheGiB, o.Workers = 1, 30, gib(cache), 1
 		a, err := augment.NewKoopman("kfc++", o)
 		if err != nil {
 			t.Fatal(err)
@@ -339,7 +339,7 @@ func TestFallbacksCountedOnBothPaths(t *testing.T) {
 	for _, name := range []string{"kfc", "kfc++"} {
 		for _, cache := range []int64{augment.GiB, 0} {
 			o := opts(d, m)
-			o.KoopmanProb, o.CacheBytes = 1, cache
+			o.KoopmanProb, o.CacheGiB = 1, gib(cache)
 			o.Symmetry.MaxCond = 1 + 1e-12 // every real eigenbasis is worse conditioned: all rows fall back
 			a, err := augment.NewKoopman(name, o)
 			if err != nil {
@@ -401,3 +401,7 @@ func TestPredictionAblations(t *testing.T) {
 		}
 	}
 }
+
+// gib converts a cache bound in bytes to Params.CacheGiB (exactly: the
+// bound is a whole number of bytes below 2⁵³ scaled by 2⁻³⁰).
+func gib(bytes int64) float64 { return float64(bytes) / float64(augment.GiB) }

@@ -30,7 +30,7 @@ func TestAddNoiseDraws(t *testing.T) {
 // N = 32, so the D4RL datasets are cached whole by default).
 func TestDefaultOptionsValues(t *testing.T) {
 	o := augment.DefaultOptions()
-	if o.GaussianSigma != 3e-3 || o.KoopmanProb != 0.8 || o.ShiftSigma != 1 || o.CacheBytes != 4<<30 ||
+	if o.GaussianSigma != 3e-3 || o.KoopmanProb != 0.8 || o.ShiftSigma != 1 || o.CacheBytes() != 4<<30 || o.CacheGiB != 4 || o.Residual || o.ShiftL2 != 0 ||
 		o.LatentSigma != 3e-3 || o.FwdSigma != 6e-3 || o.AdvEps != 1e-4 || o.AdvMode != "l2" {
 		t.Fatalf("DefaultOptions() = %+v", o)
 	}

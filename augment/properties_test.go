@@ -269,7 +269,7 @@ func checkKFCppRows(t *testing.T, c shiftCase, rows []int, checkNext bool) (eps 
 func checkKFCpp(t *testing.T, name string) {
 	const shiftSigma = 10
 	for _, cache := range []int64{augment.GiB, 0} { // cached and per-batch paths
-		c := runBoth(t, name, func(o *augment.Options) { o.ShiftSigma, o.CacheBytes = shiftSigma, cache })
+		c := runBoth(t, name, func(o *augment.Options) { o.ShiftSigma, o.CacheGiB = shiftSigma, gib(cache) })
 		eps := checkKFCppRows(t, c, allRows(c.b.B), true)
 		std := shiftSigma * epsUnit
 		checkNormal(t, name+" ε_0", eps[0], std)
@@ -286,7 +286,7 @@ func checkKFCpp(t *testing.T, name string) {
 func checkKFC(t *testing.T, name string) {
 	const shiftSigma = 10
 	for _, cache := range []int64{augment.GiB, 0} {
-		c := runBoth(t, name, func(o *augment.Options) { o.ShiftSigma, o.CacheBytes = shiftSigma, cache })
+		c := runBoth(t, name, func(o *augment.Options) { o.ShiftSigma, o.CacheGiB = shiftSigma, gib(cache) })
 		var eps []float64
 		for i := 0; i < c.b.B; i++ {
 			e := kfcppEps(c, i, 0) * math.Sqrt2 // ε/√2 on dimension 0

@@ -10,31 +10,13 @@ import (
 	"github.com/koopq/koopq/koopman"
 )
 
-// AugmentParams are the serializable knobs of the augmenters (see
-// augment.Options for their meaning and the paper's defaults).
-type AugmentParams struct {
-	KoopmanProb float64 `json:"koopman_prob"` // p_K, 0.8
-	ShiftSigma  float64 `json:"shift_sigma"`  // KFC/KFC++ ε scale, 1.0 (units of 3e-3)
-	Residual    bool    `json:"residual"`     // gauge-corrected decoding s + D(g̃) − D(g)
-	LatentSigma float64 `json:"latent_sigma"` // vae-noise σ, 3e-3
-	FwdSigma    float64 `json:"fwd_sigma"`    // fwd-prediction σ, 6e-3
-	AdvEps      float64 `json:"adv_eps"`      // S4RL-Adv ε, 1e-4
-	AdvMode     string  `json:"adv_mode"`     // S4RL-Adv direction: l2, sign, raw
-	CacheGiB    float64 `json:"cache_gib"`    // per-transition precompute budget, 4
-	// ShiftL2 (--shift-l2), when > 0, calibrates the augmenter's scale so
-	// that the mean ‖s̃_t − s_t‖₂ over the rows it shifts equals it, on
-	// the fixed calibration sample before the first step (augment.Calibrate);
-	// the scale keys above are then replaced. 0: off. The paper measures
-	// 2.6e-4 for KFC on D4RL.
-	ShiftL2 float64 `json:"shift_l2,omitempty"`
-}
+// AugmentParams are the augmenters' serializable settings, recorded in
+// config.json under "augment_params": augment.Params itself (its doc has
+// each key's meaning and default), named here for TrainConfig.
+type AugmentParams = augment.Params
 
-// DefaultAugmentParams mirrors augment.DefaultOptions.
-func DefaultAugmentParams() AugmentParams {
-	o := augment.DefaultOptions()
-	return AugmentParams{KoopmanProb: o.KoopmanProb, ShiftSigma: o.ShiftSigma, LatentSigma: o.LatentSigma,
-		FwdSigma: o.FwdSigma, AdvEps: o.AdvEps, AdvMode: o.AdvMode, CacheGiB: float64(o.CacheBytes) / float64(augment.GiB)}
-}
+// DefaultAugmentParams is augment.DefaultParams.
+func DefaultAugmentParams() AugmentParams { return augment.DefaultParams() }
 
 // KoopmanFile is where a run keeps the Koopman model it trained itself.
 const KoopmanFile = "koopman.safetensors"
@@ -66,13 +48,9 @@ func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 // buildAugmenter is BuildAugmenter reporting the Koopman training as
 // PhaseKoopman and the precompute as PhasePrecompute.
 func buildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, cacheDir string, progress PhaseProgressFunc) (augment.Augmenter, error) {
-	p := cfg.AugmentParams
 	opts := augment.DefaultOptions()
-	opts.GaussianSigma = cfg.GaussianSigma
+	opts.Params, opts.GaussianSigma = cfg.AugmentParams, cfg.GaussianSigma
 	opts.Dataset, opts.Env = data, cfg.Env
-	opts.KoopmanProb, opts.ShiftSigma, opts.Residual = p.KoopmanProb, p.ShiftSigma, p.Residual
-	opts.LatentSigma, opts.FwdSigma, opts.AdvEps, opts.AdvMode = p.LatentSigma, p.FwdSigma, p.AdvEps, p.AdvMode
-	opts.CacheBytes = int64(p.CacheGiB * float64(augment.GiB))
 	opts.CacheDir = cacheDir
 	if augment.NeedsKoopman(cfg.Augment) {
 		path := cfg.KoopmanModel

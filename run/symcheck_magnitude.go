@@ -146,7 +146,7 @@ func (p *symPrep) calibrator() (*augment.Koopman, *dataset.Batch, error) {
 	opts := augment.DefaultOptions()
 	opts.Model, opts.Dataset, opts.Env = w.m, sub, p.cfg.Env
 	opts.ShiftSigma, opts.Residual, opts.Symmetry, opts.Workers = p.cfg.ShiftSigma, p.cfg.Residual, p.cfg.Symmetry, p.cfg.Workers
-	opts.CacheBytes = 1 << 62 // the n sampled rows: every one cached
+	opts.CacheGiB = 1 << 32 // 2⁶² bytes: the n sampled rows, every one cached
 	k, err := augment.NewKoopman("kfc++", opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("symcheck: %w", err)
