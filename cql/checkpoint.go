@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/koopq/koopq/nn"
+	"github.com/koopq/koopq/sac"
 )
 
 // checkpointParams lists every tensor that defines the learner's state:
@@ -32,8 +33,8 @@ func (l *Learner) checkpointParams() []*nn.Param {
 		}
 	}
 	addAdam("adam.actor.", l.optA)
-	addAdam("adam.q1.", l.optQ[0])
-	addAdam("adam.q2.", l.optQ[1])
+	addAdam("adam.q1.", l.Opt[0])
+	addAdam("adam.q2.", l.Opt[1])
 	return ps
 }
 
@@ -53,9 +54,9 @@ type scalarState struct {
 // paired layout's streams, from Trainer.Save).
 func (l *Learner) SaveCheckpoint(path string, rng *rand.PCG, extra map[string]string) error {
 	st := scalarState{Steps: l.Steps, LogAlpha: l.LogAlpha, LogAlphaPrime: l.LogAlphaPrime,
-		AdamT: [3]int{l.optA.T, l.optQ[0].T, l.optQ[1].T}}
+		AdamT: [3]int{l.optA.T, l.Opt[0].T, l.Opt[1].T}}
 	for i, s := range l.scalar {
-		st.Scalar[i] = [3]float64{s.m, s.v, float64(s.t)}
+		st.Scalar[i] = [3]float64{s.M, s.V, float64(s.T)}
 	}
 	if err := l.checkFinite(true); err != nil {
 		return fmt.Errorf("refusing to write checkpoint %s: %w", path, err)
@@ -163,9 +164,9 @@ func (l *Learner) LoadCheckpoint(path string, rng *rand.PCG) (map[string]string,
 		return nil, fmt.Errorf("checkpoint %s: bad state: %w", path, err)
 	}
 	l.Steps, l.LogAlpha, l.LogAlphaPrime = st.Steps, st.LogAlpha, st.LogAlphaPrime
-	l.optA.T, l.optQ[0].T, l.optQ[1].T = st.AdamT[0], st.AdamT[1], st.AdamT[2]
+	l.optA.T, l.Opt[0].T, l.Opt[1].T = st.AdamT[0], st.AdamT[1], st.AdamT[2]
 	for i := range l.scalar {
-		l.scalar[i] = scalarAdam{m: st.Scalar[i][0], v: st.Scalar[i][1], t: int(st.Scalar[i][2])}
+		l.scalar[i] = sac.ScalarAdam{M: st.Scalar[i][0], V: st.Scalar[i][1], T: int(st.Scalar[i][2])}
 	}
 	if nj := meta["normalizer"]; nj != "" {
 		if err := json.Unmarshal([]byte(nj), l.Norm); err != nil {

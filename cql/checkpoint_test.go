@@ -38,7 +38,7 @@ func TestCheckpointRefusesNonFiniteWeights(t *testing.T) {
 		func() { tr.Learner.Q[1].Params()[0].Data[3] = float32(math.NaN()) },
 		func() { tr.Learner.Actor.Params()[1].Data[0] = float32(math.Inf(-1)) },
 		func() { tr.Learner.LogAlphaPrime = math.NaN() },
-		func() { tr.Learner.optQ[0].V[0][0] = float32(math.Inf(1)) }, // Adam moment: checked on save only
+		func() { tr.Learner.Opt[0].V[0][0] = float32(math.Inf(1)) }, // Adam moment: checked on save only
 	} {
 		tr2, _ := NewTrainer(smallConfig(5), d, nil, scale)
 		if _, err := tr2.Resume(path); err != nil {

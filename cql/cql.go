@@ -3,6 +3,7 @@ package cql
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/nn"
@@ -11,22 +12,38 @@ import (
 
 // Learner holds CQL's networks, optimizers and per-batch workspaces.
 // Step performs one gradient update; it does not allocate after the first call.
+//
+// CQL is SAC plus a conservative term, as in d3rlpy (CQLImpl extends
+// SACImpl and overrides only the critic loss): the twin critics, their
+// Polyak step, the policy loss and the temperature's Adam are sac's
+// (sac.Twin, sac.PolicyLoss, sac.ScalarAdam, ...); this package adds the
+// logsumexp term to the critics' ∂L/∂Q and the Lagrange multiplier α'.
 type Learner struct {
 	Cfg            Config
 	ObsDim, ActDim int
 	Norm           *dataset.Normalizer // applied to every state fed to a network
 	Actor          *nn.MLP
-	Q, QT          [2]*nn.MLP // twin critics and their targets
-	LogAlpha       float64    // entropy weight (log), fixed unless AutoEntropy
-	LogAlphaPrime  float64    // Lagrange multiplier α' (log)
-	Steps          int        // updates done
+	sac.Twin               // twin critics Q, their targets QT and optimizers Opt
+	LogAlpha       float64 // entropy weight (log), fixed unless AutoEntropy
+	LogAlphaPrime  float64 // Lagrange multiplier α' (log)
+	Steps          int     // updates done
 
 	optA   *nn.Adam
-	optQ   [2]*nn.Adam
-	scalar [2]scalarAdam // α and α'
+	scalar [2]sac.ScalarAdam // α and α' (checkpointed as [m, v, t] each)
 
 	ws  workspace
 	adv advWS // stateGradient's (S4RL-Adv's) scratch
+
+	// pool runs the two halves of each parallel phase (critic k, or the
+	// actor at s and at s') on two goroutines; the phases are method values
+	// made once, reading their arguments from ws and adv, so that handing
+	// them to the worker does not allocate.
+	pool *nn.Pair
+
+	phaseSample, phaseQ, phaseCritic, phaseAdvQ, phaseAdvGrad func(int)
+
+	qGradient QGradient   // l.stateGradient, made once: a method value allocates
+	pActor    []*nn.Param // Actor.Params(), listed once (it allocates)
 
 	// noiseHook, when set (tests only), may overwrite the noise Step has
 	// just drawn, so an independent reference can replay the same update.
@@ -78,22 +95,12 @@ type workspace struct {
 	dAct, dOut, dOut2, logpBC  []float32
 	dLogp                      []float32 // [B] ∂L/∂log π for the actor
 	cS, cN                     nn.Cache  // actor on s and s'
+	outS, outN                 []float32 // actor outputs at s and s' [B, 2A] (in cS, cN)
 	crit                       [2]criticWS
-}
 
-// scalarAdam is Adam for one scalar (log α, log α').
-type scalarAdam struct {
-	m, v float64
-	t    int
-}
-
-func (s *scalarAdam) step(x *float64, g, lr float64) {
-	s.t++
-	s.m = 0.9*s.m + 0.1*g
-	s.v = 0.999*s.v + 0.001*g*g
-	mh := s.m / (1 - math.Pow(0.9, float64(s.t)))
-	vh := s.v / (1 - math.Pow(0.999, float64(s.t)))
-	*x -= lr * mh / (math.Sqrt(vh) + 1e-8)
+	// Arguments of the Step in progress, for the parallel phases.
+	bc         bool    // the actor step is behaviour cloning: no policy-loss Q
+	alphaPrime float64 // α' of this Step
 }
 
 // NewLearner builds networks for the given dimensions; norm may be nil
@@ -111,14 +118,19 @@ func NewLearner(cfg Config, obsDim, actDim int, norm *dataset.Normalizer, rng *r
 	for j := actDim; j < 2*actDim; j++ {
 		out[j] += float32(cfg.LogStdOffset)
 	}
-	for i := range l.Q {
+	var q, qt [2]*nn.MLP
+	for i := range q {
 		name := []string{"q1", "q2"}[i]
-		l.Q[i] = sac.NewCritic(name, cfg.CriticNet(i), obsDim, actDim, rng)
-		l.QT[i] = sac.NewCritic(name, cfg.CriticNet(i), obsDim, actDim, rng)
-		nn.CopyParams(l.QT[i].Params(), l.Q[i].Params())
-		l.optQ[i] = nn.NewAdam(l.Q[i].Params(), cfg.LRCritic)
+		q[i] = sac.NewCritic(name, cfg.CriticNet(i), obsDim, actDim, rng)
+		qt[i] = sac.NewCritic(name, cfg.CriticNet(i), obsDim, actDim, rng)
 	}
+	l.Twin = sac.NewTwin(q, qt, cfg.LRCritic)
 	l.optA = nn.NewAdam(l.Actor.Params(), cfg.LRActor)
+	l.phaseSample, l.phaseQ, l.phaseCritic = l.doSample, l.doQ, l.doCritic
+	l.phaseAdvQ, l.phaseAdvGrad = l.doAdvQ, l.doAdvGrad
+	l.qGradient, l.pActor = l.stateGradient, l.Actor.Params()
+	l.pool = nn.NewPair()
+	runtime.AddCleanup(l, func(p *nn.Pair) { p.Close() }, l.pool)
 	return l
 }
 
@@ -297,33 +309,26 @@ func (l *Learner) StepStreams(b *dataset.Batch, aug StateShift, augRNG, policyRN
 		alphaPrime = math.Min(math.Max(math.Exp(l.LogAlphaPrime), 0), 1e6)
 	}
 	bc := l.Steps < cfg.BCSteps
+	w := &l.ws
+	w.bc, w.alphaPrime = bc, alphaPrime
 
 	// Policy samples, all at clean states, and the critic inputs.
 	outS := l.sample(policyRNG)
 	l.fillCriticInputs()
 
 	// Target Q̄(s̃', a'), and Q(s, ã) for the policy loss (current critics).
-	w := &l.ws
-	nn.Both(func(i int) {
-		w.tq[i] = l.QT[i].Forward(&w.crit[i].tgt, w.saNext, l.targetRows(B))
-		if !bc {
-			w.pq[i] = l.Q[i].Forward(&w.crit[i].pi, w.saPi, B)
-		}
-	})
+	l.pool.Run(l.phaseQ)
 	l.bellmanTarget(b, alpha)
 	var actorLoss float64
 	if !bc {
-		actorLoss = l.policyLossQ(alpha)
+		// SAC's policy loss mean(α log π(ã|s) − min_k Q_k(s, ã)), and each
+		// twin's ∂loss/∂Q_k(s, ã) in w.crit[k].dp.
+		actorLoss = sac.PolicyLoss(alpha, w.logpPi, w.pq, [2][]float32{w.crit[0].dp, w.crit[1].dp})
 	}
 
 	// Each critic: ∂(−min Q(s, ã))/∂ã for the policy first, then its
 	// Bellman + CQL loss, backward, Adam step and Polyak target update.
-	nn.Both(func(i int) {
-		if !bc {
-			l.policyQGradient(i)
-		}
-		l.criticUpdate(i, alphaPrime)
-	})
+	l.pool.Run(l.phaseCritic)
 
 	// Policy step (BC warm-up or SAC), then α and α'.
 	lpMean, bcLoss := l.actorUpdate(outS, bc, alpha)
@@ -331,8 +336,9 @@ func (l *Learner) StepStreams(b *dataset.Batch, aug StateShift, augRNG, policyRN
 		actorLoss = bcLoss
 	}
 	if cfg.AutoEntropy {
-		// L_α = −log α·(log π(ã|s) − A): target entropy −|A|.
-		l.scalar[0].step(&l.LogAlpha, -(lpMean - float64(A)), cfg.LRActor)
+		// L_α = −log α·(log π(ã|s) − A): target entropy −|A|, the
+		// learning rate the actor's (CORL).
+		l.scalar[0].Step(&l.LogAlpha, sac.TemperatureGrad(lpMean, -float64(A)), cfg.LRActor)
 	}
 	if cfg.Lagrange {
 		// L_α' = −½ Σ_k α'(w·gap_k − τ); gradient with respect to log α'.
@@ -340,7 +346,7 @@ func (l *Learner) StepStreams(b *dataset.Batch, aug StateShift, augRNG, policyRN
 		for i := range w.crit {
 			gsum += cfg.MinQWeight*w.crit[i].gap - cfg.LagrangeThres
 		}
-		l.scalar[1].step(&l.LogAlphaPrime, -0.5*alphaPrime*gsum, cfg.LRAlphaPrime)
+		l.scalar[1].Step(&l.LogAlphaPrime, -0.5*alphaPrime*gsum, cfg.LRAlphaPrime)
 	}
 	l.Steps++
 	c0, c1 := &w.crit[0], &w.crit[1]
@@ -353,7 +359,7 @@ func (l *Learner) StepStreams(b *dataset.Batch, aug StateShift, augRNG, policyRN
 // w.next, w.act (clean s, s', a) and normalizes the four state buffers.
 func (l *Learner) states(b *dataset.Batch, aug StateShift, rng *rand.Rand) error {
 	w := &l.ws
-	if err := aug.Augment(b, w.obsAug, w.nextAug, rng, l.stateGradient); err != nil {
+	if err := aug.Augment(b, w.obsAug, w.nextAug, rng, l.qGradient); err != nil {
 		return err
 	}
 	copy(w.obs, b.Obs)
@@ -406,22 +412,48 @@ func (l *Learner) sample(rng *rand.Rand) []float32 {
 		l.noiseHook(nz)
 	}
 	// The samples at s and at s' are independent: one core each.
-	var outS, outN []float32
-	nn.Both(func(i int) {
-		if i == 0 {
-			outS = l.Actor.Forward(&w.cS, w.obs, B)
-			nn.TanhGaussianSample(outS, B, A, nz.pi, w.actPi, w.logpPi)
-			sampleRows(outS, B, A, N, nz.ood[:B*N*A], w.actOOD[:B*N*A], w.logpOOD[:B*N])
-			return
-		}
-		outN = l.Actor.Forward(&w.cN, w.next, B)
-		nn.TanhGaussianSample(outN, B, A, nz.next, w.actNx, w.logpNx)
-		sampleRows(outN, B, A, N, nz.ood[B*N*A:], w.actOOD[B*N*A:], w.logpOOD[B*N:])
-	})
+	l.pool.Run(l.phaseSample)
 	if l.Cfg.MaxTargetBackup {
-		sampleRows(outN, B, A, N, nz.maxNext, w.actMx, w.logpMx)
+		sampleRows(w.outN, B, A, N, nz.maxNext, w.actMx, w.logpMx)
 	}
-	return outS
+	return w.outS
+}
+
+// doSample is sample's parallel phase: the actor's samples at s (i = 0:
+// ã and the logsumexp's π(s) rows) or at s' (i = 1: a' and the π(s')
+// rows), from the noise already drawn.
+func (l *Learner) doSample(i int) {
+	w := &l.ws
+	B, A, N := w.B, l.ActDim, l.Cfg.NumActions
+	nz := &w.noise
+	if i == 0 {
+		w.outS = l.Actor.Forward(&w.cS, w.obs, B)
+		nn.TanhGaussianSample(w.outS, B, A, nz.pi, w.actPi, w.logpPi)
+		sampleRows(w.outS, B, A, N, nz.ood[:B*N*A], w.actOOD[:B*N*A], w.logpOOD[:B*N])
+		return
+	}
+	w.outN = l.Actor.Forward(&w.cN, w.next, B)
+	nn.TanhGaussianSample(w.outN, B, A, nz.next, w.actNx, w.logpNx)
+	sampleRows(w.outN, B, A, N, nz.ood[B*N*A:], w.actOOD[B*N*A:], w.logpOOD[B*N:])
+}
+
+// doQ is Step's first critic phase for twin i: the target's Q̄_i(s̃', a')
+// and, unless the actor step is BC, the critic's Q_i(s, ã).
+func (l *Learner) doQ(i int) {
+	w := &l.ws
+	w.tq[i] = l.QT[i].Forward(&w.crit[i].tgt, w.saNext, l.targetRows(w.B))
+	if !w.bc {
+		w.pq[i] = l.Q[i].Forward(&w.crit[i].pi, w.saPi, w.B)
+	}
+}
+
+// doCritic is Step's second critic phase for twin i: the policy loss's
+// ∂/∂ã through the critic as it is (unless BC), then the critic's update.
+func (l *Learner) doCritic(i int) {
+	if !l.ws.bc {
+		l.policyQGradient(i)
+	}
+	l.criticUpdate(i, l.ws.alphaPrime)
 }
 
 // fillCriticInputs lays out xBig (see bigBatch), saNext = [s̃', a'] for the
@@ -511,25 +543,6 @@ func (l *Learner) targetRows(B int) int {
 	return B
 }
 
-// policyLossQ returns SAC's policy loss mean(α log π(ã|s) − min_k Q_k(s, ã))
-// from the current critics' outputs w.pq and sets each twin's
-// ∂loss/∂Q_k(s, ã) in w.crit[k].dp (−1/B where that twin is the minimum).
-func (l *Learner) policyLossQ(alpha float64) float64 {
-	w := &l.ws
-	B := w.B
-	var loss float64
-	for i := 0; i < B; i++ {
-		q0, q1 := w.pq[0][i], w.pq[1][i]
-		loss += (alpha*float64(w.logpPi[i]) - float64(min(q0, q1))) / float64(B)
-		if q0 <= q1 {
-			w.crit[0].dp[i], w.crit[1].dp[i] = -1/float32(B), 0
-		} else {
-			w.crit[0].dp[i], w.crit[1].dp[i] = 0, -1/float32(B)
-		}
-	}
-	return loss
-}
-
 // policyQGradient writes critic i's ∂(policy loss)/∂[s, ã] into
 // w.crit[i].dX. It must run before critic i's optimizer step: the policy
 // loss uses the critics as they were before this update (CORL computes the
@@ -547,7 +560,8 @@ func (l *Learner) policyQGradient(i int) {
 //
 // with Q(s,a) in the last term under PushUpClean (the Lagrange threshold
 // shifts L by a constant), back-propagates it, takes
-// the Adam step and Polyak-updates the target Q̄_i ← (1 − τ)Q̄_i + τQ_i.
+// the Adam step and Polyak-updates the target Q̄_i ← (1 − τ)Q̄_i + τQ_i
+// (sac.Twin.Descend, as SAC's critic step).
 func (l *Learner) criticUpdate(i int, alphaPrime float64) {
 	w, cfg := &l.ws, &l.Cfg
 	B, N, A := w.B, cfg.NumActions, l.ActDim
@@ -616,10 +630,7 @@ func (l *Learner) criticUpdate(i int, alphaPrime float64) {
 			c.dy[g.piS(s, j)] = ks * soft[g.lsePiS(j)]
 		}
 	}
-	nn.ZeroGrad(l.Q[i].Params())
-	l.Q[i].Backward(&c.big, c.dy, nil, true)
-	l.optQ[i].Step()
-	nn.Polyak(l.QT[i].Params(), l.Q[i].Params(), float32(cfg.Tau))
+	l.Descend(i, &c.big, c.dy, cfg.Tau)
 }
 
 // actorUpdate takes the policy's gradient step and returns mean log π(ã|s)
@@ -630,15 +641,11 @@ func (l *Learner) criticUpdate(i int, alphaPrime float64) {
 func (l *Learner) actorUpdate(outS []float32, bc bool, alpha float64) (lpMean, bcLoss float64) {
 	w := &l.ws
 	S, A := l.ObsDim, l.ActDim
-	B, W := w.B, S+A
+	B := w.B
 	nz := &w.noise
-	for i := 0; i < B; i++ {
-		lpMean += float64(w.logpPi[i]) / float64(B)
-	}
+	lpMean = sac.MeanLogProb(w.logpPi)
 	dLogp := w.dLogp
-	for i := range dLogp {
-		dLogp[i] = float32(alpha) / float32(B)
-	}
+	sac.PolicyLogpGrad(float32(alpha), dLogp)
 	if bc {
 		nn.TanhGaussianLogProb(outS, B, A, w.act, w.logpBC)
 		var bcl float64
@@ -655,14 +662,10 @@ func (l *Learner) actorUpdate(outS []float32, bc bool, alpha float64) (lpMean, b
 			w.dOut[i] += w.dOut2[i]
 		}
 	} else {
-		for i := 0; i < B; i++ {
-			for j := 0; j < A; j++ {
-				w.dAct[i*A+j] = w.crit[0].dX[i*W+S+j] + w.crit[1].dX[i*W+S+j]
-			}
-		}
+		sac.PolicyActionGrad([2][]float32{w.crit[0].dX, w.crit[1].dX}, S, A, w.dAct)
 		nn.TanhGaussianSampleBackward(outS, B, A, nz.pi, w.actPi, w.dAct, dLogp, w.dOut)
 	}
-	nn.ZeroGrad(l.Actor.Params())
+	nn.ZeroGrad(l.pActor)
 	l.Actor.Backward(&w.cS, w.dOut, nil, true)
 	l.optA.Step()
 	return lpMean, bcLoss

@@ -10,13 +10,15 @@ type advWS struct {
 	q  [2][]float32 // [rows] Q_k(s, a)
 	d  [2][]float32 // [rows] ∂ min(Q1,Q2)/∂Q_k: 1 where critic k is the minimum
 	dx [2][]float32 // [rows, S+A] ∂ min(Q1,Q2)/∂x through critic k
+
+	rows int // rows of the call in progress, for the parallel phases
 }
 
 // stateGradient implements QGradient: ∂ min(Q1,Q2)(s, a)/∂s for raw
 // states s [rows, S] and actions a [rows, A], written to grad [rows, S],
 // through the state normalizer (∂/∂s = ∂/∂s_norm / std). Ties go to
-// critic 0. The two critics run concurrently, as in Step; S4RL-Adv calls it
-// once per batch.
+// critic 0. The two critics run concurrently (Learner.pool), as in Step;
+// S4RL-Adv calls it once per batch, never concurrently.
 func (l *Learner) stateGradient(s, a []float32, rows int, grad []float32) {
 	S, A := l.ObsDim, l.ActDim
 	W := S + A
@@ -29,10 +31,8 @@ func (l *Learner) stateGradient(s, a []float32, rows int, grad []float32) {
 	for i := 0; i < rows; i++ {
 		l.Norm.Apply(g.x[i*W : i*W+S])
 	}
-	nn.Both(func(k int) {
-		g.q[k] = grow(g.q[k], rows)
-		copy(g.q[k], l.Q[k].Forward(&g.c[k], g.x, rows))
-	})
+	g.rows = rows
+	l.pool.Run(l.phaseAdvQ)
 	for k := range g.d {
 		g.d[k] = grow(g.d[k], rows)
 	}
@@ -43,13 +43,25 @@ func (l *Learner) stateGradient(s, a []float32, rows int, grad []float32) {
 		}
 		g.d[0][i], g.d[1][i] = d0, 1-d0
 	}
-	nn.Both(func(k int) {
-		g.dx[k] = grow(g.dx[k], rows*W)
-		l.Q[k].Backward(&g.c[k], g.d[k], g.dx[k], false)
-	})
+	l.pool.Run(l.phaseAdvGrad)
 	for i := 0; i < rows; i++ {
 		for j := 0; j < S; j++ {
 			grad[i*S+j] = (g.dx[0][i*W+j] + g.dx[1][i*W+j]) / l.Norm.Std[j]
 		}
 	}
+}
+
+// doAdvQ is stateGradient's forward phase for critic k: Q_k at adv.x.
+func (l *Learner) doAdvQ(k int) {
+	g := &l.adv
+	g.q[k] = grow(g.q[k], g.rows)
+	copy(g.q[k], l.Q[k].Forward(&g.c[k], g.x, g.rows))
+}
+
+// doAdvGrad is stateGradient's backward phase for critic k: ∂/∂x of
+// adv.d[k]·Q_k into adv.dx[k].
+func (l *Learner) doAdvGrad(k int) {
+	g := &l.adv
+	g.dx[k] = grow(g.dx[k], g.rows*(l.ObsDim+l.ActDim))
+	l.Q[k].Backward(&g.c[k], g.d[k], g.dx[k], false)
 }

@@ -22,9 +22,9 @@ import (
 // gradient far below ε moves the parameter by lr·g/(|g| + ε), a small
 // step in the gradient's descent direction (a sign slip in ε flips it).
 func TestScalarAdamEpsilon(t *testing.T) {
-	var s scalarAdam
+	var s sac.ScalarAdam
 	x := 0.0
-	s.step(&x, 1e-10, 1)
+	s.Step(&x, 1e-10, 1)
 	want := -1e-10 / (1e-10 + 1e-8)
 	if math.Abs(x-want) > 1e-12 {
 		t.Fatalf("x after one step with g = 1e-10: %v, want %v", x, want)
@@ -268,8 +268,8 @@ func TestDualGradients(t *testing.T) {
 		name    string
 		got, wa float64
 	}{
-		{"α", l.scalar[0].m, 0.1 * -(st.LogPi - 2)},
-		{"α′", l.scalar[1].m, 0.1 * -0.5 * 0.7 * gsum},
+		{"α", l.scalar[0].M, 0.1 * -(st.LogPi - 2)},
+		{"α′", l.scalar[1].M, 0.1 * -0.5 * 0.7 * gsum},
 	} {
 		if math.Abs(c.got-c.wa) > 1e-9*math.Max(1, math.Abs(c.wa)) || c.wa == 0 {
 			t.Errorf("%s: Adam first moment %v, want 0.1·g = %v", c.name, c.got, c.wa)
@@ -344,9 +344,9 @@ func TestStepOnceReturnsAugmenterError(t *testing.T) {
 
 // Once warm, a whole Step (no augmentation, S4RL-N, S4RL-Adv) allocates less
 // than one batch of states: every buffer, S4RL-Adv's state gradient's
-// included, lives in the learner; what is left are the goroutines of the
-// twin-critic split (~1.3 KB). With S4RL-Adv it allocated 297 KB per step
-// before stateGradient kept its buffers.
+// included, lives in the learner. With S4RL-Adv it allocated 297 KB per step
+// before stateGradient kept its buffers; the twin-critic split's goroutines
+// (~1.3 KB) went when it moved to an nn.Pair (TestStepDoesNotAllocate).
 func TestStepReusesItsBuffers(t *testing.T) {
 	const S, A = 11, 3
 	d := dataset.Synthetic(S, A, 2000, rand.New(rand.NewPCG(1, 1)))
@@ -372,6 +372,32 @@ func TestStepReusesItsBuffers(t *testing.T) {
 		perStep := float64(after.TotalAlloc-before.TotalAlloc) / steps
 		if limit := float64(cfg.Batch * S * 4); perStep >= limit {
 			t.Errorf("%s: Step allocated %.0f bytes per warm step; want < %.0f (one batch of states)", aug.Name(), perStep, limit)
+		}
+	}
+}
+
+// Once warm, Step allocates nothing at all (issue 68, as sac's
+// TestUpdateDoesNotAllocate): the two-goroutine phases run on the
+// learner's nn.Pair as method values made once, and the actor's parameter
+// list and the state-gradient callback are made once too.
+func TestStepDoesNotAllocate(t *testing.T) {
+	const S, A = 11, 3
+	d := dataset.Synthetic(S, A, 2000, rand.New(rand.NewPCG(1, 1)))
+	for _, bc := range []int{0, 1000} {
+		cfg := smallConfig(10)
+		cfg.BCSteps = bc
+		cfg.Batch = 64
+		for _, aug := range []StateShift{augment.None{}, &augment.Adversarial{Eps: 1e-4, Mode: "l2"}} {
+			l := NewLearner(cfg, S, A, dataset.Identity(S), rand.New(rand.NewPCG(4, 4)))
+			b := dataset.NewBatch(cfg.Batch, S, A)
+			dataset.NewSampler(d, rand.New(rand.NewPCG(1, 2))).Sample(b)
+			rng := rand.New(rand.NewPCG(3, 3))
+			if _, err := l.Step(b, aug, rng); err != nil {
+				t.Fatal(err)
+			}
+			if n := testing.AllocsPerRun(10, func() { l.Step(b, aug, rng) }); n != 0 {
+				t.Errorf("%s, BC steps %d: Step allocates %.1f times per call, want 0", aug.Name(), bc, n)
+			}
 		}
 	}
 }

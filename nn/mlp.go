@@ -3,7 +3,6 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 
 	"github.com/koopq/koopq/internal/blas"
@@ -240,15 +239,4 @@ func AddGrads(dst, src []*Param) {
 		}
 		clear(s.Grad)
 	}
-}
-
-// Both runs f(0) and f(1) concurrently (f(0) on the calling goroutine) and
-// returns when both are done: the two-core split used for twin critics and
-// for the Koopman loss's two halves.
-func Both(f func(i int)) {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); f(1) }()
-	f(0)
-	wg.Wait()
 }

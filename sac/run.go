@@ -405,7 +405,7 @@ func Resume(ctx context.Context, dir string, opts ResumeOptions, progress func(R
 
 	// finite refuses to save non-finite weights (the last checkpoint stays).
 	finite := func() error {
-		for _, ps := range [][]*nn.Param{ag.pActor, ag.pQ1, ag.pQ2, ag.pQ1T, ag.pQ2T} {
+		for _, ps := range [][]*nn.Param{ag.pActor, ag.params[0], ag.params[1], ag.targets[0], ag.targets[1]} {
 			if err := nn.CheckFinite(ps); err != nil {
 				return fmt.Errorf("sac run: step %d: %w (nothing saved; the last checkpoint stays)", st.Step, err)
 			}
@@ -591,19 +591,19 @@ func checkpointParams(ag *Agent) []*nn.Param {
 		}
 	}
 	add("actor/", ag.pActor)
-	add("q1/", ag.pQ1)
-	add("q2/", ag.pQ2)
-	add("q1_target/", ag.pQ1T)
-	add("q2_target/", ag.pQ2T)
+	add("q1/", ag.params[0])
+	add("q2/", ag.params[1])
+	add("q1_target/", ag.targets[0])
+	add("q2_target/", ag.targets[1])
 	addAdam("adam_actor/", ag.optA)
-	addAdam("adam_q1/", ag.optQ1)
-	addAdam("adam_q2/", ag.optQ2)
+	addAdam("adam_q1/", ag.Opt[0])
+	addAdam("adam_q2/", ag.Opt[1])
 	return out
 }
 
 func saveCheckpoint(path string, ag *Agent, st *runState) error {
-	st.LogAlpha, st.AlphaM, st.AlphaV = ag.LogAlpha, ag.alphaM, ag.alphaV
-	st.AdamT = [3]int{ag.optA.T, ag.optQ1.T, ag.optQ2.T}
+	st.LogAlpha, st.AlphaM, st.AlphaV = ag.LogAlpha, ag.alpha.M, ag.alpha.V
+	st.AdamT = [3]int{ag.optA.T, ag.Opt[0].T, ag.Opt[1].T}
 	b, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("sac run: checkpoint state: %w", err)
@@ -625,8 +625,10 @@ func loadCheckpoint(path string, ag *Agent, st *runState) error {
 	if err := nn.AssignParams(checkpointParams(ag), ts); err != nil {
 		return fmt.Errorf("sac run: %s: %w", path, err)
 	}
-	ag.LogAlpha, ag.alphaM, ag.alphaV = st.LogAlpha, st.AlphaM, st.AlphaV
-	ag.optA.T, ag.optQ1.T, ag.optQ2.T = st.AdamT[0], st.AdamT[1], st.AdamT[2]
+	// log α takes one Adam step per actor step: its step count is the
+	// actor's (the checkpoint stores it once, as AdamT[0]).
+	ag.LogAlpha, ag.alpha = st.LogAlpha, ScalarAdam{M: st.AlphaM, V: st.AlphaV, T: st.AdamT[0]}
+	ag.optA.T, ag.Opt[0].T, ag.Opt[1].T = st.AdamT[0], st.AdamT[1], st.AdamT[2]
 	return nil
 }
 

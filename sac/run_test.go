@@ -224,8 +224,8 @@ func TestRunRefusesNonFiniteWeights(t *testing.T) {
 	if err := loadCheckpoint(ckpt, ag, &st); err != nil {
 		t.Fatal(err)
 	}
-	for i := range ag.Q2T.Params()[0].Data {
-		ag.Q2T.Params()[0].Data[i] = 3e38
+	for i := range ag.QT[1].Params()[0].Data {
+		ag.QT[1].Params()[0].Data[i] = 3e38
 	}
 	if err := saveCheckpoint(ckpt, ag, &st); err != nil {
 		t.Fatal(err)

@@ -36,10 +36,11 @@ func DefaultConfig(total int) Config {
 		Batch: 256, StartSteps: 1000, TotalSteps: total, InitAlpha: 1, UpdatesPerEnv: 1}
 }
 
-// Agent holds SAC's networks and optimizers.
+// Agent holds SAC's networks and optimizers: the actor, the twin critics
+// (Twin, shared with cql.Learner) and the entropy temperature log α.
 //
-// Update splits its work across two goroutines (two cores), as cql does:
-// each critic (and its target) belongs to one goroutine, and the actor's
+// Update splits its work across two goroutines (two cores, an nn.Pair),
+// as cql does: each critic (and its target) belongs to one goroutine, and the actor's
 // rows are cut in two halves, one per goroutine, whose parameter gradients
 // are summed before the actor's Adam step. All workspaces are allocated on
 // the first Update for a batch size; later Updates do not allocate.
@@ -47,19 +48,17 @@ type Agent struct {
 	Cfg            Config
 	ObsDim, ActDim int
 	Actor          *nn.MLP
-	Q1, Q2         *nn.MLP
-	Q1T, Q2T       *nn.MLP
+	Twin           // critics Q[0], Q[1] ("q1", "q2"), targets QT, optimizers Opt
 	LogAlpha       float64
 
-	optA, optQ1, optQ2 *nn.Adam
-	alphaM, alphaV     float64 // Adam state for log α
+	optA  *nn.Adam
+	alpha ScalarAdam // Adam for log α; alpha.T == optA.T (one α step per actor step)
 
 	actorTwin *nn.MLP // shares Actor's weights; holds the second half's gradients
 	ws        workspace
-	pool      *pair
-	// Parameter lists, made once (MLP.Params allocates): actor, twin, Q1,
-	// Q2, Q1T, Q2T.
-	pActor, pTwin, pQ1, pQ2, pQ1T, pQ2T []*nn.Param
+	pool      *nn.Pair
+	// Parameter lists, made once (MLP.Params allocates): actor, twin.
+	pActor, pTwin []*nn.Param
 
 	// The four phases of Update as method values, made once so that handing
 	// them to the second goroutine does not allocate.
@@ -100,21 +99,18 @@ type workspace struct {
 func NewAgent(cfg Config, obsDim, actDim int, rng *rand.Rand) *Agent {
 	a := &Agent{Cfg: cfg, ObsDim: obsDim, ActDim: actDim, LogAlpha: math.Log(cfg.InitAlpha)}
 	a.Actor = NewActor(cfg.Net, obsDim, actDim, rng)
-	a.Q1 = NewCritic("q1", cfg.Net, obsDim, actDim, rng)
-	a.Q2 = NewCritic("q2", cfg.Net, obsDim, actDim, rng)
-	a.Q1T = NewCritic("q1", cfg.Net, obsDim, actDim, rng)
-	a.Q2T = NewCritic("q2", cfg.Net, obsDim, actDim, rng)
-	nn.CopyParams(a.Q1T.Params(), a.Q1.Params())
-	nn.CopyParams(a.Q2T.Params(), a.Q2.Params())
+	var q, qt [2]*nn.MLP
+	q[0] = NewCritic("q1", cfg.Net, obsDim, actDim, rng)
+	q[1] = NewCritic("q2", cfg.Net, obsDim, actDim, rng)
+	qt[0] = NewCritic("q1", cfg.Net, obsDim, actDim, rng)
+	qt[1] = NewCritic("q2", cfg.Net, obsDim, actDim, rng)
+	a.Twin = NewTwin(q, qt, cfg.LRCritic)
 	a.optA = nn.NewAdam(a.Actor.Params(), cfg.LRActor)
-	a.optQ1 = nn.NewAdam(a.Q1.Params(), cfg.LRCritic)
-	a.optQ2 = nn.NewAdam(a.Q2.Params(), cfg.LRCritic)
 	a.actorTwin = a.Actor.ShareData()
 	a.phaseSample, a.phaseQ, a.phaseCritic, a.phaseActor = a.doSample, a.doQ, a.doCritic, a.doActor
 	a.pActor, a.pTwin = a.Actor.Params(), a.actorTwin.Params()
-	a.pQ1, a.pQ2, a.pQ1T, a.pQ2T = a.Q1.Params(), a.Q2.Params(), a.Q1T.Params(), a.Q2T.Params()
-	a.pool = newPair()
-	runtime.AddCleanup(a, func(p *pair) { p.close() }, a.pool)
+	a.pool = nn.NewPair()
+	runtime.AddCleanup(a, func(p *nn.Pair) { p.Close() }, a.pool)
 	return a
 }
 
@@ -187,46 +183,35 @@ func (a *Agent) Update(b *dataset.Batch, rng *rand.Rand) Stats {
 	FillNormal(rng, w.noiseN)
 	FillNormal(rng, w.noiseS)
 
-	a.pool.run(a.phaseSample) // a' ~ π(·|s'), ã ~ π(·|s); critic inputs
-	a.pool.run(a.phaseQ)      // Q'_i(s', a') and Q_i(s, ã)
+	a.pool.Run(a.phaseSample) // a' ~ π(·|s'), ã ~ π(·|s); critic inputs
+	a.pool.Run(a.phaseQ)      // Q'_i(s', a') and Q_i(s, ã)
 
-	// y = r + γ(1−d)(min_i Q'_i(s', a') − α log π(a'|s')); the actor loss
-	// α log π(ã|s) − min_i Q_i(s, ã) sends its gradient to the smaller Q.
-	var aloss, lpMean float64
+	// y = r + γ(1−d)(min_i Q'_i(s', a') − α log π(a'|s')).
 	for i := 0; i < B; i++ {
 		v := min(w.crit[0].tq[i], w.crit[1].tq[i]) - alpha*w.logpN[i]
 		w.y[i] = b.Rew[i] + g*(1-b.Done[i])*v
-		q0, q1 := w.crit[0].pq[i], w.crit[1].pq[i]
-		aloss += (float64(alpha)*float64(w.logpS[i]) - float64(min(q0, q1))) / float64(B)
-		lpMean += float64(w.logpS[i]) / float64(B)
-		if q0 <= q1 {
-			w.crit[0].dp[i], w.crit[1].dp[i] = -1/float32(B), 0
-		} else {
-			w.crit[0].dp[i], w.crit[1].dp[i] = 0, -1/float32(B)
-		}
 	}
+	// The actor loss α log π(ã|s) − min_i Q_i(s, ã) sends its gradient to
+	// the smaller Q. SAC's loss uses the float32 α (widened), cql's the
+	// float64 exp(log α): each keeps the numbers it always had.
+	aloss := PolicyLoss(float64(alpha), w.logpS, [2][]float32{w.crit[0].pq, w.crit[1].pq},
+		[2][]float32{w.crit[0].dp, w.crit[1].dp})
+	lpMean := MeanLogProb(w.logpS)
 
-	a.pool.run(a.phaseCritic) // ∂(−min Q)/∂ã, Bellman loss, Adam, Polyak
+	a.pool.Run(a.phaseCritic) // ∂(−min Q)/∂ã, Bellman loss, Adam, Polyak
 	var qmean float64
 	for i := 0; i < B; i++ {
 		qmean += float64(w.crit[0].pq[i]) / float64(B)
 	}
 
-	for i := range w.dLogp {
-		w.dLogp[i] = alpha / float32(B)
-	}
-	W := S + A
-	for i := 0; i < B; i++ {
-		for j := 0; j < A; j++ {
-			w.dAct[i*A+j] = w.crit[0].dX[i*W+S+j] + w.crit[1].dX[i*W+S+j]
-		}
-	}
-	a.pool.run(a.phaseActor) // actor backward, one half of the rows each
+	PolicyLogpGrad(alpha, w.dLogp)
+	PolicyActionGrad([2][]float32{w.crit[0].dX, w.crit[1].dX}, S, A, w.dAct)
+	a.pool.Run(a.phaseActor) // actor backward, one half of the rows each
 	nn.AddGrads(a.pActor, a.pTwin)
 	a.optA.Step()
 
 	// Entropy temperature: minimize −log α·(log π + H̄).
-	a.alphaStep(-(lpMean + a.targetEntropy()))
+	a.alpha.Step(&a.LogAlpha, TemperatureGrad(lpMean, a.targetEntropy()), a.Cfg.LRAlpha)
 	w.b = nil
 	return Stats{QLoss: float64(w.crit[0].loss+w.crit[1].loss) / 2, ActorLoss: aloss, Alpha: float64(alpha), QMean: qmean}
 }
@@ -261,21 +246,12 @@ func (a *Agent) doSample(i int) {
 	ConcatSA(b.Obs[lo*S:], S, b.Act[lo*A:], A, n, w.saData[lo*W:])
 }
 
-// critic returns critic i's network, target, optimizer and parameter lists.
-func (a *Agent) critic(i int) (q, target *nn.MLP, opt *nn.Adam, pq, pt []*nn.Param) {
-	if i == 0 {
-		return a.Q1, a.Q1T, a.optQ1, a.pQ1, a.pQ1T
-	}
-	return a.Q2, a.Q2T, a.optQ2, a.pQ2, a.pQ2T
-}
-
 // doQ: critic i's target value Q'_i(s', a') and Q_i(s, ã).
 func (a *Agent) doQ(i int) {
 	w := &a.ws
 	c := &w.crit[i]
-	q, t, _, _, _ := a.critic(i)
-	copy(c.tq, t.Forward(&c.tgt, w.saNext, w.B))
-	copy(c.pq, q.Forward(&c.pi, w.saPi, w.B))
+	copy(c.tq, a.QT[i].Forward(&c.tgt, w.saNext, w.B))
+	copy(c.pq, a.Q[i].Forward(&c.pi, w.saPi, w.B))
 }
 
 // doCritic: ∂(−min Q)/∂[s, ã] through critic i as it is now (before its
@@ -283,14 +259,11 @@ func (a *Agent) doQ(i int) {
 func (a *Agent) doCritic(i int) {
 	w := &a.ws
 	c := &w.crit[i]
-	q, _, opt, pq, pt := a.critic(i)
+	q := a.Q[i]
 	q.Backward(&c.pi, c.dp, c.dX, false)
 	out := q.Forward(&c.data, w.saData, w.B)
 	c.loss = nn.MSE(out, w.y, c.dq, 1)
-	nn.ZeroGrad(pq)
-	q.Backward(&c.data, c.dq, nil, true)
-	opt.Step()
-	nn.Polyak(pt, pq, float32(a.Cfg.Tau))
+	a.Descend(i, &c.data, c.dq, a.Cfg.Tau)
 }
 
 // doActor: back-propagate the actor loss for rows rowsOf(i) into the
@@ -307,17 +280,6 @@ func (a *Agent) doActor(i int) {
 		w.dAct[lo*A:hi*A], w.dLogp[lo:hi], w.dOut[lo*2*A:hi*2*A])
 	nn.ZeroGrad(ps)
 	net.Backward(&w.halves[i].cur, w.dOut[lo*2*A:hi*2*A], nil, true)
-}
-
-// alphaStep is Adam on the scalar log α.
-func (a *Agent) alphaStep(g float64) {
-	const b1, b2, eps = 0.9, 0.999, 1e-8
-	t := float64(a.optA.T) // one α step per actor step
-	a.alphaM = b1*a.alphaM + (1-b1)*g
-	a.alphaV = b2*a.alphaV + (1-b2)*g*g
-	mh := a.alphaM / (1 - math.Pow(b1, t))
-	vh := a.alphaV / (1 - math.Pow(b2, t))
-	a.LogAlpha -= a.Cfg.LRAlpha * mh / (math.Sqrt(vh) + eps)
 }
 
 // Scale returns the action scale of e's (box) action space.

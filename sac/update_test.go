@@ -31,9 +31,9 @@ func serialUpdate(a *Agent, b *dataset.Batch, rng *rand.Rand) {
 	ConcatSA(b.Obs, S, b.Act, A, B, saD)
 	var ct [2]nn.Cache
 	var cp [2]nn.Cache
-	qs := [2]*nn.MLP{a.Q1, a.Q2}
-	ts := [2]*nn.MLP{a.Q1T, a.Q2T}
-	opts := [2]*nn.Adam{a.optQ1, a.optQ2}
+	qs := [2]*nn.MLP{a.Q[0], a.Q[1]}
+	ts := [2]*nn.MLP{a.QT[0], a.QT[1]}
+	opts := [2]*nn.Adam{a.Opt[0], a.Opt[1]}
 	var tq, pq [2][]float32
 	for i := 0; i < 2; i++ {
 		tq[i] = append([]float32(nil), ts[i].Forward(&ct[i], saN, B)...)
@@ -73,7 +73,7 @@ func serialUpdate(a *Agent, b *dataset.Batch, rng *rand.Rand) {
 	nn.ZeroGrad(a.Actor.Params())
 	a.Actor.Backward(&cS, dOut, nil, true)
 	a.optA.Step()
-	a.alphaStep(-(lpMean + a.targetEntropy()))
+	a.alpha.Step(&a.LogAlpha, -(lpMean + a.targetEntropy()), a.Cfg.LRAlpha)
 }
 
 // TestUpdateMatchesSerial: five two-goroutine updates leave every network
@@ -101,8 +101,8 @@ func TestUpdateMatchesSerial(t *testing.T) {
 		serialUpdate(ref, batch, r2)
 	}
 	for _, pair := range [][2][]*nn.Param{
-		{fast.Actor.Params(), ref.Actor.Params()}, {fast.Q1.Params(), ref.Q1.Params()}, {fast.Q2.Params(), ref.Q2.Params()},
-		{fast.Q1T.Params(), ref.Q1T.Params()}, {fast.Q2T.Params(), ref.Q2T.Params()},
+		{fast.Actor.Params(), ref.Actor.Params()}, {fast.Q[0].Params(), ref.Q[0].Params()}, {fast.Q[1].Params(), ref.Q[1].Params()},
+		{fast.QT[0].Params(), ref.QT[0].Params()}, {fast.QT[1].Params(), ref.QT[1].Params()},
 	} {
 		for i, p := range pair[0] {
 			q := pair[1][i]
