@@ -22,6 +22,7 @@ build: deps
 
 vet: deps
 	$(GO) vet ./...
+	$(GO) vet -tags crashtest ./run/ ./cmd/koopq/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 test: deps vet

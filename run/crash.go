@@ -1,3 +1,5 @@
+//go:build crashtest
+
 package run
 
 import (
@@ -9,28 +11,6 @@ import (
 	"syscall"
 	"time"
 )
-
-// CrashEnv names a test-only environment variable for the kill -9 and
-// signal tests: KOOPQ_TEST_CRASH=POINT:N makes the process send itself
-// SIGKILL the N-th time (counting from 1) it reaches POINT, so that a test
-// can stop `koopq train` at exact moments that random kills would rarely
-// hit; POINT:N:INT or POINT:N:TERM sends SIGINT or SIGTERM instead (and
-// goes on, as after a user's Ctrl-C), and POINT:N:STOP sends SIGSTOP, which
-// freezes the process until the test sends SIGCONT (and then, say, SIGKILL
-// a moment later, inside whatever the run does next). The points are
-//
-//	step        after a gradient step, before its logging
-//	metrics     between the metrics.jsonl row and the metrics.csv row
-//	eval        after an evaluation, before history.json is written
-//	final       after the last step and its checkpoint, before the final evaluation
-//	checkpoint  just before a checkpoint is written
-//	atomic      inside WriteFileAtomic: the temporary file is complete but
-//	            not yet renamed (config.json, history.json, results.json, ...)
-//	policy      after policy.safetensors, before results.json
-//	koopman-epoch  after a `koopq koopman train` epoch and its checkpoint
-//
-// Unset (the normal case) it costs one string comparison per point.
-const CrashEnv = "KOOPQ_TEST_CRASH"
 
 var crash struct {
 	once  sync.Once
@@ -91,6 +71,10 @@ func crashPoint(name string) syscall.Signal {
 // and, for SIGINT or SIGTERM, waits until ctx (cancelled by the CLI's
 // signal handler) is done.
 func CrashPoint(ctx context.Context, point string) { crashPointStop(ctx, point) }
+
+// CrashHooks reports whether this binary was built with the crash hooks
+// (-tags crashtest).
+const CrashHooks = true
 
 // crashPointStop is crashPoint at a point inside the training loop: after
 // sending SIGINT or SIGTERM it waits (at most a minute) until ctx, which

@@ -33,7 +33,9 @@ func TestMain(m *testing.M) {
 	os.Setenv("KOOPQ_ALLOW_DIRTY", "1")
 	// -buildvcs=auto: stamped with the commit inside a git checkout, as
 	// `make build` stamps it (this machine's GOFLAGS may turn stamping off).
-	build := exec.Command("go", "build", "-buildvcs=auto", "-o", koopqBin, ".")
+	// -tags crashtest: with the crash hooks (run.CrashEnv) the kill and
+	// signal tests stop the binary at exact points; releases have none.
+	build := exec.Command("go", "build", "-buildvcs=auto", "-tags", "crashtest", "-o", koopqBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building koopq:", err)
