@@ -8,6 +8,7 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/rundir"
 )
 
 // AugmentParams are the serializable knobs of the augmenters (see
@@ -37,7 +38,7 @@ func DefaultAugmentParams() AugmentParams {
 }
 
 // KoopmanFile is where a run keeps the Koopman model it trained itself.
-const KoopmanFile = "koopman.safetensors"
+const KoopmanFile = rundir.KoopmanFile
 
 // KoopmanCheckpointFile holds the state of a run's Koopman training while it
 // is under way (after every epoch), so that a run stopped during Step 1
