@@ -11,6 +11,7 @@ import (
 
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/internal/memcheck"
+	"github.com/koopq/koopq/rundir"
 )
 
 // Policy maps an observation to an action in env units. Implementations need
@@ -19,32 +20,9 @@ type Policy interface {
 	Act(obs []float64, act []float64)
 }
 
-// Result summarizes an evaluation.
-type Result struct {
-	Env      string    `json:"env"`
-	Episodes int       `json:"episodes"`
-	Seed     uint64    `json:"seed"`
-	Mean     float64   `json:"mean_return"`
-	Std      float64   `json:"std_return"`
-	Min      float64   `json:"min_return"`
-	Max      float64   `json:"max_return"`
-	Returns  []float64 `json:"returns"`
-	Lengths  []int     `json:"lengths"`
-	// Normalized is 100·(Mean − random)/(expert − random) when the env has
-	// reference returns (NaN otherwise); NormalizedStd is the same scaling of Std.
-	Normalized    Score `json:"normalized_score"`
-	NormalizedStd Score `json:"normalized_std"`
-	// SuccessRate is the fraction of episodes with return ≥ 1 in
-	// goal-reaching envs (Reference.GoalReaching); NaN (null) otherwise.
-	SuccessRate Score `json:"success_rate"`
-	// Gamma, when in (0, 1), is the discount of DiscountedReturns, each
-	// episode's Σₜ γᵗ rₜ from its reset (t from 0), and DiscountedMean
-	// their mean: the quantity an off-policy estimate such as FQE targets.
-	// 0 (and the fields omitted) when no discount was asked for.
-	Gamma             float64   `json:"gamma,omitempty"`
-	DiscountedReturns []float64 `json:"discounted_returns,omitempty"`
-	DiscountedMean    float64   `json:"discounted_mean_return,omitempty"`
-}
+// Result summarizes an evaluation. It is results.json's final_eval record,
+// so its type, with its JSON keys, is rundir's (rundir.Eval).
+type Result = rundir.Eval
 
 // CheckEpisodes refuses an episode count whose per-episode results
 // (Returns, Lengths: 16 bytes each) cannot fit in memory

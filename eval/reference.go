@@ -1,9 +1,9 @@
 package eval
 
 import (
-	"encoding/json"
-	"math"
 	"strings"
+
+	"github.com/koopq/koopq/rundir"
 )
 
 // Reference holds the returns that define a normalized score of 0 (Random)
@@ -55,28 +55,6 @@ func ReferenceFor(id string) (string, Reference, bool) {
 }
 
 // Score is a float64 that encodes NaN (no reference returns for the env) as
-// JSON null and decodes null back to NaN.
-type Score float64
-
-// MarshalJSON implements json.Marshaler.
-func (s Score) MarshalJSON() ([]byte, error) {
-	f := float64(s)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(f)
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (s *Score) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*s = Score(math.NaN())
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
-	}
-	*s = Score(f)
-	return nil
-}
+// JSON null and decodes null back to NaN (rundir.Score, the type of the
+// scores in a run directory's files).
+type Score = rundir.Score

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	augmentpkg "github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/rundir"
 )
 
 // Point is one evaluation of a learning curve.
@@ -117,34 +118,18 @@ type RunInputs struct {
 	SharedModel bool `json:"shared_model,omitempty"`
 }
 
-// inputsFile is the part of run.Inputs (inputs.json, results.json's
-// inputs) the report reads.
-type inputsFile struct {
-	Dataset struct {
-		SHA256        string `json:"sha256"`
-		ContentSHA256 string `json:"content_sha256"`
-	} `json:"dataset"`
-	KoopmanModel *struct {
-		Path   string `json:"path"`
-		SHA256 string `json:"sha256"`
-	} `json:"koopman_model"`
-}
-
-// runInputs is f as the report compares it; configModel is the run
-// config's koopman_model (empty: the run trained its own model).
-func (f *inputsFile) runInputs(configModel string) RunInputs {
-	in := RunInputs{DatasetContent: f.Dataset.ContentSHA256, DatasetFile: f.Dataset.SHA256}
-	if m := f.KoopmanModel; m != nil && m.SHA256 != "" {
-		in.Model, in.ModelPath = m.SHA256, m.Path
-		own := configModel == "" && filepath.Base(m.Path) == ownKoopmanFile
-		in.SharedModel = !own
+// runInputs is in (inputs.json, results.json's inputs) as the report
+// compares it; configModel is the run config's koopman_model (empty: the
+// run trained its own model, rundir.KoopmanFile).
+func runInputs(in rundir.Inputs, configModel string) RunInputs {
+	out := RunInputs{DatasetContent: in.Dataset.ContentSHA256, DatasetFile: in.Dataset.SHA256}
+	if m := in.KoopmanModel; m != nil && m.SHA256 != "" {
+		out.Model, out.ModelPath = m.SHA256, m.Path
+		own := configModel == "" && filepath.Base(m.Path) == rundir.KoopmanFile
+		out.SharedModel = !own
 	}
-	return in
+	return out
 }
-
-// ownKoopmanFile is the file in a run directory holding the Koopman model
-// the run trained itself (run.KoopmanFile).
-const ownKoopmanFile = "koopman.safetensors"
 
 // Segment is one process's share of a run's training: steps [From, To),
 // its wall time and where it ran. Known is false for a segment whose
@@ -180,24 +165,14 @@ func (s Segment) StepsPerSec() float64 {
 	return float64(s.To-s.From) / s.Seconds
 }
 
-// provenanceFile is the part of a results.json provenance the report reads.
-type provenanceFile struct {
-	Host          string `json:"hostname"`
-	Commit        string `json:"git_commit"`
-	Dirty         bool   `json:"git_dirty"`
-	CommitSource  string `json:"git_commit_source"`
-	BLAS          string `json:"blas"`
-	BLASPrecision string `json:"blas_precision"`
-	BLASISA       string `json:"blas_isa"`
-}
-
-// segment describes p's process for steps [from, to).
-func (p *provenanceFile) segment(from, to int, seconds float64) Segment {
+// segmentOf describes p's process for steps [from, to); p nil: a process
+// whose provenance was not recorded.
+func segmentOf(p *rundir.Provenance, from, to int, seconds float64) Segment {
 	s := Segment{From: from, To: to, Seconds: seconds, Known: p != nil}
 	if p == nil {
 		return s
 	}
-	s.Host, s.Commit = p.Host, p.Commit
+	s.Host, s.Commit = p.Hostname, p.Commit
 	if len(s.Commit) > 7 {
 		s.Commit = s.Commit[:7]
 	}
@@ -235,35 +210,21 @@ var ErrOnlyOffline = errors.New("only runs without a simulator")
 // errNoSimulator marks a run trained without a simulator.
 var errNoSimulator = errors.New("trained without a simulator (env none): no score")
 
-// the parts of results.json and sweep-run.json the report reads.
-type resultsFile struct {
-	Config runConfig `json:"config"`
-	Seed   uint64    `json:"seed"`
-	Steps  int       `json:"steps"`
-	Final  struct {
-		Normalized *float64 `json:"normalized_score"`
-	} `json:"final_eval"`
-	History []struct {
-		Step       int      `json:"step"`
-		Normalized *float64 `json:"normalized_score"`
-	} `json:"history"`
-	Provenance provenanceFile `json:"provenance"`
-	Inputs     inputsFile     `json:"inputs"`
-	Segments   []struct {
-		From       int             `json:"from_step"`
-		To         int             `json:"to_step"`
-		Seconds    float64         `json:"wall_seconds"`
-		Provenance *provenanceFile `json:"provenance"`
-	} `json:"segments"`
-}
+// resultsFile is results.json as the report reads it: rundir's record with
+// the config read as runConfig, the offline diagnostics as numbers by key
+// and the learner's statistics left raw.
+type resultsFile = rundir.Results[runConfig, json.RawMessage, json.RawMessage, map[string]float64]
 
-// runConfig is the part of a run's config the report reads: its labels and
-// its Settings, taken from the one decoding of results.json.
+// runConfig is the part of a run's config (config.json, results.json's
+// config: run.TrainConfig, which report does not import) the report reads:
+// its labels and its Settings.
 type runConfig struct {
 	Env, Data, Augment, KoopmanModel string
 	Settings                         Settings
 }
 
+// UnmarshalJSON reads the labels and the Settings (settingsOf) of one
+// config record.
 func (c *runConfig) UnmarshalJSON(b []byte) error {
 	var p struct {
 		Env          string `json:"env"`
@@ -280,22 +241,6 @@ func (c *runConfig) UnmarshalJSON(b []byte) error {
 	}
 	*c = runConfig{Env: p.Env, Data: p.Data, Augment: p.Augment, KoopmanModel: p.KoopmanModel, Settings: s}
 	return nil
-}
-
-type sweepRunFile struct {
-	Index    int    `json:"index"`
-	Seed     uint64 `json:"seed"`
-	Dataset  string `json:"dataset"`
-	Method   string `json:"method"`
-	Ablation bool   `json:"ablation"`
-	Base     string `json:"base"`
-}
-
-func num(p *float64) float64 {
-	if p == nil {
-		return math.NaN()
-	}
-	return *p
 }
 
 // Collect finds every results.json under the given directories (a sweep
@@ -325,10 +270,10 @@ func CollectWith(o CollectOptions, dirs ...string) ([]Result, error) {
 			if err != nil {
 				return err
 			}
-			if e.IsDir() && (e.Name() == "checkpoints" || e.Name() == ".sweep") {
+			if e.IsDir() && (e.Name() == rundir.CheckpointsDir || e.Name() == ".sweep") {
 				return filepath.SkipDir
 			}
-			if e.IsDir() || (e.Name() != "results.json" && !(o.InProgress && e.Name() == "history.json")) {
+			if e.IsDir() || (e.Name() != rundir.ResultsFile && !(o.InProgress && e.Name() == rundir.HistoryFile)) {
 				return nil
 			}
 			abs, _ := filepath.Abs(filepath.Dir(p))
@@ -336,8 +281,8 @@ func CollectWith(o CollectOptions, dirs ...string) ([]Result, error) {
 				return nil
 			}
 			read := readRun
-			if e.Name() == "history.json" {
-				if _, err := os.Stat(filepath.Join(filepath.Dir(p), "results.json")); err == nil {
+			if e.Name() == rundir.HistoryFile {
+				if _, err := os.Stat(filepath.Join(filepath.Dir(p), rundir.ResultsFile)); err == nil {
 					return nil // finished: read through its results.json
 				}
 				read = readInProgress
@@ -379,30 +324,33 @@ func CollectWith(o CollectOptions, dirs ...string) ([]Result, error) {
 }
 
 func readRun(dir string) (Result, error) {
-	var rf resultsFile
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	path := filepath.Join(dir, rundir.ResultsFile)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return Result{}, err
 	}
+	var rf resultsFile
+	rf.Final.Normalized = rundir.Score(math.NaN()) // a final_eval without the key has no score
 	if err := json.Unmarshal(b, &rf); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+		return Result{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if rf.Config.Env == envNone {
+	cfg := rf.Config
+	if cfg.Env == envNone {
 		return Result{}, errNoSimulator
 	}
-	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: augmentpkg.Label(rf.Config.Augment), Score: num(rf.Final.Normalized), Order: -1,
-		Settings: rf.Config.Settings, Inputs: rf.Inputs.runInputs(rf.Config.KoopmanModel)}
+	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: augmentpkg.Label(cfg.Augment), Score: float64(rf.Final.Normalized), Order: -1,
+		Settings: cfg.Settings, Inputs: runInputs(rf.Inputs, cfg.KoopmanModel)}
 	r.Final = r.Score
 	r.Magnitude = readMagnitude(b)
 	for _, sg := range rf.Segments {
-		r.Segments = append(r.Segments, sg.Provenance.segment(sg.From, sg.To, sg.Seconds))
+		r.Segments = append(r.Segments, segmentOf(sg.Provenance, sg.FromStep, sg.ToStep, sg.WallSeconds))
 	}
 	if len(r.Segments) == 0 { // written before segments: one process, the top-level provenance
 		p := &rf.Provenance
-		if *p == (provenanceFile{}) {
+		if *p == (rundir.Provenance{}) {
 			p = nil // written before provenance
 		}
-		sg := p.segment(0, rf.Steps, 0)
+		sg := segmentOf(p, 0, rf.Steps, 0)
 		sg.Unsegmented = true
 		r.Segments = []Segment{sg}
 	}
@@ -410,17 +358,24 @@ func readRun(dir string) (Result, error) {
 		r.Precision = rf.Provenance.BLASPrecision
 	}
 	if math.IsNaN(r.Score) {
-		return r, fmt.Errorf("%s: no normalized score (env %q has no reference returns)", filepath.Join(dir, "results.json"), rf.Config.Env)
+		return r, fmt.Errorf("%s: no normalized score (env %q has no reference returns)", path, cfg.Env)
 	}
-	for _, h := range rf.History {
-		if v := num(h.Normalized); !math.IsNaN(v) {
-			r.History = append(r.History, Point{Step: h.Step, Score: v})
-		}
-	}
-	if err := label(&r, dir, rf.Config.Data, rf.Config.Augment); err != nil {
+	r.History = historyPoints(rf.History)
+	if err := label(&r, dir, cfg.Data, cfg.Augment); err != nil {
 		return r, err
 	}
 	return r, nil
+}
+
+// historyPoints are the evaluations of h that have a normalized score.
+func historyPoints(h []rundir.HistoryPoint[json.RawMessage]) []Point {
+	var out []Point
+	for _, p := range h {
+		if v := float64(p.Normalized); !math.IsNaN(v) {
+			out = append(out, Point{Step: p.Step, Score: v})
+		}
+	}
+	return out
 }
 
 // precisionOf is the GEMM precision of a run trained by segs: the one
@@ -455,12 +410,9 @@ func readInProgress(dir string) (Result, error) {
 			Seed uint64 `json:"seed"`
 		} `json:"cql"`
 	}
-	var hist []struct {
-		Step       int      `json:"step"`
-		Normalized *float64 `json:"normalized_score"`
-	}
+	var hist []rundir.HistoryPoint[json.RawMessage]
 	var settings Settings
-	for name, v := range map[string]any{"config.json": &cfg, "history.json": &hist} {
+	for name, v := range map[string]any{rundir.ConfigFile: &cfg, rundir.HistoryFile: &hist} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return Result{}, err
@@ -468,7 +420,7 @@ func readInProgress(dir string) (Result, error) {
 		if err := json.Unmarshal(b, v); err != nil {
 			return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 		}
-		if name == "config.json" {
+		if name == rundir.ConfigFile {
 			if settings, err = settingsOf(b); err != nil {
 				return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 			}
@@ -478,30 +430,28 @@ func readInProgress(dir string) (Result, error) {
 		return Result{}, errNoSimulator
 	}
 	r := Result{Dir: dir, Seed: cfg.CQL.Seed, Augment: augmentpkg.Label(cfg.Augment), Score: math.NaN(), Order: -1, InProgress: true, Settings: settings}
-	if b, err := os.ReadFile(filepath.Join(dir, "inputs.json")); err == nil {
-		var in inputsFile
+	if b, err := os.ReadFile(filepath.Join(dir, rundir.InputsFile)); err == nil {
+		var in rundir.Inputs
 		if err := json.Unmarshal(b, &in); err != nil {
-			return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "inputs.json"), err)
+			return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.InputsFile), err)
 		}
-		r.Inputs = in.runInputs(cfg.KoopmanModel)
+		r.Inputs = runInputs(in, cfg.KoopmanModel)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Result{}, err
 	}
-	for _, h := range hist {
-		if v := num(h.Normalized); !math.IsNaN(v) {
-			r.History = append(r.History, Point{Step: h.Step, Score: v})
-			r.Steps, r.Score = h.Step, v
-		}
+	if r.History = historyPoints(hist); len(r.History) > 0 {
+		last := r.History[len(r.History)-1]
+		r.Steps, r.Score = last.Step, last.Score
 	}
 	if len(r.History) == 0 {
-		return r, fmt.Errorf("%s: no normalized evaluation yet (env %q)", filepath.Join(dir, "history.json"), cfg.Env)
+		return r, fmt.Errorf("%s: no normalized evaluation yet (env %q)", filepath.Join(dir, rundir.HistoryFile), cfg.Env)
 	}
 	if err := label(&r, dir, cfg.Data, cfg.Augment); err != nil {
 		return r, err
 	}
 	if r.Order >= 0 {
-		var sr sweepRunFile
-		if b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "sweep-run.json")); err == nil && json.Unmarshal(b, &sr) == nil {
+		var sr rundir.SweepRun
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), rundir.SweepRunFile)); err == nil && json.Unmarshal(b, &sr) == nil {
 			r.Seed = sr.Seed
 		}
 	}
@@ -513,8 +463,8 @@ func readInProgress(dir string) (Result, error) {
 // appended for bf16 runs, " mixed f32/bf16" and the like for runs resumed
 // in another precision), and reads the run's logged Q values.
 func label(r *Result, dir, data, augment string) error {
-	var sr sweepRunFile
-	if b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "sweep-run.json")); err == nil && json.Unmarshal(b, &sr) == nil && sr.Method != "" {
+	var sr rundir.SweepRun
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), rundir.SweepRunFile)); err == nil && json.Unmarshal(b, &sr) == nil && sr.Method != "" {
 		r.Dataset, r.Method, r.Ablation, r.Base, r.Order = sr.Dataset, sr.Method, sr.Ablation, sr.Base, sr.Index
 	} else {
 		base := filepath.Base(data)
@@ -556,8 +506,8 @@ func modelBatches(augment string, train map[string][]Point) map[int]bool {
 	case "", "cql", "none", "gaussian", "s4rl-adv":
 		return nil
 	}
-	out := inferBranches(train["shift_l2"])
-	for _, p := range train["model_batch"] {
+	out := inferBranches(train[rundir.ShiftL2])
+	for _, p := range train[rundir.ModelBatch] {
 		if out == nil {
 			out = map[int]bool{}
 		}
@@ -605,10 +555,10 @@ func inferBranches(shift []Point) map[int]bool {
 // that does not parse is an error naming the file and line: a truncated or
 // edited log must not silently shorten a curve.
 func readTrain(dir string) (map[string][]Point, error) {
-	jp := filepath.Join(dir, "metrics.jsonl")
+	jp := filepath.Join(dir, rundir.MetricsJSONL)
 	b, err := os.ReadFile(jp)
 	if errors.Is(err, fs.ErrNotExist) {
-		return readTrainCSV(filepath.Join(dir, "metrics.csv"), nil)
+		return readTrainCSV(filepath.Join(dir, rundir.MetricsCSV), nil)
 	} else if err != nil {
 		return nil, err
 	}
@@ -622,7 +572,7 @@ func readTrain(dir string) (map[string][]Point, error) {
 		if err := json.Unmarshal([]byte(line), &row); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", jp, i+1, err)
 		}
-		step, ok := row["step"].(float64)
+		step, ok := row[rundir.Step].(float64)
 		if !ok || step != math.Trunc(step) {
 			return nil, fmt.Errorf("%s:%d: no integer \"step\"", jp, i+1)
 		}
@@ -633,7 +583,7 @@ func readTrain(dir string) (map[string][]Point, error) {
 			}
 		}
 	}
-	fromCSV, err := readTrainCSV(filepath.Join(dir, "metrics.csv"), steps)
+	fromCSV, err := readTrainCSV(filepath.Join(dir, rundir.MetricsCSV), steps)
 	if err != nil {
 		return nil, err
 	}
@@ -672,7 +622,7 @@ func readTrainCSV(path string, skip map[int]bool) (map[string][]Point, error) {
 	}
 	head, stepCol := rows[0], -1
 	for j, h := range head {
-		if h == "step" {
+		if h == rundir.Step {
 			stepCol = j
 		}
 	}
@@ -703,8 +653,8 @@ func readTrainCSV(path string, skip map[int]bool) (map[string][]Point, error) {
 }
 
 // notStatistic names the logged columns that are bookkeeping, not training
-// statistics.
-func notStatistic(col string) bool { return col == "step" || col == "wall_seconds" }
+// statistics (rundir.Step, rundir.WallSeconds).
+func notStatistic(col string) bool { return !rundir.IsStatistic(col) }
 
 // sortedByStep orders every series of m by step; an empty m is nil.
 func sortedByStep(m map[string][]Point) map[string][]Point {

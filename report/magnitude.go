@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 
+	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/stats"
 )
 
@@ -12,13 +13,13 @@ import (
 // distances ‖s̃ − s‖₂, the Koopman shift's two parts) that the magnitude
 // table shows beside the scores, with their titles.
 var MagnitudeColumns = []struct{ Key, Title string }{
-	{"shift_l2_mean", "‖s̃ − s‖ mean"},
-	{"shift_l2_median", "‖s̃ − s‖ median"},
-	{"shift_l2_p95", "‖s̃ − s‖ p95"},
-	{"shift_next_l2_mean", "‖s̃′ − s′‖ mean"},
-	{"shift_scale", "calibrated scale"},
-	{"model_error_l2_mean", "model-error part"},
-	{"symmetry_l2_mean", "symmetry part"},
+	{rundir.ShiftL2Mean, "‖s̃ − s‖ mean"},
+	{rundir.ShiftL2Median, "‖s̃ − s‖ median"},
+	{rundir.ShiftL2P95, "‖s̃ − s‖ p95"},
+	{rundir.ShiftNextL2Mean, "‖s̃′ − s′‖ mean"},
+	{rundir.ShiftScale, "calibrated scale"},
+	{rundir.ModelErrorL2Mean, "model-error part"},
+	{rundir.SymmetryL2Mean, "symmetry part"},
 }
 
 // readMagnitude picks MagnitudeColumns' keys out of a results.json (nil
@@ -56,7 +57,7 @@ func magnitudeTable(rs []Result, datasets, methods []string) *Diagnostics {
 			}
 		}
 	}
-	if len(keys) == 0 || keys[0] != "shift_l2_mean" {
+	if len(keys) == 0 || keys[0] != rundir.ShiftL2Mean {
 		return nil
 	}
 	for _, ds := range datasets {

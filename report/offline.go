@@ -13,6 +13,7 @@ import (
 
 	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/fingerprint"
+	"github.com/koopq/koopq/rundir"
 )
 
 // FQEFile is the name of the off-policy estimate `koopq fqe --policy RUN
@@ -94,10 +95,10 @@ func CollectOffline(dirs ...string) ([]OfflineRun, error) {
 			if err != nil {
 				return err
 			}
-			if e.IsDir() && (e.Name() == "checkpoints" || e.Name() == ".sweep") {
+			if e.IsDir() && (e.Name() == rundir.CheckpointsDir || e.Name() == ".sweep") {
 				return filepath.SkipDir
 			}
-			if e.IsDir() || e.Name() != "results.json" {
+			if e.IsDir() || e.Name() != rundir.ResultsFile {
 				return nil
 			}
 			dir := filepath.Dir(p)
@@ -125,11 +126,8 @@ func CollectOffline(dirs ...string) ([]OfflineRun, error) {
 // readOffline reads dir's results.json; ok is false for a run with a
 // simulator.
 func readOffline(dir string) (OfflineRun, bool, error) {
-	var rf struct {
-		resultsFile
-		Offline map[string]float64 `json:"offline"`
-	}
-	path := filepath.Join(dir, "results.json")
+	var rf resultsFile
+	path := filepath.Join(dir, rundir.ResultsFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return OfflineRun{}, false, err
@@ -146,7 +144,10 @@ func readOffline(dir string) (OfflineRun, bool, error) {
 	}
 	run := OfflineRun{Dir: dir, Dataset: r.Dataset, Method: r.Method, Seed: rf.Seed, Steps: rf.Steps, Diagnostics: map[string]float64{}}
 	for _, k := range offlineColumns {
-		if v, ok := rf.Offline[k]; ok {
+		if rf.Offline == nil {
+			break
+		}
+		if v, ok := (*rf.Offline)[k]; ok {
 			run.Diagnostics[k] = v
 		}
 	}
@@ -177,7 +178,7 @@ func readFQE(dir string) (*FQEEstimate, error) {
 		return nil, fmt.Errorf("%s records no policy_sha256 (written by a koopq fqe older than the ranking): rerun "+
 			"koopq fqe --policy %s --data DATA --json %s", path, dir, path)
 	}
-	pf, err := fingerprint.Of(filepath.Join(dir, "policy.safetensors"))
+	pf, err := fingerprint.Of(filepath.Join(dir, rundir.PolicyFile))
 	if err != nil {
 		return nil, fmt.Errorf("%s: the run's policy: %w", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/stats"
 )
 
@@ -173,16 +174,16 @@ type DatasetCurves struct {
 // Batches selects the logged rows a column uses: all of them here, the
 // model or the noise branch's in BranchColumns.
 var DiagnosticColumns = []DiagColumn{
-	{"q_data", "q_data", "Q(s̃, a) data", EndMean, AllBatches},
-	{"q_policy", "q_policy", "Q(s, π)", EndMean, AllBatches},
-	{"q_random", "q_random", "Q(s, random)", EndMean, AllBatches},
-	{"cql_gap", "cql_gap", "CQL gap", EndMean, AllBatches},
-	{"alpha_prime", "alpha_prime", "α′", EndMean, AllBatches},
-	{"q_loss", "q_loss", "critic loss", EndMean, AllBatches},
-	{"q_loss_peak", "q_loss", "critic loss peak", Peak, AllBatches},
-	{"q_loss_median", "q_loss", "critic loss median", LateMedian, AllBatches},
-	{"log_pi", "log_pi", "log π", EndMean, AllBatches},
-	{"shift_l2", "shift_l2", "‖s̃ − s‖", EndMean, AllBatches},
+	{"q_data", rundir.QData, "Q(s̃, a) data", EndMean, AllBatches},
+	{"q_policy", rundir.QPolicy, "Q(s, π)", EndMean, AllBatches},
+	{"q_random", rundir.QRandom, "Q(s, random)", EndMean, AllBatches},
+	{"cql_gap", rundir.CQLGap, "CQL gap", EndMean, AllBatches},
+	{"alpha_prime", rundir.AlphaPrime, "α′", EndMean, AllBatches},
+	{"q_loss", rundir.QLoss, "critic loss", EndMean, AllBatches},
+	{"q_loss_peak", rundir.QLoss, "critic loss peak", Peak, AllBatches},
+	{"q_loss_median", rundir.QLoss, "critic loss median", LateMedian, AllBatches},
+	{"log_pi", rundir.LogPi, "log π", EndMean, AllBatches},
+	{"shift_l2", rundir.ShiftL2, "‖s̃ − s‖", EndMean, AllBatches},
 }
 
 // BranchColumns are the branch table's columns: for the Koopman augmenters,
@@ -194,15 +195,15 @@ var DiagnosticColumns = []DiagColumn{
 // the shift lifts Q, which the mean over all batches blurs with the noise
 // branch's.
 var BranchColumns = []DiagColumn{
-	{"shift_l2_model", "shift_l2", "‖s̃ − s‖, model", EndMean, ModelBatches},
-	{"cql_gap_model", "cql_gap", "CQL gap, model", EndMean, ModelBatches},
-	{"cql_gap_noise", "cql_gap", "CQL gap, noise", EndMean, NoiseBatches},
-	{"q_data_model", "q_data", "Q(s̃, a) data, model", EndMean, ModelBatches},
-	{"q_data_noise", "q_data", "Q(s̃, a) data, noise", EndMean, NoiseBatches},
-	{"q_policy_model", "q_policy", "Q(s, π), model", EndMean, ModelBatches},
-	{"q_policy_noise", "q_policy", "Q(s, π), noise", EndMean, NoiseBatches},
-	{"q_loss_model", "q_loss", "critic loss, model", EndMean, ModelBatches},
-	{"q_loss_noise", "q_loss", "critic loss, noise", EndMean, NoiseBatches},
+	{"shift_l2_model", rundir.ShiftL2, "‖s̃ − s‖, model", EndMean, ModelBatches},
+	{"cql_gap_model", rundir.CQLGap, "CQL gap, model", EndMean, ModelBatches},
+	{"cql_gap_noise", rundir.CQLGap, "CQL gap, noise", EndMean, NoiseBatches},
+	{"q_data_model", rundir.QData, "Q(s̃, a) data, model", EndMean, ModelBatches},
+	{"q_data_noise", rundir.QData, "Q(s̃, a) data, noise", EndMean, NoiseBatches},
+	{"q_policy_model", rundir.QPolicy, "Q(s, π), model", EndMean, ModelBatches},
+	{"q_policy_noise", rundir.QPolicy, "Q(s, π), noise", EndMean, NoiseBatches},
+	{"q_loss_model", rundir.QLoss, "critic loss, model", EndMean, ModelBatches},
+	{"q_loss_noise", rundir.QLoss, "critic loss, noise", EndMean, NoiseBatches},
 }
 
 // DiagColumn is one column of a diagnostics table. Key names it (in

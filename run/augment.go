@@ -8,6 +8,7 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/rundir"
 )
 
 // AugmentParams are the augmenters' serializable settings, recorded in
@@ -19,7 +20,7 @@ type AugmentParams = augment.Params
 func DefaultAugmentParams() AugmentParams { return augment.DefaultParams() }
 
 // KoopmanFile is where a run keeps the Koopman model it trained itself.
-const KoopmanFile = "koopman.safetensors"
+const KoopmanFile = rundir.KoopmanFile
 
 // KoopmanCheckpointFile holds the state of a run's Koopman training while it
 // is under way (after every epoch), so that a run stopped during Step 1

@@ -17,6 +17,7 @@ import (
 	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/lockfile"
 	"github.com/koopq/koopq/internal/regfile"
+	"github.com/koopq/koopq/rundir"
 )
 
 // Dir is one run's directory:
@@ -50,7 +51,7 @@ func NewDir(root, name string) (*Dir, error) {
 		}
 		p = fmt.Sprintf("%s-%d", base, i)
 	}
-	if err := os.Mkdir(filepath.Join(p, "checkpoints"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(p, rundir.CheckpointsDir), 0o755); err != nil {
 		return nil, err
 	}
 	return &Dir{Path: p}, nil
@@ -65,7 +66,7 @@ func OpenDir(path string) (*Dir, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("run directory %s is not a directory", path)
 	}
-	if _, err := os.Stat(filepath.Join(path, "config.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(path, rundir.ConfigFile)); err != nil {
 		return nil, fmt.Errorf("run directory %s has no config.json: not a koopq run", path)
 	}
 	return &Dir{Path: path}, nil
@@ -112,7 +113,7 @@ func IsSkeleton(path string) bool {
 	for _, e := range entries {
 		switch n := e.Name(); {
 		case n == ".lock" && e.Type().IsRegular(), strings.HasPrefix(n, ".tmp-") && e.Type().IsRegular():
-		case n == "checkpoints" && e.IsDir():
+		case n == rundir.CheckpointsDir && e.IsDir():
 			sub, err := os.ReadDir(filepath.Join(path, n))
 			if err != nil {
 				return false
@@ -133,7 +134,7 @@ func IsSkeleton(path string) bool {
 // in the run directory and its checkpoints/ folder. Call it while holding
 // the lock.
 func (d *Dir) CleanTemp() error {
-	for _, sub := range []string{"", "checkpoints"} {
+	for _, sub := range []string{"", rundir.CheckpointsDir} {
 		matches, err := filepath.Glob(filepath.Join(d.Path, sub, ".tmp-*"))
 		if err != nil {
 			return err
@@ -202,7 +203,7 @@ type Metrics struct {
 // from the CSV, with the CSV's precision), and both files are rewritten
 // with them. keepUpTo < 0 starts new logs.
 func (d *Dir) OpenMetrics(keepUpTo int) (*Metrics, error) {
-	m := &Metrics{jsonlPath: d.File("metrics.jsonl"), csvPath: d.File("metrics.csv")}
+	m := &Metrics{jsonlPath: d.File(rundir.MetricsJSONL), csvPath: d.File(rundir.MetricsCSV)}
 	var jsonl []byte
 	var rows []map[string]float64
 	if keepUpTo >= 0 {
@@ -269,7 +270,7 @@ func csvColumns(rows ...map[string]float64) []string {
 	keys := map[string]bool{}
 	for _, row := range rows {
 		for k := range row {
-			if k != "step" {
+			if k != rundir.Step {
 				keys[k] = true
 			}
 		}
@@ -279,7 +280,7 @@ func csvColumns(rows ...map[string]float64) []string {
 		rest = append(rest, k)
 	}
 	sort.Strings(rest)
-	return append([]string{"step"}, rest...)
+	return append([]string{rundir.Step}, rest...)
 }
 
 func csvRow(cols []string, row map[string]float64) string {
@@ -289,7 +290,7 @@ func csvRow(cols []string, row map[string]float64) string {
 			// Exact: the CSV is where a truncated metrics.jsonl's rows are
 			// recovered from on resume. Steps stay integers ('g' -1 would
 			// write 1e+06).
-			if c == "step" {
+			if c == rundir.Step {
 				vals[i] = strconv.FormatFloat(v, 'f', -1, 64)
 			} else {
 				vals[i] = strconv.FormatFloat(v, 'g', -1, 64)
@@ -366,7 +367,7 @@ func readRows(jp string, keep int) ([]map[string]float64, []string, error) {
 		if json.Unmarshal(sc.Bytes(), &row) != nil {
 			break
 		}
-		if int(row["step"]) <= keep {
+		if int(row[rundir.Step]) <= keep {
 			rows = append(rows, row)
 			lines = append(lines, sc.Text())
 		}
@@ -396,7 +397,7 @@ func readCSVRows(path string, keep int) ([]map[string]float64, error) {
 		return nil, nil
 	}
 	head := strings.Split(lines[0], ",")
-	if !slices.Contains(head, "step") {
+	if !slices.Contains(head, rundir.Step) {
 		return nil, nil
 	}
 	var rows []map[string]float64
@@ -418,7 +419,7 @@ func readCSVRows(path string, keep int) ([]map[string]float64, error) {
 			}
 			row[head[j]] = v
 		}
-		step, has := row["step"]
+		step, has := row[rundir.Step]
 		if !ok || !has || step != math.Trunc(step) {
 			break
 		}
@@ -435,11 +436,11 @@ func readCSVRows(path string, keep int) ([]map[string]float64, error) {
 func mergeRows(rows []map[string]float64, lines []string, fromCSV []map[string]float64) ([]map[string]float64, []string, error) {
 	have := map[float64]bool{}
 	for _, r := range rows {
-		have[r["step"]] = true
+		have[r[rundir.Step]] = true
 	}
 	added := false
 	for _, r := range fromCSV {
-		if have[r["step"]] {
+		if have[r[rundir.Step]] {
 			continue
 		}
 		b, err := json.Marshal(r)
@@ -447,7 +448,7 @@ func mergeRows(rows []map[string]float64, lines []string, fromCSV []map[string]f
 			return nil, nil, fmt.Errorf("metrics row recovered from metrics.csv: %w", err)
 		}
 		rows, lines = append(rows, r), append(lines, string(b))
-		have[r["step"]], added = true, true
+		have[r[rundir.Step]], added = true, true
 	}
 	if !added {
 		return rows, lines, nil
@@ -456,7 +457,7 @@ func mergeRows(rows []map[string]float64, lines []string, fromCSV []map[string]f
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return rows[idx[a]]["step"] < rows[idx[b]]["step"] })
+	sort.SliceStable(idx, func(a, b int) bool { return rows[idx[a]][rundir.Step] < rows[idx[b]][rundir.Step] })
 	outRows, outLines := make([]map[string]float64, len(rows)), make([]string, len(rows))
 	for i, j := range idx {
 		outRows[i], outLines[i] = rows[j], lines[j]

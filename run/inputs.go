@@ -12,37 +12,20 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/internal/fingerprint"
 	"github.com/koopq/koopq/internal/stheader"
+	"github.com/koopq/koopq/rundir"
 )
 
 // InputsFile is the run directory's record of what the run reads
 // (Inputs), written when the run starts and checked by every resume.
-const InputsFile = "inputs.json"
+const InputsFile = rundir.InputsFile
 
-// Inputs are the fingerprints of a run's inputs: the dataset it trains on
-// and the Koopman model its augmenter uses. A resumed run recomputes them
-// and refuses to continue when one differs from inputs.json (CheckInputs);
-// results.json repeats them so that `koopq report` can refuse a table cell
-// whose runs read different data or models.
-type Inputs struct {
-	Dataset DatasetInput `json:"dataset"`
-	// KoopmanModel is the model file the augmenter uses (cfg.KoopmanModel,
-	// or the run's own koopman.safetensors once trained); nil for
-	// augmentations that use none and before the run has trained its own.
-	KoopmanModel *fingerprint.File `json:"koopman_model,omitempty"`
-}
+// Inputs are the fingerprints of a run's inputs (inputs.json): the dataset
+// it trains on and the Koopman model its augmenter uses; see rundir.Inputs.
+type Inputs = rundir.Inputs
 
-// DatasetInput fingerprints the dataset two ways: the file as stored
-// (sha256 of the HDF5 file, or of a Minari directory's files: what
-// `sha256sum` can confirm) and the transitions as read (after the read
-// options: what the run actually trains on). Runs compare ContentSHA256;
-// a file rewritten with the same transitions is the same input.
-type DatasetInput struct {
-	Path          string `json:"path"`
-	SHA256        string `json:"sha256,omitempty"` // of the file; empty for a dataset given in memory
-	Bytes         int64  `json:"bytes,omitempty"`
-	ContentSHA256 string `json:"content_sha256"` // dataset.Dataset.ContentSHA256
-	Transitions   int    `json:"transitions"`
-}
+// DatasetInput fingerprints the dataset as stored and as read; see
+// rundir.DatasetInput.
+type DatasetInput = rundir.DatasetInput
 
 // currentInputs fingerprints the dataset cfg.Data read as data (the file
 // too when it exists: data may be given in memory) and the Koopman model

@@ -14,37 +14,12 @@ import (
 
 	"github.com/koopq/koopq/internal/blas"
 	"github.com/koopq/koopq/internal/version"
+	"github.com/koopq/koopq/rundir"
 )
 
-// Provenance records what produced a result: code version and machine.
-type Provenance struct {
-	Version string `json:"version"`    // module version or "devel"
-	Commit  string `json:"git_commit"` // VCS revision the binary was built from
-	Dirty   bool   `json:"git_dirty"`  // built from a modified tree
-	// CommitSource is "build" when Commit is the binary's own VCS stamp, and
-	// "checkout" when the binary has none and Commit is the HEAD of the koopq
-	// checkout it ran in (its code only if built from that HEAD; build with
-	// `make build` for stamped binaries); "" when Commit is "unknown".
-	CommitSource  string `json:"git_commit_source"`
-	GoVersion     string `json:"go_version"`
-	OS            string `json:"os"`
-	Arch          string `json:"arch"`
-	CPUs          int    `json:"cpus"`
-	CPUModel      string `json:"cpu_model"`
-	Hostname      string `json:"hostname"`
-	BLAS          string `json:"blas"`           // GEMM backend: onednn, openblas or gonum
-	BLASPrecision string `json:"blas_precision"` // GEMM inputs: f32, or bf16 (mixed precision, f32 accumulation)
-	BLASISA       string `json:"blas_isa"`       // CPU instruction set the GEMM backend dispatches to
-	BLASThreads   int    `json:"blas_threads"`   // threads inside one GEMM call
-	BLASKernel    string `json:"blas_kernel"`    // implementation: oneDNN matmul kernels, or OpenBLAS core type and whether OPENBLAS_CORETYPE forced it
-	// BLASSubnormals is "flushed" (GEMMs under FTZ/DAZ, the default) or
-	// "kept" (IEEE subnormals: KOOPQ_SUBNORMALS=keep, or gonum); empty in
-	// files written before koopq recorded it (they kept subnormals).
-	BLASSubnormals string `json:"blas_subnormals,omitempty"`
-	GOMAXPROCS     int    `json:"gomaxprocs"`
-	Started        string `json:"started"` // RFC 3339
-	CommandLine    string `json:"command_line"`
-}
+// Provenance records what produced a result: code version and machine
+// (results.json's provenance; see rundir.Provenance).
+type Provenance = rundir.Provenance
 
 // CurrentProvenance describes this process.
 func CurrentProvenance() Provenance {

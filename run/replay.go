@@ -11,6 +11,7 @@ import (
 
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/rundir"
 )
 
 // Replay is a finished run's final evaluation run again from its saved
@@ -47,7 +48,7 @@ func FindFinishedRuns(path string) ([]string, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory (give a run directory, the one holding results.json, or a directory of runs)", path)
 	}
-	for _, pattern := range []string{"results.json", filepath.Join("*", "results.json"), filepath.Join("*", "*", "results.json")} {
+	for _, pattern := range []string{rundir.ResultsFile, filepath.Join("*", rundir.ResultsFile), filepath.Join("*", "*", rundir.ResultsFile)} {
 		found, err := filepath.Glob(filepath.Join(path, pattern))
 		if err != nil {
 			return nil, err
@@ -153,7 +154,7 @@ func finalPolicy(dir string) (eval.Result, func() eval.Policy, error) {
 		return eval.Result{}, nil, err
 	}
 	var res TrainResult
-	if err := d.ReadJSON("results.json", &res); err != nil {
+	if err := d.ReadJSON(rundir.ResultsFile, &res); err != nil {
 		return eval.Result{}, nil, err
 	}
 	rec := res.Final
@@ -161,7 +162,7 @@ func finalPolicy(dir string) (eval.Result, func() eval.Policy, error) {
 		return eval.Result{}, nil, fmt.Errorf("%s: results.json's final_eval records no complete evaluation (env %q, %d episodes, %d returns, %d lengths)",
 			dir, rec.Env, rec.Episodes, len(rec.Returns), len(rec.Lengths))
 	}
-	policy := d.File("policy.safetensors")
+	policy := d.File(rundir.PolicyFile)
 	if _, err := os.Stat(policy); errors.Is(err, fs.ErrNotExist) {
 		return eval.Result{}, nil, fmt.Errorf("%s: %w", dir, ErrNoPolicy)
 	}

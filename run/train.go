@@ -18,6 +18,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -66,17 +67,10 @@ func DefaultTrainConfig() TrainConfig {
 		LogEvery: 1000, CheckpointEvery: 5000, KoopmanTrain: koopman.DefaultTrainConfig(), AugmentParams: DefaultAugmentParams()}
 }
 
-// EvalPoint is one evaluation during training.
-type EvalPoint struct {
-	Step       int        `json:"step"`
-	Mean       float64    `json:"mean_return"`
-	Std        float64    `json:"std_return"`
-	Normalized eval.Score `json:"normalized_score"`
-	// Offline holds the diagnostics on held-out episodes of a run without
-	// a simulator (Env EnvNone); its return fields are then 0 and the
-	// normalized score null.
-	Offline *cql.Diagnostics `json:"offline,omitempty"`
-}
+// EvalPoint is one evaluation during training (history.json; see
+// rundir.HistoryPoint), its Offline the cql.Diagnostics on held-out
+// episodes of a run without a simulator.
+type EvalPoint = rundir.HistoryPoint[cql.Diagnostics]
 
 // Training phases, as reported to progress callbacks and in results.json.
 const (
@@ -87,42 +81,14 @@ const (
 )
 
 // PhaseSteps counts the gradient steps a run spent in each actor phase.
-type PhaseSteps struct {
-	BC  int `json:"bc"`
-	CQL int `json:"cql"`
-}
+type PhaseSteps = rundir.PhaseSteps
 
-// TrainResult is results.json of a training run.
+// TrainResult is results.json of a training run: rundir.Results with run's
+// config, the learner's stats and the offline diagnostics, followed by the
+// augmentation's size (Magnitude, whose keys are top-level:
+// shift_l2_mean, shift_scale, model_error_l2_mean, ...).
 type TrainResult struct {
-	Config     TrainConfig `json:"config"`
-	Seed       uint64      `json:"seed"`
-	Provenance Provenance  `json:"provenance"` // of the process that finished the run
-	// Segments lists every process that trained the run, in order: one
-	// for a run trained in one go, one more per resume. The last is the
-	// process that finished it (Provenance). A run resumed on another
-	// machine, backend or instruction set is a mixture of numeric paths,
-	// and only this list shows it.
-	Segments []Segment `json:"segments"`
-	// Inputs are the fingerprints of the dataset and Koopman model the run
-	// read (inputs.json; absent in results written before koopq recorded
-	// them).
-	Inputs      Inputs      `json:"inputs"`
-	Dataset     string      `json:"dataset"`
-	Transitions int         `json:"transitions"`
-	Final       eval.Result `json:"final_eval"`
-	History     []EvalPoint `json:"history"`
-	Steps       int         `json:"steps"`
-	Phases      PhaseSteps  `json:"phase_steps"`      // steps of behaviour cloning and of CQL
-	FinalPhase  string      `json:"final_phase"`      // phase of the last step: "cql" (or "bc")
-	WallSeconds float64     `json:"wall_seconds"`     // of the process that finished the run
-	StepsPerSec float64     `json:"steps_per_second"` // of that process; 0 when it did no step
-	LastStats   cql.Stats   `json:"last_stats"`
-	// Offline is the final offline diagnostics of a run without a simulator
-	// (Env EnvNone; Final is then empty, its normalized score null), with
-	// the held-out split it was computed on.
-	Offline *OfflineResult `json:"offline,omitempty"`
-	// Magnitude is the augmentation's size (its keys are top-level:
-	// shift_l2_mean, shift_scale, model_error_l2_mean, ...).
+	rundir.Results[TrainConfig, cql.Stats, cql.Diagnostics, OfflineResult]
 	Magnitude
 
 	// AlreadyFinished is set (not stored) when Train found the run
@@ -130,24 +96,9 @@ type TrainResult struct {
 	AlreadyFinished bool `json:"-"`
 }
 
-// Segment is one process's share of a training run: the gradient steps it
-// trained that the run kept (from the checkpoint it resumed at, or 0, to
-// the step it finished or last checkpointed at) and what it ran on. Steps a
-// killed process made after its last checkpoint are redone by the next one
-// and belong to that one's segment.
-type Segment struct {
-	FromStep    int     `json:"from_step"`
-	ToStep      int     `json:"to_step"`
-	WallSeconds float64 `json:"wall_seconds"` // from the process's start to ToStep's checkpoint or the run's end
-	// Provenance is nil for a segment that a checkpoint written before
-	// koopq recorded segments stands for.
-	Provenance *Provenance `json:"provenance"`
-	// Augment is the augmenter's own record of this process (augment.Reporter:
-	// for the Koopman augmenters the precompute — rows cached, bytes,
-	// seconds, fallbacks — and the counters of the batches up to ToStep);
-	// absent for augmenters that keep none and for older segments.
-	Augment any `json:"augment,omitempty"`
-}
+// Segment is one process's share of a training run and what it ran on
+// (results.json's segments, and the checkpoint's; see rundir.Segment).
+type Segment = rundir.Segment
 
 // resumedSegments reads the segments recorded in a checkpoint's metadata
 // (meta["segments"]) written at step. A checkpoint without them (written
@@ -408,7 +359,7 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts TrainOptions) (finished *TrainResult, err error) {
 	if opts.Resume {
 		var recorded TrainConfig
-		if err := dir.ReadJSON("config.json", &recorded); err != nil {
+		if err := dir.ReadJSON(rundir.ConfigFile, &recorded); err != nil {
 			return nil, err
 		}
 		if err := CheckResume(recorded, cfg); err != nil {
@@ -426,18 +377,18 @@ func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts Tra
 			return nil, fmt.Errorf("run %s: %w", dir.Path, err)
 		}
 		var prev TrainResult
-		if dir.ReadJSON("results.json", &prev) == nil && prev.Steps == cfg.CQL.Steps {
-			if _, err := os.Stat(dir.File("policy.safetensors")); err == nil {
+		if dir.ReadJSON(rundir.ResultsFile, &prev) == nil && prev.Steps == cfg.CQL.Steps {
+			if _, err := os.Stat(dir.File(rundir.PolicyFile)); err == nil {
 				prev.AlreadyFinished = true
 				return &prev, nil
 			}
 		}
 		if cfg.CQL.Steps != recorded.CQL.Steps {
 			// Extending: the run is unfinished again until the new end.
-			if err := dir.WriteJSON("config.json", cfg); err != nil {
+			if err := dir.WriteJSON(rundir.ConfigFile, cfg); err != nil {
 				return nil, err
 			}
-			if err := os.Remove(dir.File("results.json")); err != nil && !os.IsNotExist(err) {
+			if err := os.Remove(dir.File(rundir.ResultsFile)); err != nil && !os.IsNotExist(err) {
 				return nil, err
 			}
 		}
@@ -445,7 +396,7 @@ func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts Tra
 		// A new run directory without its config.json could be neither
 		// resumed nor told apart from a run: remove it, all or nothing.
 		if dir.removeSkeleton() {
-			return nil, fmt.Errorf("writing %s: %w (the new run directory was removed)", dir.File("config.json"), err)
+			return nil, fmt.Errorf("writing %s: %w (the new run directory was removed)", dir.File(rundir.ConfigFile), err)
 		}
 		return nil, err
 	}
@@ -453,7 +404,7 @@ func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts Tra
 }
 
 // checkpointFile is the run's checkpoint, relative to its directory.
-const checkpointFile = "checkpoints/latest.safetensors"
+const checkpointFile = rundir.CheckpointFile
 
 // actorPhase is where a training run is: in the behaviour-cloning warm-up
 // of the actor, in CQL with the SAC actor update, or done (the final
@@ -549,8 +500,8 @@ func newTrainRun(ctx context.Context, in *CheckedTrain, dir *Dir, inputs Inputs,
 	if r.tr, err = cql.NewTrainer(cfg.CQL, r.train, r.meter, in.scale); err != nil {
 		return nil, err
 	}
-	r.res = &TrainResult{Config: cfg, Seed: cfg.CQL.Seed, Provenance: prov, Inputs: inputs, Dataset: cfg.Data,
-		Transitions: r.train.Len(), Magnitude: mag}
+	r.res = &TrainResult{Results: rundir.Results[TrainConfig, cql.Stats, cql.Diagnostics, OfflineResult]{Config: cfg, Seed: cfg.CQL.Seed,
+		Provenance: prov, Inputs: inputs, Dataset: cfg.Data, Transitions: r.train.Len()}, Magnitude: mag}
 	return r, nil
 }
 
@@ -580,7 +531,7 @@ func (r *trainRun) resume() (keep int, err error) {
 		}
 	}
 	var hist []EvalPoint
-	if err := r.dir.ReadJSON("history.json", &hist); err != nil && !os.IsNotExist(err) {
+	if err := r.dir.ReadJSON(rundir.HistoryFile, &hist); err != nil && !os.IsNotExist(err) {
 		return 0, err
 	}
 	r.res.History = resumedHistory(hist, keep, r.cfg)
@@ -632,14 +583,14 @@ func (r *trainRun) log(step int, st cql.Stats) error {
 	if st.BC {
 		bc = 1
 	}
-	row := map[string]float64{"step": float64(step), "q_loss": st.QLoss, "cql_gap": st.CQLGap, "alpha_prime": st.AlphaPrime,
-		"alpha": st.Alpha, "actor_loss": st.ActorLoss, "q_data": st.QData, "q_random": st.QRandom, "q_policy": st.QPolicy,
-		"log_pi": st.LogPi, "bc": bc, "shift_l2": st.ShiftL2, "shift_next_l2": st.ShiftNextL2,
-		"wall_seconds": time.Since(r.start).Seconds()}
+	row := map[string]float64{rundir.Step: float64(step), rundir.QLoss: st.QLoss, rundir.CQLGap: st.CQLGap,
+		rundir.AlphaPrime: st.AlphaPrime, rundir.Alpha: st.Alpha, rundir.ActorLoss: st.ActorLoss, rundir.QData: st.QData,
+		rundir.QRandom: st.QRandom, rundir.QPolicy: st.QPolicy, rundir.LogPi: st.LogPi, rundir.BC: bc,
+		rundir.ShiftL2: st.ShiftL2, rundir.ShiftNextL2: st.ShiftNextL2, rundir.WallSeconds: time.Since(r.start).Seconds()}
 	if br, ok := r.aug.(augment.Brancher); ok {
-		row["model_batch"] = 0
+		row[rundir.ModelBatch] = 0
 		if br.LastBatchModel() {
-			row["model_batch"] = 1
+			row[rundir.ModelBatch] = 1
 		}
 	}
 	return r.metrics.Log(row)
@@ -657,7 +608,7 @@ func (r *trainRun) evaluate(step int) (eval.Result, error) {
 		r.lastOffline = dg
 		res := eval.Result{Env: EnvNone, Normalized: eval.Score(math.NaN()), NormalizedStd: eval.Score(math.NaN()), SuccessRate: eval.Score(math.NaN())}
 		r.res.History = append(r.res.History, EvalPoint{Step: step, Normalized: res.Normalized, Offline: &dg})
-		return res, r.dir.WriteJSON("history.json", r.res.History)
+		return res, r.dir.WriteJSON(rundir.HistoryFile, r.res.History)
 	}
 	res, err := eval.Evaluate(r.cfg.Env, func() eval.Policy { return r.tr.Policy() }, r.cfg.EvalEpisodes, r.cfg.CQL.Seed+uint64(step), 2)
 	if err != nil {
@@ -665,7 +616,7 @@ func (r *trainRun) evaluate(step int) (eval.Result, error) {
 	}
 	crashPoint("eval")
 	r.res.History = append(r.res.History, EvalPoint{Step: step, Mean: res.Mean, Std: res.Std, Normalized: res.Normalized})
-	return res, r.dir.WriteJSON("history.json", r.res.History)
+	return res, r.dir.WriteJSON(rundir.HistoryFile, r.res.History)
 }
 
 // report tells the progress callback about step, within its phase.
@@ -761,7 +712,7 @@ func (r *trainRun) finish() (*TrainResult, error) {
 		return nil, err
 	}
 	cfg := r.cfg
-	if err := SavePolicy(r.dir.File("policy.safetensors"), r.tr.Policy(), cfg.CQL.Net, cfg.Env, map[string]string{"augment": cfg.Augment}); err != nil {
+	if err := SavePolicy(r.dir.File(rundir.PolicyFile), r.tr.Policy(), cfg.CQL.Net, cfg.Env, map[string]string{"augment": cfg.Augment}); err != nil {
 		return nil, err
 	}
 	crashPoint("policy")
@@ -781,7 +732,7 @@ func (r *trainRun) finish() (*TrainResult, error) {
 	if n := steps - r.firstStep; n > 0 {
 		res.StepsPerSec = float64(n) / res.WallSeconds
 	}
-	return res, r.dir.WriteJSON("results.json", res)
+	return res, r.dir.WriteJSON(rundir.ResultsFile, res)
 }
 
 // resumedHistory keeps the evaluations an uninterrupted run would have made
@@ -804,7 +755,7 @@ func resumedHistory(hist []EvalPoint, keep int, cfg TrainConfig) []EvalPoint {
 
 // writeConfig writes a new run's config.json (a variable so that a test can
 // make the write fail, as a full disk does).
-var writeConfig = func(dir *Dir, cfg TrainConfig) error { return dir.WriteJSON("config.json", cfg) }
+var writeConfig = func(dir *Dir, cfg TrainConfig) error { return dir.WriteJSON(rundir.ConfigFile, cfg) }
 
 func divergedError(step int, cause error, lastCkpt int, ckpt string) error {
 	kept := "no checkpoint was written yet, so nothing is lost by starting over: delete the run directory and train again with other settings " +

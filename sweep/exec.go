@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/internal/lockfile"
+	"github.com/koopq/koopq/rundir"
 )
 
 // ExecOptions says how one run is executed.
@@ -53,7 +54,7 @@ var ErrSkipped = errors.New("skipped")
 // different settings in one run directory. Steps may grow (the run is
 // extended). It reports whether sweep-run.json needs (re)writing.
 func compareIdentity(slot string, r Run) (write bool, err error) {
-	p := filepath.Join(slot, "sweep-run.json")
+	p := filepath.Join(slot, rundir.SweepRunFile)
 	var old Run
 	if err := readJSON(p, &old); err != nil {
 		if os.IsNotExist(err) {
@@ -99,7 +100,7 @@ func checkIdentity(slot string, r Run) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(slot, "sweep-run.json"), append(b, '\n'))
+	return writeAtomic(filepath.Join(slot, rundir.SweepRunFile), append(b, '\n'))
 }
 
 func describe(r Run) string {
@@ -209,7 +210,7 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 		args = r.TrainArgs(o.DataRoot, slot, "run")
 	} else {
 		args = []string{"train", "--resume", st.TrainDir}
-		if _, err := os.Stat(filepath.Join(st.TrainDir, "results.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(st.TrainDir, rundir.ResultsFile)); err == nil {
 			args = append(args, "--steps", strconv.Itoa(r.Steps)) // extend a finished shorter run
 		}
 	}
@@ -266,7 +267,7 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 		m.ExitCode = ee.ExitCode()
 	} else if runErr == nil {
 		runErr = errors.New("trainer exited without writing results.json")
-		if _, err := os.Stat(filepath.Join(after.TrainDir, "results.json")); after.TrainDir != "" && err == nil {
+		if _, err := os.Stat(filepath.Join(after.TrainDir, rundir.ResultsFile)); after.TrainDir != "" && err == nil {
 			runErr = fmt.Errorf("trainer stopped at step %d of %d (it did not extend the finished run)", after.Step, r.Steps)
 		}
 	}
@@ -356,7 +357,7 @@ func cleanOrphans(slot string) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(p, "config.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(p, rundir.ConfigFile)); err == nil {
 			continue
 		}
 		empty := true

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/koopq/koopq/rundir"
 )
 
 // Orphans lists the run slots in the sweep directory out (subdirectories
@@ -26,7 +28,7 @@ func Orphans(out string, runs []Run) []string {
 		if !e.IsDir() || names[e.Name()] {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(out, e.Name(), "sweep-run.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(out, e.Name(), rundir.SweepRunFile)); err == nil {
 			orphans = append(orphans, e.Name())
 		}
 	}
