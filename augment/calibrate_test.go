@@ -10,8 +10,8 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
-	"github.com/koopq/koopq/internal/learntest"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/learntest"
 	"github.com/koopq/koopq/nn"
 )
 

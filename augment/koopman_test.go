@@ -13,8 +13,8 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	_ "github.com/koopq/koopq/env/classic"
-	"github.com/koopq/koopq/internal/learntest"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/learntest"
 )
 
 var (

@@ -14,8 +14,8 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
-	"github.com/koopq/koopq/internal/learntest"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/learntest"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -158,7 +158,7 @@ func TestAugmentersLearnCartPole(t *testing.T) {
 				t.Fatal(err)
 			}
 			pol := tr.Policy()
-			res, err := eval.Evaluate(learntest.Env, func() eval.Policy { return pol.Clone() }, 10, 100+r.seed, 2)
+			res, err := learntest.Score(func() eval.Policy { return pol.Clone() }, r.seed)
 			if err != nil {
 				t.Fatal(err)
 			}

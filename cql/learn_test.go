@@ -10,7 +10,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
-	"github.com/koopq/koopq/internal/learntest"
+	"github.com/koopq/koopq/learntest"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -123,8 +123,8 @@ func TestCQLLearnsCartPole(t *testing.T) {
 	}
 }
 
-// trainAndScore trains plain CQL with cfg on d and scores the policy over 10
-// deterministic episodes of learntest.Env seeded by 100 + cfg.Seed.
+// trainAndScore trains plain CQL with cfg on d and scores the policy with
+// learntest.Score.
 func trainAndScore(t *testing.T, cfg Config, d *dataset.Dataset, scale sac.ActionScale) (*Trainer, eval.Result) {
 	t.Helper()
 	tr, err := NewTrainer(cfg, d, augment.None{}, scale)
@@ -135,7 +135,7 @@ func trainAndScore(t *testing.T, cfg Config, d *dataset.Dataset, scale sac.Actio
 		t.Fatal(err)
 	}
 	pol := tr.Policy()
-	res, err := eval.Evaluate(learntest.Env, func() eval.Policy { return pol.Clone() }, 10, 100+cfg.Seed, 2)
+	res, err := learntest.Score(func() eval.Policy { return pol.Clone() }, cfg.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/internal/blas"
-	"github.com/koopq/koopq/internal/learntest"
+	"github.com/koopq/koopq/learntest"
 	"github.com/koopq/koopq/sac"
 )
 

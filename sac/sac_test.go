@@ -7,7 +7,7 @@ import (
 
 	"github.com/koopq/koopq/env"
 	_ "github.com/koopq/koopq/env/classic"
-	"github.com/koopq/koopq/internal/learntest"
+	"github.com/koopq/koopq/learntest"
 )
 
 // SAC must learn cartpole-continuous online (episodes end in real terminal

@@ -139,3 +139,15 @@ func Terminals(d *dataset.Dataset) int {
 	}
 	return n
 }
+
+// ScoreEpisodes is the number of deterministic episodes Score runs.
+const ScoreEpisodes = 10
+
+// Score evaluates a trained policy the way the learning tests judge it:
+// ScoreEpisodes deterministic episodes of Env from the reset seed
+// 100 + seed (the training seed, so that runs of different seeds are
+// scored on different starts), on two workers. newPolicy returns a fresh
+// copy per worker (a policy's Act is not safe for concurrent use).
+func Score(newPolicy func() eval.Policy, seed uint64) (eval.Result, error) {
+	return eval.Evaluate(Env, newPolicy, ScoreEpisodes, 100+seed, 2)
+}
