@@ -35,6 +35,10 @@ func TestEvaluateIndependentOfWorkers(t *testing.T) {
 	if want := 100 * (a.Mean - ref.Random) / (ref.Expert - ref.Random); math.Abs(float64(a.Normalized)-want) > 1e-9 {
 		t.Fatalf("normalized %v, want %v", a.Normalized, want)
 	}
+	// The normalized std is the same scaling without the offset.
+	if want := 100 * a.Std / (ref.Expert - ref.Random); a.Std == 0 || math.Abs(float64(a.NormalizedStd)-want) > 1e-9 {
+		t.Fatalf("normalized std %v, want %v (std %v)", a.NormalizedStd, want, a.Std)
+	}
 	if _, err := Evaluate("no-such-env", newP, 2, 0, 1); err == nil {
 		t.Fatal("unknown env accepted")
 	}
@@ -64,6 +68,11 @@ func TestMeanStdAndScoreJSON(t *testing.T) {
 	m, s := MeanStd([]float64{1, 2, 3, 4})
 	if m != 2.5 || math.Abs(s-math.Sqrt(1.25)) > 1e-12 {
 		t.Fatalf("mean %v std %v", m, s)
+	}
+	// Population std about a mean far from 0: (1, 2, 3, 6) has mean 3 and
+	// squared deviations 4, 1, 0, 9, so std √(14/4).
+	if m, s := MeanStd([]float64{1, 2, 3, 6}); m != 3 || math.Abs(s-math.Sqrt(3.5)) > 1e-12 {
+		t.Fatalf("(1, 2, 3, 6): mean %v std %v, want 3 and √3.5", m, s)
 	}
 	b, err := json.Marshal(struct{ A, B Score }{Score(math.NaN()), 1.5})
 	if err != nil || string(b) != `{"A":null,"B":1.5}` {
@@ -201,6 +210,30 @@ func TestEvaluateDiscounted(t *testing.T) {
 	for _, g := range []float64{-0.1, 1, math.NaN()} {
 		if _, err := EvaluateDiscounted("ramp-v0", newP, 1, 0, 1, g); err == nil {
 			t.Errorf("discount %v accepted", g)
+		}
+	}
+}
+
+// CheckEpisodes refuses a count whose per-episode results (16 bytes each)
+// cannot be held, and accepts an ordinary one.
+func TestCheckEpisodes(t *testing.T) {
+	if err := CheckEpisodes(1000); err != nil {
+		t.Errorf("1000 episodes: %v", err)
+	}
+	if err := CheckEpisodes(1 << 60); err == nil {
+		t.Error("2⁶⁰ episodes (16 EiB of results) accepted")
+	}
+}
+
+// References holds D4RL v2's REF_MIN_SCORE / REF_MAX_SCORE for the MuJoCo
+// tasks (d4rl/infos.py), which every normalized score depends on.
+func TestD4RLReferenceValues(t *testing.T) {
+	for name, want := range map[string][2]float64{
+		"hopper": {-20.272305, 3234.3}, "halfcheetah": {-280.178953, 12135.0},
+		"walker2d": {1.629008, 4592.3}, "ant": {-325.6, 3879.7},
+	} {
+		if r := References[name]; r.Random != want[0] || r.Expert != want[1] {
+			t.Errorf("%s: random %v expert %v, want D4RL's %v, %v", name, r.Random, r.Expert, want[0], want[1])
 		}
 	}
 }
