@@ -7,6 +7,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/nn"
+	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -174,6 +175,21 @@ type Stats struct {
 	// reconstruction error D(E(s)) − s).
 	ShiftL2     float64 `json:"shift_l2"`
 	ShiftNextL2 float64 `json:"shift_next_l2"`
+}
+
+// Row is the statistics as one metrics row (metrics.jsonl/.csv), keyed by
+// rundir's metric names; BC is 1 for a behaviour-cloning step, else 0. The
+// caller adds what is not the update's: the step, the wall time and the
+// augmenter's branch.
+func (s Stats) Row() map[string]float64 {
+	bc := 0.0
+	if s.BC {
+		bc = 1
+	}
+	return map[string]float64{rundir.QLoss: s.QLoss, rundir.CQLGap: s.CQLGap, rundir.AlphaPrime: s.AlphaPrime,
+		rundir.Alpha: s.Alpha, rundir.ActorLoss: s.ActorLoss, rundir.QData: s.QData, rundir.QRandom: s.QRandom,
+		rundir.QPolicy: s.QPolicy, rundir.LogPi: s.LogPi, rundir.BC: bc, rundir.ShiftL2: s.ShiftL2,
+		rundir.ShiftNextL2: s.ShiftNextL2}
 }
 
 func grow(b []float32, n int) []float32 {

@@ -579,14 +579,8 @@ func every(step, n int) bool { return n > 0 && step%n == 0 }
 
 // log writes the metric row of step.
 func (r *trainRun) log(step int, st cql.Stats) error {
-	bc := 0.0
-	if st.BC {
-		bc = 1
-	}
-	row := map[string]float64{rundir.Step: float64(step), rundir.QLoss: st.QLoss, rundir.CQLGap: st.CQLGap,
-		rundir.AlphaPrime: st.AlphaPrime, rundir.Alpha: st.Alpha, rundir.ActorLoss: st.ActorLoss, rundir.QData: st.QData,
-		rundir.QRandom: st.QRandom, rundir.QPolicy: st.QPolicy, rundir.LogPi: st.LogPi, rundir.BC: bc,
-		rundir.ShiftL2: st.ShiftL2, rundir.ShiftNextL2: st.ShiftNextL2, rundir.WallSeconds: time.Since(r.start).Seconds()}
+	row := st.Row()
+	row[rundir.Step], row[rundir.WallSeconds] = float64(step), time.Since(r.start).Seconds()
 	if br, ok := r.aug.(augment.Brancher); ok {
 		row[rundir.ModelBatch] = 0
 		if br.LastBatchModel() {
