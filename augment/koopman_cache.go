@@ -93,7 +93,7 @@ func cacheRows(kind cacheKind, N, total int, budget int64) int {
 // serialized; done counts cached rows).
 func precompute(m *koopman.Model, d *dataset.Dataset, kind cacheKind, budget int64, workers int,
 	sym koopman.SymmetryConfig, progress func(done, total int)) (*latentCache, PrecomputeInfo) {
-	N, S, M := m.N(), m.S(), m.M()
+	N := m.N()
 	total := d.Len()
 	info := PrecomputeInfo{Transitions: total, BytesPerTransition: bytesPerTransition(kind, N)}
 	n := cacheRows(kind, N, total, budget)
@@ -108,116 +108,189 @@ func precompute(m *koopman.Model, d *dataset.Dataset, kind cacheKind, budget int
 		workers = runtime.GOMAXPROCS(0)
 	}
 	info.Workers = workers
-	k0, ks := m.Operators()
-	const chunk = 256
-	chunks := (n + chunk - 1) / chunk
-	var next atomic.Int64
-	var mu sync.Mutex
-	done, fallbacks := 0, 0
+	job := &precomputeJob{m: m, d: d, c: c, kind: kind, sym: sym, n: n, progress: progress}
+	job.k0, job.ks = m.Operators()
+	job.chunks = (n + precomputeChunk - 1) / precomputeChunk
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var enc nn.Cache
-			dec := koopman.NewDecomposer(N, sym)
-			rb := koopman.NewRealBasis(N)
-			k := make([]float64, N*N)
-			a := make([]float64, M)
-			g64 := make([]float64, N)
-			gen := make([]float64, N*N)
-			x := make([]float32, 2*chunk*S)
-			myFB := 0
-			for {
-				ci := int(next.Add(1)) - 1
-				if ci >= chunks {
-					break
-				}
-				lo, hi := ci*chunk, min((ci+1)*chunk, n)
-				rows := hi - lo
-				// Encode s_t rows then s_{t+1} rows in one pass.
-				copy(x[:rows*S], d.Observations[lo*S:hi*S])
-				copy(x[rows*S:2*rows*S], d.NextObservations[lo*S:hi*S])
-				g := m.Encode(&enc, x[:2*rows*S], 2*rows)
-				for r := 0; r < rows; r++ {
-					i := lo + r
-					copy(c.g[i*2*N:i*2*N+N], g[r*N:(r+1)*N])
-					copy(c.g[i*2*N+N:(i+1)*2*N], g[(rows+r)*N:(rows+r+1)*N])
-				}
-				if kind == cacheG {
-					continue
-				}
-				for r := 0; r < rows; r++ {
-					i := lo + r
-					for j := range a {
-						a[j] = float64(d.Actions[i*M+j])
-					}
-					koopman.OperatorAt(k, k0, ks, a)
-					if !dec.Decompose(rb, k) {
-						myFB++
-					}
-					c.fb[i] = rb.Fallback
-					if kind == cacheKFC {
-						G, _ := rb.KFCGenerator(gen)
-						for v := 0; v < 2; v++ {
-							gv := c.g[i*2*N+v*N : i*2*N+(v+1)*N]
-							out := c.extra[i*2*N+v*N : i*2*N+(v+1)*N]
-							for row := 0; row < N; row++ {
-								s := 0.0
-								for col, w := range G[row*N : (row+1)*N] {
-									s += w * float64(gv[col])
-								}
-								out[row] = float32(s)
-							}
-						}
-						continue
-					}
-					if rb.Fallback {
-						continue
-					}
-					for j, v := range rb.P {
-						c.p[i*N*N+j] = float32(v)
-					}
-					for j, p := range rb.Pair {
-						if p > j && p != j+1 {
-							panic("augment: koopman.RealBasis returned non-adjacent conjugate partners")
-						}
-						c.pairNext[i*N+j] = p == j+1
-					}
-					for v := 0; v < 2; v++ {
-						gv := c.g[i*2*N+v*N : i*2*N+(v+1)*N]
-						for j := range g64 {
-							g64[j] = float64(gv[j])
-						}
-						out := c.extra[i*2*N+v*N : i*2*N+(v+1)*N]
-						for row := 0; row < N; row++ {
-							s := 0.0
-							for col, w := range rb.PInv[row*N : (row+1)*N] {
-								s += w * g64[col]
-							}
-							out[row] = float32(s)
-						}
-					}
-				}
-				if progress != nil {
-					mu.Lock()
-					done += rows
-					progress(done, n)
-					mu.Unlock()
-				}
-			}
-			mu.Lock()
-			fallbacks += myFB
-			mu.Unlock()
+			job.newWorker().run()
 		}()
 	}
 	wg.Wait()
 	if kind == cacheG && progress != nil {
 		progress(n, n)
 	}
-	info.Fallbacks = fallbacks
+	info.Fallbacks = job.fallbacks
 	info.Seconds = time.Since(start).Seconds()
 	return c, info
+}
+
+// precomputeChunk is the number of rows a precompute worker takes at a
+// time.
+const precomputeChunk = 256
+
+// precomputeJob is what precompute's workers share: the model and dataset,
+// the cache c of rows [0, n) they fill, the next chunk to take, and under
+// mu the rows done (for progress) and the fallback count.
+type precomputeJob struct {
+	m        *koopman.Model
+	d        *dataset.Dataset
+	c        *latentCache
+	kind     cacheKind
+	sym      koopman.SymmetryConfig
+	k0       []float64
+	ks       [][]float64
+	n        int
+	chunks   int
+	next     atomic.Int64
+	progress func(done, total int)
+
+	mu        sync.Mutex
+	done      int
+	fallbacks int
+}
+
+// precomputeWorker is one precompute goroutine with its scratch buffers.
+type precomputeWorker struct {
+	*precomputeJob
+	enc  nn.Cache
+	dec  *koopman.Decomposer
+	rb   *koopman.RealBasis
+	k    []float64 // K(a), N×N
+	a    []float64 // the action, [M]
+	g64  []float64 // a latent in float64, [N]
+	gen  []float64 // the KFC generator, N×N
+	x    []float32 // a chunk's s_t then s_{t+1} rows
+	myFB int       // fallbacks of this worker
+}
+
+// newWorker returns a worker of j with its own scratch buffers.
+func (j *precomputeJob) newWorker() *precomputeWorker {
+	N, S, M := j.m.N(), j.m.S(), j.m.M()
+	return &precomputeWorker{precomputeJob: j,
+		dec: koopman.NewDecomposer(N, j.sym),
+		rb:  koopman.NewRealBasis(N),
+		k:   make([]float64, N*N),
+		a:   make([]float64, M),
+		g64: make([]float64, N),
+		gen: make([]float64, N*N),
+		x:   make([]float32, 2*precomputeChunk*S),
+	}
+}
+
+// run takes chunks until none is left, then adds its fallbacks to the
+// job's.
+func (w *precomputeWorker) run() {
+	for {
+		ci := int(w.next.Add(1)) - 1
+		if ci >= w.chunks {
+			break
+		}
+		lo, hi := ci*precomputeChunk, min((ci+1)*precomputeChunk, w.n)
+		w.encode(lo, hi)
+		if w.kind == cacheG {
+			continue
+		}
+		for i := lo; i < hi; i++ {
+			w.decompose(i)
+		}
+		if w.progress != nil {
+			w.mu.Lock()
+			w.done += hi - lo
+			w.progress(w.done, w.n)
+			w.mu.Unlock()
+		}
+	}
+	w.mu.Lock()
+	w.fallbacks += w.myFB
+	w.mu.Unlock()
+}
+
+// encode caches E(s_t) and E(s_{t+1}) of rows [lo, hi), encoding the s_t
+// rows then the s_{t+1} rows in one pass.
+func (w *precomputeWorker) encode(lo, hi int) {
+	S, N, d, c := w.m.S(), w.c.N, w.d, w.c
+	rows := hi - lo
+	copy(w.x[:rows*S], d.Observations[lo*S:hi*S])
+	copy(w.x[rows*S:2*rows*S], d.NextObservations[lo*S:hi*S])
+	g := w.m.Encode(&w.enc, w.x[:2*rows*S], 2*rows)
+	for r := 0; r < rows; r++ {
+		i := lo + r
+		copy(c.g[i*2*N:i*2*N+N], g[r*N:(r+1)*N])
+		copy(c.g[i*2*N+N:(i+1)*2*N], g[(rows+r)*N:(rows+r+1)*N])
+	}
+}
+
+// decompose decomposes K(a_i) of row i, recording its fallback flag, and
+// caches the row's KFC or KFC++ quantities.
+func (w *precomputeWorker) decompose(i int) {
+	M := len(w.a)
+	for j := range w.a {
+		w.a[j] = float64(w.d.Actions[i*M+j])
+	}
+	koopman.OperatorAt(w.k, w.k0, w.ks, w.a)
+	if !w.dec.Decompose(w.rb, w.k) {
+		w.myFB++
+	}
+	w.c.fb[i] = w.rb.Fallback
+	if w.kind == cacheKFC {
+		w.cacheKFC(i)
+		return
+	}
+	if w.rb.Fallback {
+		return
+	}
+	w.cacheKFCpp(i)
+}
+
+// cacheKFC caches G E(s_t) and G E(s_{t+1}) of row i, G the KFC generator
+// of the decomposed K(a_i).
+func (w *precomputeWorker) cacheKFC(i int) {
+	c, N := w.c, w.c.N
+	G, _ := w.rb.KFCGenerator(w.gen)
+	for v := 0; v < 2; v++ {
+		gv := c.g[i*2*N+v*N : i*2*N+(v+1)*N]
+		out := c.extra[i*2*N+v*N : i*2*N+(v+1)*N]
+		for row := 0; row < N; row++ {
+			s := 0.0
+			for col, x := range G[row*N : (row+1)*N] {
+				s += x * float64(gv[col])
+			}
+			out[row] = float32(s)
+		}
+	}
+}
+
+// cacheKFCpp caches row i's real eigenbasis P, its conjugate-pair flags
+// and P⁻¹E(s_t), P⁻¹E(s_{t+1}).
+func (w *precomputeWorker) cacheKFCpp(i int) {
+	c, N, rb := w.c, w.c.N, w.rb
+	for j, v := range rb.P {
+		c.p[i*N*N+j] = float32(v)
+	}
+	for j, p := range rb.Pair {
+		if p > j && p != j+1 {
+			panic("augment: koopman.RealBasis returned non-adjacent conjugate partners")
+		}
+		c.pairNext[i*N+j] = p == j+1
+	}
+	for v := 0; v < 2; v++ {
+		gv := c.g[i*2*N+v*N : i*2*N+(v+1)*N]
+		for j := range w.g64 {
+			w.g64[j] = float64(gv[j])
+		}
+		out := c.extra[i*2*N+v*N : i*2*N+(v+1)*N]
+		for row := 0; row < N; row++ {
+			s := 0.0
+			for col, x := range rb.PInv[row*N : (row+1)*N] {
+				s += x * w.g64[col]
+			}
+			out[row] = float32(s)
+		}
+	}
 }
 
 // shiftKFCpp writes the KFC++ shifted latents of cached row i into dst

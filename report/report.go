@@ -533,26 +533,11 @@ func checkScoreRange(runs []Result) error {
 // Build computes the report from runs.
 func Build(runs []Result, o Options) (*Report, error) {
 	o.defaults()
-	rep := &Report{Reference: o.Reference}
-	rep.Settings.BootstrapReps, rep.Settings.Level, rep.Settings.Seed = o.Reps, o.Level, o.Seed
-	rep.Settings.Inputs = o.Inputs
-	rep.Settings.Interval = "percentile, stratified bootstrap over seeds within each dataset"
-	rep.Settings.Score = "final evaluation"
+	rep := newReport(o)
 	if o.Last > 1 {
-		rep.Settings.Score, rep.Settings.Last = fmt.Sprintf("mean of the last %d evaluations", o.Last), o.Last
-		runs = slices.Clone(runs)
-		for i, r := range runs {
-			if r.InProgress {
-				continue
-			}
-			if len(r.History) < o.Last {
-				return nil, fmt.Errorf("report: --last %d: %s has %d evaluations", o.Last, r.Dir, len(r.History))
-			}
-			last := make([]float64, o.Last)
-			for j, p := range r.History[len(r.History)-o.Last:] {
-				last[j] = p.Score
-			}
-			runs[i].Score = stats.Mean(last)
+		var err error
+		if runs, err = lastScores(runs, o.Last); err != nil {
+			return nil, err
 		}
 	}
 	if err := checkRuns(runs); err != nil {
@@ -561,7 +546,85 @@ func Build(runs []Result, o Options) (*Report, error) {
 	if err := checkScoreRange(runs); err != nil {
 		return nil, err
 	}
-	var main, abl, partial []Result
+	main, abl, partial := rep.split(runs)
+	curveRuns := methodRuns(main, partial)
+	if len(curveRuns) == 0 {
+		return nil, fmt.Errorf("report: only ablation runs found; the table needs the methods' runs")
+	}
+	rep.Datasets = order(curveRuns, func(r Result) string { return r.Dataset })
+	rep.Methods = order(curveRuns, func(r Result) string { return r.Method })
+	rep.SettingDifferences = settingDifferences(curveRuns, rep.Datasets, rep.Methods)
+	rep.ProvenanceNotes = provenanceNotes(rep.runsInOrder())
+	rep.buildTable(main)
+	if err := rep.chooseBaseline(main, o.Baseline); err != nil {
+		return nil, err
+	}
+
+	// Each statistic gets its own seeded stream, so adding one never changes
+	// another's numbers.
+	stream := func(k uint64) *rand.Rand { return rand.New(rand.NewPCG(o.Seed, k)) }
+	all := rep.methodStats(main, o, stream)
+	// A comparison may name an ablation as well as a main method (an
+	// ablation against its base is the question an ablation asks); the
+	// finished runs of both kinds are its pool.
+	finished := append(append([]Result{}, main...), abl...)
+	if err := rep.comparePairs(finished, abl, o, stream); err != nil {
+		return nil, err
+	}
+	rep.MeanDifferences = meanDifferences(finished, rep.Datasets, rep.Methods, rep.Baseline, o.Pairs, o.Level, stream)
+	rep.Taus = profileTaus(all, o.ProfilePoints)
+	for i, m := range rep.Methods {
+		rep.Profiles = append(rep.Profiles, ProfileCurve{Method: m,
+			Curve: stats.BootstrapProfile(tasks(main, rep.Datasets, m), rep.Taus, o.Reps, o.Level, stream(4000+uint64(i)))})
+	}
+	rep.buildCurves(curveRuns, o, stream)
+	if len(abl) > 0 {
+		rep.Ablations = ablationTable(main, abl)
+	}
+	datasets, methods := order(finished, func(r Result) string { return r.Dataset }), order(finished, func(r Result) string { return r.Method })
+	rep.Diagnostics = diagnostics(finished, datasets, methods, DiagnosticColumns)
+	rep.BranchDiagnostics = diagnostics(finished, datasets, methods, BranchColumns)
+	rep.Magnitude = magnitudeTable(finished, datasets, methods)
+	return rep, nil
+}
+
+// newReport returns an empty report with o's settings recorded.
+func newReport(o Options) *Report {
+	rep := &Report{Reference: o.Reference}
+	rep.Settings.BootstrapReps, rep.Settings.Level, rep.Settings.Seed = o.Reps, o.Level, o.Seed
+	rep.Settings.Inputs = o.Inputs
+	rep.Settings.Interval = "percentile, stratified bootstrap over seeds within each dataset"
+	rep.Settings.Score = "final evaluation"
+	if o.Last > 1 {
+		rep.Settings.Score, rep.Settings.Last = fmt.Sprintf("mean of the last %d evaluations", o.Last), o.Last
+	}
+	return rep
+}
+
+// lastScores returns a copy of runs in which each finished run's score is
+// the mean of its last n evaluations; it refuses a finished run with fewer.
+func lastScores(runs []Result, n int) ([]Result, error) {
+	runs = slices.Clone(runs)
+	for i, r := range runs {
+		if r.InProgress {
+			continue
+		}
+		if len(r.History) < n {
+			return nil, fmt.Errorf("report: --last %d: %s has %d evaluations", n, r.Dir, len(r.History))
+		}
+		last := make([]float64, n)
+		for j, p := range r.History[len(r.History)-n:] {
+			last[j] = p.Score
+		}
+		runs[i].Score = stats.Mean(last)
+	}
+	return runs, nil
+}
+
+// split sorts runs into the finished methods' runs (main), the finished
+// ablations' (abl) and those in progress (partial), listing them in
+// rep.Runs and rep.InProgress.
+func (rep *Report) split(runs []Result) (main, abl, partial []Result) {
 	for _, r := range runs {
 		switch {
 		case r.InProgress:
@@ -575,20 +638,24 @@ func Build(runs []Result, o Options) (*Report, error) {
 			rep.Runs = append(rep.Runs, r)
 		}
 	}
-	var curveRuns []Result
+	return main, abl, partial
+}
+
+// methodRuns returns the runs of main then partial that are not ablations:
+// those the learning curves and the method and dataset lists come from.
+func methodRuns(main, partial []Result) []Result {
+	var out []Result
 	for _, r := range append(append([]Result{}, main...), partial...) {
 		if !r.Ablation {
-			curveRuns = append(curveRuns, r)
+			out = append(out, r)
 		}
 	}
-	if len(curveRuns) == 0 {
-		return nil, fmt.Errorf("report: only ablation runs found; the table needs the methods' runs")
-	}
-	rep.Datasets = order(curveRuns, func(r Result) string { return r.Dataset })
-	rep.Methods = order(curveRuns, func(r Result) string { return r.Method })
-	rep.SettingDifferences = settingDifferences(curveRuns, rep.Datasets, rep.Methods)
-	rep.ProvenanceNotes = provenanceNotes(rep.runsInOrder())
+	return out
+}
 
+// buildTable fills rep.Table with a row of main's cells per dataset, the
+// best of each marked.
+func (rep *Report) buildTable(main []Result) {
 	rep.Table.Columns = rep.Methods
 	for _, d := range rep.Datasets {
 		row := Row{Name: d}
@@ -598,9 +665,13 @@ func Build(runs []Result, o Options) (*Report, error) {
 		markBest(&row)
 		rep.Table.Rows = append(rep.Table.Rows, row)
 	}
+}
 
-	// Baseline.
-	rep.Baseline = o.Baseline
+// chooseBaseline sets rep.Baseline: baseline if given, else a method named
+// CQL (any case), else the first of main's methods with CQL's augmentation,
+// else the first method. It refuses a baseline that is not a method.
+func (rep *Report) chooseBaseline(main []Result, baseline string) error {
+	rep.Baseline = baseline
 	if rep.Baseline == "" {
 		for _, m := range rep.Methods {
 			if strings.EqualFold(m, "cql") {
@@ -624,12 +695,15 @@ func Build(runs []Result, o Options) (*Report, error) {
 		found = found || m == rep.Baseline
 	}
 	if !found {
-		return nil, fmt.Errorf("report: baseline %q is not among the methods (%s)", rep.Baseline, strings.Join(rep.Methods, ", "))
+		return fmt.Errorf("report: baseline %q is not among the methods (%s)", rep.Baseline, strings.Join(rep.Methods, ", "))
 	}
+	return nil
+}
 
-	// Each statistic gets its own seeded stream, so adding one never changes
-	// another's numbers.
-	stream := func(k uint64) *rand.Rand { return rand.New(rand.NewPCG(o.Seed, k)) }
+// methodStats computes each method's IQM and mean intervals and its
+// probability of improvement over the baseline from main's runs, and
+// returns all the methods' scores (the performance profiles' range).
+func (rep *Report) methodStats(main []Result, o Options, stream func(uint64) *rand.Rand) []float64 {
 	var all []float64
 	for i, m := range rep.Methods {
 		t := tasks(main, rep.Datasets, m)
@@ -648,10 +722,13 @@ func Build(runs []Result, o Options) (*Report, error) {
 		test := stats.PermutationPoI(t, base, stream(7000+uint64(i)))
 		rep.PoI = append(rep.PoI, MethodCI{Method: m, Runs: len(t.Flat()), CI: stats.BootstrapPoI(t, base, o.Reps, o.Level, stream(3000+uint64(i))), Test: &test})
 	}
-	// A comparison may name an ablation as well as a main method (an
-	// ablation against its base is the question an ablation asks); the
-	// finished runs of both kinds are its pool.
-	finished := append(append([]Result{}, main...), abl...)
+	return all
+}
+
+// comparePairs computes the probability of improvement of each requested
+// pair (o.Pairs) over the finished runs, refusing a pair that names neither
+// a method nor an ablation (abl: the ablations' runs).
+func (rep *Report) comparePairs(finished, abl []Result, o Options, stream func(uint64) *rand.Rand) error {
 	known := append(append([]string{}, rep.Methods...), order(abl, func(r Result) string { return r.Method })...)
 	for i, p := range o.Pairs {
 		var missing []string
@@ -661,7 +738,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 			}
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("report: comparison %s:%s: no method %s (methods and ablations: %s)", p.Method, p.Over,
+			return fmt.Errorf("report: comparison %s:%s: no method %s (methods and ablations: %s)", p.Method, p.Over,
 				strings.Join(missing, ", "), strings.Join(known, ", "))
 		}
 		x, y := tasks(finished, rep.Datasets, p.Method), tasks(finished, rep.Datasets, p.Over)
@@ -674,7 +751,13 @@ func Build(runs []Result, o Options) (*Report, error) {
 		}
 		rep.Pairs = append(rep.Pairs, pc)
 	}
-	rep.MeanDifferences = meanDifferences(finished, rep.Datasets, rep.Methods, rep.Baseline, o.Pairs, o.Level, stream)
+	return nil
+}
+
+// profileTaus returns the points thresholds of the performance profiles,
+// evenly spaced over the range of the scores all (widened by 1 each side
+// when all the scores are equal; [-1, 1] when there are none).
+func profileTaus(all []float64, points int) []float64 {
 	if len(all) == 0 {
 		all = []float64{0}
 	}
@@ -685,18 +768,20 @@ func Build(runs []Result, o Options) (*Report, error) {
 	if hi == lo {
 		lo, hi = lo-1, hi+1
 	}
-	rep.Taus = make([]float64, o.ProfilePoints)
-	for i := range rep.Taus {
-		rep.Taus[i] = lo + (hi-lo)*float64(i)/float64(o.ProfilePoints-1)
-		if math.IsInf(rep.Taus[i], 0) { // (hi − lo)·i overflowed
-			f := float64(i) / float64(o.ProfilePoints-1)
-			rep.Taus[i] = lo*(1-f) + hi*f
+	taus := make([]float64, points)
+	for i := range taus {
+		taus[i] = lo + (hi-lo)*float64(i)/float64(points-1)
+		if math.IsInf(taus[i], 0) { // (hi − lo)·i overflowed
+			f := float64(i) / float64(points-1)
+			taus[i] = lo*(1-f) + hi*f
 		}
 	}
-	for i, m := range rep.Methods {
-		rep.Profiles = append(rep.Profiles, ProfileCurve{Method: m,
-			Curve: stats.BootstrapProfile(tasks(main, rep.Datasets, m), rep.Taus, o.Reps, o.Level, stream(4000+uint64(i)))})
-	}
+	return taus
+}
+
+// buildCurves fills rep.Curves: per dataset, each method's evaluation,
+// Q-value and alpha' curves over curveRuns (those with any steps).
+func (rep *Report) buildCurves(curveRuns []Result, o Options, stream func(uint64) *rand.Rand) {
 	for di, d := range rep.Datasets {
 		dc := DatasetCurves{Dataset: d}
 		for mi, m := range rep.Methods {
@@ -715,14 +800,6 @@ func Build(runs []Result, o Options) (*Report, error) {
 		}
 		rep.Curves = append(rep.Curves, dc)
 	}
-	if len(abl) > 0 {
-		rep.Ablations = ablationTable(main, abl)
-	}
-	datasets, methods := order(finished, func(r Result) string { return r.Dataset }), order(finished, func(r Result) string { return r.Method })
-	rep.Diagnostics = diagnostics(finished, datasets, methods, DiagnosticColumns)
-	rep.BranchDiagnostics = diagnostics(finished, datasets, methods, BranchColumns)
-	rep.Magnitude = magnitudeTable(finished, datasets, methods)
-	return rep, nil
 }
 
 // curveOf averages a per-run series (the evaluation history, or the logged

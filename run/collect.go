@@ -397,149 +397,17 @@ func behaviour(envName, role string, opts *D4RLOptions) (*sac.Policy, string, st
 // CollectAntMaze) steered by opts.GoalPolicy or the committed goal-reaching
 // policy.
 func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, progress func(stage string, done, total int)) ([]D4RLFile, error) {
-	var mazes, others []string
-	for _, n := range names {
-		if IsAntMazeDataset(n) {
-			mazes = append(mazes, n)
-		} else {
-			others = append(others, n)
-		}
-	}
-	if err := checkAntMazeNames(mazes, &opts); err != nil {
-		return nil, err
-	}
-	var srcs []d4rlSource
-	if len(others) > 0 {
-		var err error
-		if srcs, err = CheckD4RLNames(others, opts.FromRun); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Transitions <= 0 {
-		return nil, fmt.Errorf("--transitions %d must be positive", opts.Transitions)
-	}
-	for _, n := range names {
-		envName := n // AntMaze dataset names are env names
-		if !IsAntMazeDataset(n) {
-			envName = EnvOfLabel(n)
-		}
-		if envName == "" {
-			continue
-		}
-		if err := CheckCollectMemory(fmt.Sprintf("--transitions %d (%s)", opts.Transitions, n), envName, 2*float64(opts.Transitions)); err != nil {
-			return nil, err
-		}
-	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
-	}
-	if err := checkWritable("--out", opts.Out); err != nil {
+	mazes, others, srcs, err := checkD4RLRequest(names, &opts)
+	if err != nil {
 		return nil, err
 	}
 	var out []D4RLFile
 	for i, s := range srcs {
-		t0 := time.Now()
-		name := s.env + "-" + s.kind + "-v2"
-		f := D4RLFile{Name: name, Path: filepath.Join(opts.Out, name+".hdf5")}
-		e, _ := env.Make(s.env)
-		stage := func(what string) func(done, total int) {
-			if progress == nil {
-				return nil
-			}
-			return func(done, total int) { progress(name+" "+what, done, total) }
-		}
-		gen := func(role string, seed uint64) (*sac.Generated, error) {
-			p, src, sum, steps, err := behaviour(s.env, role, &opts)
-			if err != nil {
-				return nil, fmt.Errorf("dataset %s: %w", others[i], err)
-			}
-			if f.Policy != "" {
-				f.Policy += " + "
-				f.SHA256 += " + "
-			}
-			f.Policy += "sac-" + role + " " + src
-			f.SHA256 += sum
-			f.SACSteps = steps
-			return sac.Generate(ctx, s.env, p, opts.Transitions, seed, stage(role))
-		}
-		var g *sac.Generated
-		var err error
-		switch s.kind {
-		case "random":
-			p, err := sac.RandomPolicy(e, sac.DefaultNetConfig(), opts.Seed)
-			if err != nil {
-				return out, err
-			}
-			f.Policy = "random-init sac actor 2x256 (seed " + strconv.FormatUint(opts.Seed, 10) + ")"
-			g, err = sac.Generate(ctx, s.env, p, opts.Transitions, opts.Seed, stage("random"))
-			if err != nil {
-				return out, err
-			}
-			f.Description = "randomly initialized tanh-Gaussian actor, stochastic"
-		case "medium", "expert":
-			if g, err = gen(s.kind, opts.Seed); err != nil {
-				return out, err
-			}
-			f.Description = "SAC " + s.kind + " policy, stochastic"
-		case "medium-expert":
-			m, err := gen("medium", opts.Seed)
-			if err != nil {
-				return out, err
-			}
-			x, err := gen("expert", opts.Seed)
-			if err != nil {
-				return out, err
-			}
-			g = sac.MediumExpert(m, x)
-			f.Description = "medium (cut after its last complete episode) followed by expert"
-		case "medium-replay", "full-replay":
-			info, mi, err := opts.runMedium()
-			if err != nil {
-				return out, err
-			}
-			var n int
-			if s.kind == "medium-replay" {
-				if mi < 0 {
-					return out, fmt.Errorf("dataset %s: run %s has not reached its medium level yet", others[i], opts.FromRun)
-				}
-				n = info.Snapshots[mi].ReplayLen
-				f.SACSteps = info.Snapshots[mi].Step
-			} else {
-				if info.Expert == nil {
-					return out, fmt.Errorf("dataset %s: run %s is not finished (full-replay is the whole %d-step buffer)", others[i], opts.FromRun, info.Config.SAC.TotalSteps)
-				}
-				n = info.ReplayLen
-				f.SACSteps = info.Expert.Step
-			}
-			buf, err := sac.RunReplay(opts.FromRun, n)
-			if err != nil {
-				return out, err
-			}
-			d, infos := buf.Slice(0, buf.Len())
-			g = &sac.Generated{Data: d, Infos: infos}
-			f.Policy = "sac replay buffer " + opts.FromRun
-			f.Description = "SAC replay buffer (all transitions, incl. the uniform warm-up) up to " + map[bool]string{true: "the medium snapshot", false: "the end of the run"}[s.kind == "medium-replay"]
-		}
-		g.Data.Meta = map[string]string{"env": s.env, "dataset": name, "policy": f.Policy, "seed": strconv.FormatUint(opts.Seed, 10),
-			"algorithm": "SAC", "description": f.Description}
-		if f.SHA256 != "" {
-			g.Data.Meta["policy_sha256"] = f.SHA256
-		}
-		if f.SACSteps > 0 {
-			g.Data.Meta["sac_steps"] = strconv.Itoa(f.SACSteps)
-		}
-		var wo []dataset.WriteOption
-		for k, a := range g.Infos {
-			wo = append(wo, dataset.WithInfo(k, a))
-		}
-		if err := dataset.WriteD4RL(f.Path, g.Data, wo...); err != nil {
+		j := &d4rlJob{ctx: ctx, opts: &opts, src: s, label: others[i], progress: progress}
+		f, err := j.write()
+		if err != nil {
 			return out, err
 		}
-		f.Rows = g.Data.Len()
-		f.MeanReturn, f.Episodes = sac.EpisodeReturns(g.Data)
-		_, ref, _ := eval.ReferenceFor(s.env)
-		f.Normalized = ref.Normalize(f.MeanReturn)
-		f.Seconds = time.Since(t0).Seconds()
 		out = append(out, f)
 	}
 	for _, name := range mazes {
@@ -557,6 +425,196 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// checkD4RLRequest checks WriteD4RLDatasets' names and opts before any
+// rollout (names, transitions, memory, a writable opts.Out, which it
+// creates) and splits names into AntMaze ones (mazes) and the others, with
+// the sources of the others.
+func checkD4RLRequest(names []string, opts *D4RLOptions) (mazes, others []string, srcs []d4rlSource, err error) {
+	for _, n := range names {
+		if IsAntMazeDataset(n) {
+			mazes = append(mazes, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	if err := checkAntMazeNames(mazes, opts); err != nil {
+		return nil, nil, nil, err
+	}
+	if len(others) > 0 {
+		if srcs, err = CheckD4RLNames(others, opts.FromRun); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if opts.Transitions <= 0 {
+		return nil, nil, nil, fmt.Errorf("--transitions %d must be positive", opts.Transitions)
+	}
+	for _, n := range names {
+		envName := n // AntMaze dataset names are env names
+		if !IsAntMazeDataset(n) {
+			envName = EnvOfLabel(n)
+		}
+		if envName == "" {
+			continue
+		}
+		if err := CheckCollectMemory(fmt.Sprintf("--transitions %d (%s)", opts.Transitions, n), envName, 2*float64(opts.Transitions)); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return nil, nil, nil, fmt.Errorf("--out: %w", err)
+	}
+	if err := checkWritable("--out", opts.Out); err != nil {
+		return nil, nil, nil, err
+	}
+	return mazes, others, srcs, nil
+}
+
+// d4rlJob writes one non-AntMaze D4RL dataset: src, asked for as label
+// (the name errors quote), into f.
+type d4rlJob struct {
+	ctx      context.Context
+	opts     *D4RLOptions
+	src      d4rlSource
+	label    string
+	progress func(stage string, done, total int)
+	name     string // <env>-<kind>-v2
+	f        D4RLFile
+}
+
+// write generates the dataset, writes its file and returns its record.
+func (j *d4rlJob) write() (D4RLFile, error) {
+	t0 := time.Now()
+	j.name = j.src.env + "-" + j.src.kind + "-v2"
+	j.f = D4RLFile{Name: j.name, Path: filepath.Join(j.opts.Out, j.name+".hdf5")}
+	e, _ := env.Make(j.src.env)
+	g, err := j.generate(e)
+	if err != nil {
+		return D4RLFile{}, err
+	}
+	f := &j.f
+	g.Data.Meta = map[string]string{"env": j.src.env, "dataset": j.name, "policy": f.Policy, "seed": strconv.FormatUint(j.opts.Seed, 10),
+		"algorithm": "SAC", "description": f.Description}
+	if f.SHA256 != "" {
+		g.Data.Meta["policy_sha256"] = f.SHA256
+	}
+	if f.SACSteps > 0 {
+		g.Data.Meta["sac_steps"] = strconv.Itoa(f.SACSteps)
+	}
+	var wo []dataset.WriteOption
+	for k, a := range g.Infos {
+		wo = append(wo, dataset.WithInfo(k, a))
+	}
+	if err := dataset.WriteD4RL(f.Path, g.Data, wo...); err != nil {
+		return D4RLFile{}, err
+	}
+	f.Rows = g.Data.Len()
+	f.MeanReturn, f.Episodes = sac.EpisodeReturns(g.Data)
+	_, ref, _ := eval.ReferenceFor(j.src.env)
+	f.Normalized = ref.Normalize(f.MeanReturn)
+	f.Seconds = time.Since(t0).Seconds()
+	return *f, nil
+}
+
+// stage returns the progress callback of one rollout (nil without
+// progress).
+func (j *d4rlJob) stage(what string) func(done, total int) {
+	if j.progress == nil {
+		return nil
+	}
+	return func(done, total int) { j.progress(j.name+" "+what, done, total) }
+}
+
+// generate makes the dataset's transitions by its kind, recording its
+// policy and description in j.f (e: the env, for the random actor).
+func (j *d4rlJob) generate(e env.Env) (*sac.Generated, error) {
+	opts, f := j.opts, &j.f
+	switch j.src.kind {
+	case "random":
+		p, err := sac.RandomPolicy(e, sac.DefaultNetConfig(), opts.Seed)
+		if err != nil {
+			return nil, err
+		}
+		f.Policy = "random-init sac actor 2x256 (seed " + strconv.FormatUint(opts.Seed, 10) + ")"
+		g, err := sac.Generate(j.ctx, j.src.env, p, opts.Transitions, opts.Seed, j.stage("random"))
+		if err != nil {
+			return nil, err
+		}
+		f.Description = "randomly initialized tanh-Gaussian actor, stochastic"
+		return g, nil
+	case "medium", "expert":
+		g, err := j.rollout(j.src.kind, opts.Seed)
+		if err != nil {
+			return nil, err
+		}
+		f.Description = "SAC " + j.src.kind + " policy, stochastic"
+		return g, nil
+	case "medium-expert":
+		m, err := j.rollout("medium", opts.Seed)
+		if err != nil {
+			return nil, err
+		}
+		x, err := j.rollout("expert", opts.Seed)
+		if err != nil {
+			return nil, err
+		}
+		f.Description = "medium (cut after its last complete episode) followed by expert"
+		return sac.MediumExpert(m, x), nil
+	case "medium-replay", "full-replay":
+		return j.replay()
+	}
+	return nil, nil // CheckD4RLNames admits no other kind
+}
+
+// rollout generates transitions with the role ("medium" or "expert")
+// behaviour policy, appending it to j.f's policy and sha256.
+func (j *d4rlJob) rollout(role string, seed uint64) (*sac.Generated, error) {
+	p, src, sum, steps, err := behaviour(j.src.env, role, j.opts)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", j.label, err)
+	}
+	f := &j.f
+	if f.Policy != "" {
+		f.Policy += " + "
+		f.SHA256 += " + "
+	}
+	f.Policy += "sac-" + role + " " + src
+	f.SHA256 += sum
+	f.SACSteps = steps
+	return sac.Generate(j.ctx, j.src.env, p, j.opts.Transitions, seed, j.stage(role))
+}
+
+// replay takes the transitions of the --from-run SAC run's replay buffer:
+// up to its medium snapshot (medium-replay) or all of it (full-replay).
+func (j *d4rlJob) replay() (*sac.Generated, error) {
+	opts, f := j.opts, &j.f
+	info, mi, err := opts.runMedium()
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	if j.src.kind == "medium-replay" {
+		if mi < 0 {
+			return nil, fmt.Errorf("dataset %s: run %s has not reached its medium level yet", j.label, opts.FromRun)
+		}
+		n = info.Snapshots[mi].ReplayLen
+		f.SACSteps = info.Snapshots[mi].Step
+	} else {
+		if info.Expert == nil {
+			return nil, fmt.Errorf("dataset %s: run %s is not finished (full-replay is the whole %d-step buffer)", j.label, opts.FromRun, info.Config.SAC.TotalSteps)
+		}
+		n = info.ReplayLen
+		f.SACSteps = info.Expert.Step
+	}
+	buf, err := sac.RunReplay(opts.FromRun, n)
+	if err != nil {
+		return nil, err
+	}
+	d, infos := buf.Slice(0, buf.Len())
+	f.Policy = "sac replay buffer " + opts.FromRun
+	f.Description = "SAC replay buffer (all transitions, incl. the uniform warm-up) up to " + map[bool]string{true: "the medium snapshot", false: "the end of the run"}[j.src.kind == "medium-replay"]
+	return &sac.Generated{Data: d, Infos: infos}, nil
 }
 
 // SACRunConfig is D4RL's recipe run for envName: sac.DefaultRunConfig with

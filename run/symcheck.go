@@ -479,109 +479,23 @@ func prepareSymcheck(m *koopman.Model, data *dataset.Dataset, cfg SymcheckConfig
 // kfc++ row's mean ‖s̃_t − s_t‖₂ over all state dimensions (the quantity
 // --shift-l2 sets).
 func (p *symPrep) study(ctx context.Context, shiftSigma float64, calibrated bool, progress ProgressFunc) (*SymcheckResult, float64, error) {
-	noise := calibrated
-	cfg, w, data, e, setter, pos, vel := p.cfg, p.w, p.data, p.e, p.setter, p.pos, p.vel
-	cfg.ShiftSigma = shiftSigma
-	m, n, S, N := w.m, w.n, w.S, w.N
-	M := m.M()
-	pcg := p.pcg
-	rng := rand.New(&pcg)
-	nVars := 5
-	if noise {
-		nVars = 6
+	s := p.newStudy(ctx, shiftSigma, calibrated, progress)
+	w := p.w
+	gSym, symStates, err := s.kfcpp()
+	if err != nil {
+		return nil, 0, err
 	}
-
-	res := &SymcheckResult{Config: cfg, Provenance: CurrentProvenance(), Transitions: data.Len(), Samples: n, Terminals: data.Len() - p.cands,
-		ObsDim: S, ActDim: M, Latent: N, EpsStd: cfg.ShiftSigma * augment.KFCppEpsUnit, PosDims: pos, VelDims: vel,
-		MatchRelErr: map[string]float64{}}
-
-	// KFC++ shift, exactly as augment's kfc++ (same ε for s_t and s_{t+1}).
-	lat := make([]float64, 2*n*N)
-	for i, v := range w.g {
-		lat[i] = float64(v)
-	}
-	a64 := make([]float64, n*M)
-	for i, v := range w.act {
-		a64[i] = float64(v)
-	}
-	eps := make([]float64, n*N)
-	epsRng := rng
-	if calibrated {
-		// The ε augment.Calibrate measured the scale with: its stream, its
-		// branch draw, then ε row by row, so that the kfc++ row's mean
-		// ‖s̃_t − s_t‖₂ is the calibrated one, not a fresh draw of it.
-		epsRng = augment.MeasureRand(augment.CalibrationSeed)
-		epsRng.Float64()
-	}
-	for i := range eps {
-		eps[i] = res.EpsStd * epsRng.NormFloat64()
-	}
-	k0, ks := m.Operators()
-	sh := koopman.NewShifter(k0, ks, N, cfg.Symmetry, cfg.Workers)
-	shifted := make([]float64, 2*n*N)
-	const chunk = 512
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		st := sh.ShiftKFCpp(shifted[2*lo*N:2*hi*N], lat[2*lo*N:2*hi*N], a64[lo*M:hi*M], eps[lo*N:hi*N])
-		res.Fallbacks += st.Fallbacks
-		res.MaxCond = math.Max(res.MaxCond, st.MaxCond)
-		if err := ctx.Err(); err != nil {
-			return nil, 0, err
-		}
-	}
-	if math.IsInf(res.MaxCond, 0) || math.IsNaN(res.MaxCond) {
-		res.MaxCond = -1
-	}
-	gSym := make([]float32, 2*n*N)
-	for i, v := range shifted {
-		gSym[i] = float32(v)
-	}
-	symStates := w.decodeShifted(gSym)
 	_, target := w.deltaS(symStates)
-	shiftL2, stateDims := 0.0, allDims(S)
-	for i := range n {
-		shiftL2 += normDiff(symStates[2*i*S:(2*i+1)*S], w.s[2*i*S:(2*i+1)*S], stateDims)
+	shiftL2, stateDims := 0.0, allDims(w.S)
+	for i := range w.n {
+		shiftL2 += normDiff(symStates[2*i*w.S:(2*i+1)*w.S], w.s[2*i*w.S:(2*i+1)*w.S], stateDims)
 	}
-	shiftL2 /= float64(n)
+	shiftL2 /= float64(w.n)
 
 	// Random latent shifts: z fixed, λ fitted to the KFC++ mean ΔS.
-	zShared := make([]float32, 2*n*N)
-	zIndep := make([]float32, 2*n*N)
-	for i := range n {
-		for j := range N {
-			v := float32(rng.NormFloat64())
-			zShared[2*i*N+j], zShared[(2*i+1)*N+j] = v, v
-		}
-	}
-	for i := range zIndep {
-		zIndep[i] = float32(rng.NormFloat64())
-	}
-	// initial λ: the KFC++ latent shift's RMS per component
-	ms := 0.0
-	for i, v := range gSym {
-		d := float64(v) - float64(w.g[i])
-		ms += d * d
-	}
-	lam0 := math.Sqrt(ms / float64(2*n*N))
-	if !(lam0 > 0) {
-		lam0 = res.EpsStd
-	}
-
-	type variant struct {
-		name, desc string
-		states     []float32
-		lat        []float32
-		lambda     float64
-		sigma      float64
-	}
-	vars := []variant{
-		{name: "data", desc: "s̃ = s (simulator consistency)", states: w.s, lat: w.g},
-		{name: "reconstruction", desc: "s̃ = D(E(s)) (autoencoder error alone)", states: w.recon, lat: w.g},
-		{name: "kfc++", desc: fmt.Sprintf("s̃ = D((1+σ_a(ε))E(s)), ε ~ N(0, %.3g²) per eigendirection, shared by s_t, s_{t+1}", res.EpsStd), states: symStates, lat: gSym},
-	}
-	if cfg.Residual {
-		vars[2].desc = fmt.Sprintf("s̃ = s + D((1+σ_a(ε))E(s)) − D(E(s)), ε ~ N(0, %.3g²) per eigendirection, shared by s_t, s_{t+1}", res.EpsStd)
-	}
+	zShared, zIndep := s.drawLatentNoise()
+	lam0 := s.initialLambda(gSym)
+	vars := s.fixedVariants(symStates, gSym)
 	for _, rv := range []struct {
 		name, desc string
 		z          []float32
@@ -592,107 +506,239 @@ func (p *symPrep) study(ctx context.Context, shiftSigma float64, calibrated bool
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		if progress != nil {
-			progress(0, nVars, "fitting λ of "+rv.name)
+		vars = append(vars, s.randomVariant(rv.name, rv.desc, rv.z, target, lam0))
+	}
+	if s.calibrated {
+		vars = append(vars, s.noiseVariant(target))
+	}
+	s.res.Matched = true
+	for _, r := range s.res.MatchRelErr {
+		if !(r <= 1e-6) {
+			s.res.Matched = false
 		}
-		gs := make([]float32, 2*n*N)
-		eval := func(lam float64) ([]float32, float64) {
-			for i, v := range rv.z {
-				gs[i] = w.g[i] + float32(lam)*v
-			}
-			st := w.decodeShifted(gs)
-			_, mean := w.deltaS(st)
-			return st, mean
+	}
+	if err := s.simulate(vars); err != nil {
+		return nil, 0, err
+	}
+	s.compare()
+	if progress != nil {
+		progress(len(vars), len(vars), "done")
+	}
+	return s.res, shiftL2, nil
+}
+
+// symStudy is one study of a symPrep at one KFC++ scale: its config (with
+// that scale), its random stream (restarted from the prep's), the result
+// it fills and the progress callback (may be nil). When calibrated it also
+// draws the s4rl-n row.
+type symStudy struct {
+	*symPrep
+	ctx        context.Context
+	cfg        SymcheckConfig
+	calibrated bool
+	progress   ProgressFunc
+	rng        *rand.Rand
+	nVars      int // variants to simulate, for progress
+	res        *SymcheckResult
+}
+
+// symShifted is a variant's shifted pairs before simulation: its states
+// and latents (2n rows each) and the latent scale λ or noise σ it was
+// fitted with.
+type symShifted struct {
+	name, desc string
+	states     []float32
+	lat        []float32
+	lambda     float64
+	sigma      float64
+}
+
+// newStudy starts a study at scale shiftSigma with an empty result.
+func (p *symPrep) newStudy(ctx context.Context, shiftSigma float64, calibrated bool, progress ProgressFunc) *symStudy {
+	cfg, w, data := p.cfg, p.w, p.data
+	cfg.ShiftSigma = shiftSigma
+	pcg := p.pcg
+	s := &symStudy{symPrep: p, ctx: ctx, cfg: cfg, calibrated: calibrated, progress: progress, rng: rand.New(&pcg), nVars: 5}
+	if calibrated {
+		s.nVars = 6
+	}
+	s.res = &SymcheckResult{Config: cfg, Provenance: CurrentProvenance(), Transitions: data.Len(), Samples: w.n, Terminals: data.Len() - p.cands,
+		ObsDim: w.S, ActDim: w.m.M(), Latent: w.N, EpsStd: cfg.ShiftSigma * augment.KFCppEpsUnit, PosDims: p.pos, VelDims: p.vel,
+		MatchRelErr: map[string]float64{}}
+	return s
+}
+
+// kfcpp shifts the sample's latents exactly as augment's kfc++ does (the
+// same ε for s_t and s_{t+1}) and returns the shifted latents and their
+// decoded states, recording the fallbacks and the largest condition number.
+func (s *symStudy) kfcpp() (gSym, symStates []float32, err error) {
+	w, res := s.w, s.res
+	m, n, N := w.m, w.n, w.N
+	M := m.M()
+	lat := make([]float64, 2*n*N)
+	for i, v := range w.g {
+		lat[i] = float64(v)
+	}
+	a64 := make([]float64, n*M)
+	for i, v := range w.act {
+		a64[i] = float64(v)
+	}
+	eps := make([]float64, n*N)
+	epsRng := s.rng
+	if s.calibrated {
+		// The ε augment.Calibrate measured the scale with: its stream, its
+		// branch draw, then ε row by row, so that the kfc++ row's mean
+		// ‖s̃_t − s_t‖₂ is the calibrated one, not a fresh draw of it.
+		epsRng = augment.MeasureRand(augment.CalibrationSeed)
+		epsRng.Float64()
+	}
+	for i := range eps {
+		eps[i] = res.EpsStd * epsRng.NormFloat64()
+	}
+	k0, ks := m.Operators()
+	sh := koopman.NewShifter(k0, ks, N, s.cfg.Symmetry, s.cfg.Workers)
+	shifted := make([]float64, 2*n*N)
+	const chunk = 512
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		st := sh.ShiftKFCpp(shifted[2*lo*N:2*hi*N], lat[2*lo*N:2*hi*N], a64[lo*M:hi*M], eps[lo*N:hi*N])
+		res.Fallbacks += st.Fallbacks
+		res.MaxCond = math.Max(res.MaxCond, st.MaxCond)
+		if err := s.ctx.Err(); err != nil {
+			return nil, nil, err
 		}
-		lam, st, mean := fitLambda(eval, target, lam0)
-		for i, v := range rv.z {
+	}
+	if math.IsInf(res.MaxCond, 0) || math.IsNaN(res.MaxCond) {
+		res.MaxCond = -1
+	}
+	gSym = make([]float32, 2*n*N)
+	for i, v := range shifted {
+		gSym[i] = float32(v)
+	}
+	return gSym, w.decodeShifted(gSym), nil
+}
+
+// drawLatentNoise draws the random variants' latent directions: zShared,
+// one z per transition for both states, then zIndep, one per state.
+func (s *symStudy) drawLatentNoise() (zShared, zIndep []float32) {
+	n, N := s.w.n, s.w.N
+	zShared = make([]float32, 2*n*N)
+	zIndep = make([]float32, 2*n*N)
+	for i := range n {
+		for j := range N {
+			v := float32(s.rng.NormFloat64())
+			zShared[2*i*N+j], zShared[(2*i+1)*N+j] = v, v
+		}
+	}
+	for i := range zIndep {
+		zIndep[i] = float32(s.rng.NormFloat64())
+	}
+	return zShared, zIndep
+}
+
+// initialLambda is the starting λ of the random variants' fit: the KFC++
+// latent shift's RMS per component (the ε scale if that is not positive).
+func (s *symStudy) initialLambda(gSym []float32) float64 {
+	w := s.w
+	ms := 0.0
+	for i, v := range gSym {
+		d := float64(v) - float64(w.g[i])
+		ms += d * d
+	}
+	lam0 := math.Sqrt(ms / float64(2*w.n*w.N))
+	if !(lam0 > 0) {
+		lam0 = s.res.EpsStd
+	}
+	return lam0
+}
+
+// fixedVariants returns the variants that need no fit: data,
+// reconstruction and kfc++ (symStates, decoded from gSym).
+func (s *symStudy) fixedVariants(symStates, gSym []float32) []symShifted {
+	w, epsStd := s.w, s.res.EpsStd
+	vars := []symShifted{
+		{name: "data", desc: "s̃ = s (simulator consistency)", states: w.s, lat: w.g},
+		{name: "reconstruction", desc: "s̃ = D(E(s)) (autoencoder error alone)", states: w.recon, lat: w.g},
+		{name: "kfc++", desc: fmt.Sprintf("s̃ = D((1+σ_a(ε))E(s)), ε ~ N(0, %.3g²) per eigendirection, shared by s_t, s_{t+1}", epsStd), states: symStates, lat: gSym},
+	}
+	if s.cfg.Residual {
+		vars[2].desc = fmt.Sprintf("s̃ = s + D((1+σ_a(ε))E(s)) − D(E(s)), ε ~ N(0, %.3g²) per eigendirection, shared by s_t, s_{t+1}", epsStd)
+	}
+	return vars
+}
+
+// randomVariant fits λ of the latent shift λz (from lam0) so that its mean
+// ΔS is target, and records how close the fit came.
+func (s *symStudy) randomVariant(name, desc string, z []float32, target, lam0 float64) symShifted {
+	w := s.w
+	if s.progress != nil {
+		s.progress(0, s.nVars, "fitting λ of "+name)
+	}
+	gs := make([]float32, 2*w.n*w.N)
+	eval := func(lam float64) ([]float32, float64) {
+		for i, v := range z {
 			gs[i] = w.g[i] + float32(lam)*v
 		}
-		res.MatchRelErr[rv.name] = relErr(mean, target)
-		desc := rv.desc
-		if cfg.Residual {
-			desc = strings.Replace(desc, "D(E(s) + λz)", "s + D(E(s) + λz) − D(E(s))", 1)
-		}
-		vars = append(vars, variant{name: rv.name, desc: desc, states: st, lat: gs, lambda: lam})
+		st := w.decodeShifted(gs)
+		_, mean := w.deltaS(st)
+		return st, mean
 	}
-	if noise {
-		// S4RL-N as the gaussian augmenter draws it: independent noise for
-		// s_t and s_{t+1}, on every state dimension.
-		if progress != nil {
-			progress(0, nVars, "fitting σ of s4rl-n")
-		}
-		z := make([]float32, 2*n*S)
-		for i := range z {
-			z[i] = float32(rng.NormFloat64())
-		}
-		eval := func(sig float64) ([]float32, float64) {
-			st := make([]float32, len(z))
-			for i, v := range z {
-				st[i] = w.s[i] + float32(sig)*v
-			}
-			_, mean := w.deltaS(st)
-			return st, mean
-		}
-		sig0 := target / (2 * math.Sqrt(float64(len(w.dims))))
-		if !(sig0 > 0) {
-			sig0 = res.EpsStd
-		}
-		sig, st, mean := fitLambda(eval, target, sig0)
-		res.MatchRelErr["s4rl-n"] = relErr(mean, target)
-		var enc nn.Cache
-		gs := append([]float32(nil), m.Encode(&enc, st, 2*n)...)
-		vars = append(vars, variant{name: "s4rl-n", desc: "s̃ = s + σz, independent z ~ N(0, I_S) for s_t and s_{t+1} (the gaussian augmenter)",
-			states: st, lat: gs, sigma: sig})
+	lam, st, mean := fitLambda(eval, target, lam0)
+	for i, v := range z {
+		gs[i] = w.g[i] + float32(lam)*v
 	}
-	res.Matched = true
-	for _, r := range res.MatchRelErr {
-		if !(r <= 1e-6) {
-			res.Matched = false
-		}
+	s.res.MatchRelErr[name] = relErr(mean, target)
+	if s.cfg.Residual {
+		desc = strings.Replace(desc, "D(E(s) + λz)", "s + D(E(s) + λz) − D(E(s))", 1)
 	}
+	return symShifted{name: name, desc: desc, states: st, lat: gs, lambda: lam}
+}
 
-	// Simulator: s̃_{t+1} vs M(s̃_t, a_t).
-	e.Reset(rand.New(rand.NewPCG(cfg.Seed, 0x5d)))
-	obs := make([]float64, S)
-	act := make([]float64, M)
-	next32 := make([]float32, S)
-	latDims := allDims(N)
+// noiseVariant is S4RL-N as the gaussian augmenter draws it: independent
+// noise for s_t and s_{t+1}, on every state dimension, σ fitted so that its
+// mean ΔS is target.
+func (s *symStudy) noiseVariant(target float64) symShifted {
+	w := s.w
+	if s.progress != nil {
+		s.progress(0, s.nVars, "fitting σ of s4rl-n")
+	}
+	z := make([]float32, 2*w.n*w.S)
+	for i := range z {
+		z[i] = float32(s.rng.NormFloat64())
+	}
+	eval := func(sig float64) ([]float32, float64) {
+		st := make([]float32, len(z))
+		for i, v := range z {
+			st[i] = w.s[i] + float32(sig)*v
+		}
+		_, mean := w.deltaS(st)
+		return st, mean
+	}
+	sig0 := target / (2 * math.Sqrt(float64(len(w.dims))))
+	if !(sig0 > 0) {
+		sig0 = s.res.EpsStd
+	}
+	sig, st, mean := fitLambda(eval, target, sig0)
+	s.res.MatchRelErr["s4rl-n"] = relErr(mean, target)
+	var enc nn.Cache
+	gs := append([]float32(nil), w.m.Encode(&enc, st, 2*w.n)...)
+	return symShifted{name: "s4rl-n", desc: "s̃ = s + σz, independent z ~ N(0, I_S) for s_t and s_{t+1} (the gaussian augmenter)",
+		states: st, lat: gs, sigma: sig}
+}
+
+// simulate compares, for each variant, s̃_{t+1} with M(s̃_t, a_t) from the
+// simulator (reset once, with its own stream) and appends the variants'
+// rows to the result.
+func (s *symStudy) simulate(vars []symShifted) error {
+	s.e.Reset(rand.New(rand.NewPCG(s.cfg.Seed, 0x5d)))
+	buf := symStepBuf{obs: make([]float64, s.w.S), act: make([]float64, s.w.m.M()), next32: make([]float32, s.w.S)}
 	for vi, v := range vars {
-		if progress != nil {
-			progress(vi, len(vars), "simulating "+v.name)
+		if s.progress != nil {
+			s.progress(vi, len(vars), "simulating "+v.name)
 		}
-		out := SymVariant{Name: v.name, Description: v.desc, LatentScale: v.lambda, NoiseSigma: v.sigma,
-			SampleEPos: make([]float64, n), SampleEVel: make([]float64, n)}
-		out.SampleDS, _ = w.deltaS(v.states)
-		lsh := make([]float64, n)
-		etot := make([]float64, n)
-		for i := range n {
-			lsh[i] = normDiff(v.lat[2*i*N:(2*i+1)*N], w.g[2*i*N:(2*i+1)*N], latDims)
-			for j := range S {
-				obs[j] = float64(v.states[2*i*S+j])
-			}
-			for j := range M {
-				act[j] = float64(w.act[i*M+j])
-			}
-			var next []float64
-			err := setter.SetStateFromObservation(obs, 0)
-			if err == nil {
-				next, _, _, _, err = e.Step(act)
-			}
-			if err != nil {
-				out.Failures++
-				out.SampleEPos[i], out.SampleEVel[i], etot[i] = math.NaN(), math.NaN(), math.NaN()
-				continue
-			}
-			for j := range S {
-				next32[j] = float32(next[j])
-			}
-			want := v.states[(2*i+1)*S : (2*i+2)*S]
-			p, q := normDiff(want, next32, pos), normDiff(want, next32, vel)
-			out.SampleEPos[i], out.SampleEVel[i], etot[i] = p, q, math.Hypot(p, q)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, 0, err
+		out, etot, lsh := s.simulateVariant(v, &buf)
+		if err := s.ctx.Err(); err != nil {
+			return err
 		}
 		out.LatentShift = symStats(lsh)
 		out.DeltaS = symStats(out.SampleDS)
@@ -700,20 +746,69 @@ func (p *symPrep) study(ctx context.Context, shiftSigma float64, calibrated bool
 		out.DeltaEVel = symStats(out.SampleEVel)
 		out.DeltaE = symStats(etot)
 		out.SampleE = etot
-		res.Variants = append(res.Variants, out)
+		s.res.Variants = append(s.res.Variants, out)
 	}
-	brng := rand.New(rand.NewPCG(cfg.Seed, 0x5e))
+	return nil
+}
+
+// symStepBuf holds the simulator's per-step input and output buffers.
+type symStepBuf struct {
+	obs, act []float64
+	next32   []float32
+}
+
+// simulateVariant steps the simulator from each of v's s̃_t with a_t and
+// returns v's row with its per-sample ΔS, position and velocity errors,
+// the total errors ΔE and the latent shifts.
+func (s *symStudy) simulateVariant(v symShifted, buf *symStepBuf) (out SymVariant, etot, lsh []float64) {
+	w := s.w
+	n, S, N, M := w.n, w.S, w.N, w.m.M()
+	latDims := allDims(N)
+	out = SymVariant{Name: v.name, Description: v.desc, LatentScale: v.lambda, NoiseSigma: v.sigma,
+		SampleEPos: make([]float64, n), SampleEVel: make([]float64, n)}
+	out.SampleDS, _ = w.deltaS(v.states)
+	lsh = make([]float64, n)
+	etot = make([]float64, n)
+	for i := range n {
+		lsh[i] = normDiff(v.lat[2*i*N:(2*i+1)*N], w.g[2*i*N:(2*i+1)*N], latDims)
+		for j := range S {
+			buf.obs[j] = float64(v.states[2*i*S+j])
+		}
+		for j := range M {
+			buf.act[j] = float64(w.act[i*M+j])
+		}
+		var next []float64
+		err := s.setter.SetStateFromObservation(buf.obs, 0)
+		if err == nil {
+			next, _, _, _, err = s.e.Step(buf.act)
+		}
+		if err != nil {
+			out.Failures++
+			out.SampleEPos[i], out.SampleEVel[i], etot[i] = math.NaN(), math.NaN(), math.NaN()
+			continue
+		}
+		for j := range S {
+			buf.next32[j] = float32(next[j])
+		}
+		want := v.states[(2*i+1)*S : (2*i+2)*S]
+		p, q := normDiff(want, buf.next32, s.pos), normDiff(want, buf.next32, s.vel)
+		out.SampleEPos[i], out.SampleEVel[i], etot[i] = p, q, math.Hypot(p, q)
+	}
+	return out, etot, lsh
+}
+
+// compare tests kfc++'s ΔE against each random variant's (and s4rl-n's
+// when calibrated), with its own bootstrap stream.
+func (s *symStudy) compare() {
+	res := s.res
+	brng := rand.New(rand.NewPCG(s.cfg.Seed, 0x5e))
 	against := []string{"random-shared", "random-independent"}
-	if noise {
+	if s.calibrated {
 		against = append(against, "s4rl-n")
 	}
 	for _, name := range against {
 		res.Comparisons = append(res.Comparisons, compareShifts(name, res.Variant("kfc++").SampleE, res.Variant(name).SampleE, SymBootstrapReps, brng))
 	}
-	if progress != nil {
-		progress(len(vars), len(vars), "done")
-	}
-	return res, shiftL2, nil
 }
 
 // relErr is |got − want| / want (|got − want| when want is 0).

@@ -134,142 +134,178 @@ func RunLocal(ctx context.Context, out string, runs []Run, o LocalOptions) Summa
 	if o.Executor == "" {
 		o.Executor = "local"
 	}
-	var (
-		mu       sync.Mutex
-		sum      Summary
-		active   = map[int]activeRun{}
-		measured []finishedSpeed // speeds of the runs finished here
-	)
-	say := func(format string, a ...any) {
-		if o.Progress != nil {
-			mu.Lock()
-			fmt.Fprintf(o.Progress, format+"\n", a...)
-			mu.Unlock()
-		}
-	}
+	l := &localRunner{ctx: ctx, out: out, o: o, active: map[int]activeRun{}}
 	todo := make(chan Run)
 	var wg sync.WaitGroup
 	for w := 0; w < jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := range todo {
-				mu.Lock()
-				need, sp, what, ok := o.fits(out, r, measured, active)
-				if !ok {
-					sum.Held++
-				} else {
-					active[r.Index] = activeRun{r, RunStatus(out, r).resumeStep()}
-				}
-				mu.Unlock()
-				if !ok {
-					say("hold    %s: needs %s at %.1f steps/s (%s), %s left before the time limit; not started",
-						r.Name, needText(need), sp, what, FormatMinutes(time.Until(o.Deadline)))
-					continue
-				}
-				say("start   %s", r.Name)
-				state, err := Execute(ctx, out, r, o.ExecOptions)
-				st := RunStatus(out, r)
-				mu.Lock()
-				delete(active, r.Index)
-				switch {
-				case err == nil:
-					sum.Done++
-					if st.StepsPerSec > 0 { // results.json: this process's speed
-						measured = append(measured, finishedSpeed{r.Dataset, r.Method, r.Augment, st.StepsPerSec})
-					}
-				case errors.Is(err, ErrSkipped) && state == Running: // another process took it first
-					sum.Running++
-				case errors.Is(err, ErrSkipped):
-					sum.Skipped++
-				case state == Pending && ctx.Err() != nil:
-					sum.Interrupted++
-				default:
-					sum.Failed++
-					sum.Errors = append(sum.Errors, err.Error())
-				}
-				mu.Unlock()
-				switch {
-				case err == nil:
-					say("done    %s  score %s  (%.1f steps/s)", r.Name, fmtScore(st.LastScore), st.StepsPerSec)
-				case errors.Is(err, ErrSkipped):
-					if state != Done {
-						say("skip    %s", err)
-					}
-				default:
-					say("%-7s %s", map[bool]string{true: "stopped", false: "FAILED"}[ctx.Err() != nil], err)
-				}
-			}
+			l.work(todo)
 		}()
 	}
 	stopTicker := make(chan struct{})
 	tickDone := make(chan struct{})
-	go func() {
-		defer close(tickDone)
-		every := o.ProgressEvery
-		if every <= 0 || o.Progress == nil {
-			<-stopTicker
-			return
-		}
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopTicker:
-				return
-			case <-t.C:
-				mu.Lock()
-				rs := make([]Run, 0, len(active))
-				for _, a := range active {
-					rs = append(rs, a.Run)
-				}
-				mu.Unlock()
-				sort.Slice(rs, func(i, j int) bool { return rs[i].Index < rs[j].Index })
-				for _, r := range rs {
-					say("%s", progressLine(RunStatus(out, r)))
-				}
-			}
-		}
-	}()
-	skippedDone := 0
+	go l.tick(stopTicker, tickDone)
 	ordered, partial := ResumeFirst(out, runs)
 	if partial > 0 {
-		say("%s with a checkpoint %s before the others", plural.Count(partial, "run"), plural.Pick(partial, "resumes", "resume"))
+		l.say("%s with a checkpoint %s before the others", plural.Count(partial, "run"), plural.Pick(partial, "resumes", "resume"))
 	}
-feed:
-	for _, r := range ordered {
-		switch st := RunStatus(out, r); {
-		case st.State == Done:
-			skippedDone++
-			continue
-		case st.State == Failed && !o.RetryFailed:
-			mu.Lock()
-			sum.NotRetried++
-			mu.Unlock()
-			say("skip    %s: failed before: %s", r.Name, firstLine(st.Message))
-			continue
-		case st.State == Running && !o.TakeOver:
-			mu.Lock()
-			sum.Running++
-			mu.Unlock()
-			say("skip    %s: running elsewhere", r.Name)
-			continue
-		}
-		select {
-		case todo <- r:
-		case <-ctx.Done():
-			break feed
-		}
-	}
+	skippedDone := l.feed(ordered, todo)
 	close(todo)
 	wg.Wait()
 	close(stopTicker)
 	<-tickDone
-	sum.Skipped += skippedDone
+	l.sum.Skipped += skippedDone
 	if skippedDone > 0 {
-		say("%s %s already done", plural.Count(skippedDone, "run"), plural.Pick(skippedDone, "was", "were"))
+		l.say("%s %s already done", plural.Count(skippedDone, "run"), plural.Pick(skippedDone, "was", "were"))
 	}
-	return sum
+	return l.sum
+}
+
+// localRunner is the state RunLocal's workers, ticker and feeder share; mu
+// guards sum, active, measured and writes to o.Progress.
+type localRunner struct {
+	ctx context.Context
+	out string
+	o   LocalOptions
+
+	mu       sync.Mutex
+	sum      Summary
+	active   map[int]activeRun
+	measured []finishedSpeed // speeds of the runs finished here
+}
+
+// say writes one progress line, if o.Progress is set.
+func (l *localRunner) say(format string, a ...any) {
+	if l.o.Progress != nil {
+		l.mu.Lock()
+		fmt.Fprintf(l.o.Progress, format+"\n", a...)
+		l.mu.Unlock()
+	}
+}
+
+// work executes the runs it receives from todo until todo is closed.
+func (l *localRunner) work(todo <-chan Run) {
+	for r := range todo {
+		l.mu.Lock()
+		need, sp, what, ok := l.o.fits(l.out, r, l.measured, l.active)
+		if !ok {
+			l.sum.Held++
+		} else {
+			l.active[r.Index] = activeRun{r, RunStatus(l.out, r).resumeStep()}
+		}
+		l.mu.Unlock()
+		if !ok {
+			l.say("hold    %s: needs %s at %.1f steps/s (%s), %s left before the time limit; not started",
+				r.Name, needText(need), sp, what, FormatMinutes(time.Until(l.o.Deadline)))
+			continue
+		}
+		l.say("start   %s", r.Name)
+		state, err := Execute(l.ctx, l.out, r, l.o.ExecOptions)
+		st := RunStatus(l.out, r)
+		l.record(r, state, err, st)
+		l.report(r, state, err, st)
+	}
+}
+
+// record counts the outcome of run r (its state, Execute's error and its
+// status st afterwards) in the summary and, for a finished run, its speed.
+func (l *localRunner) record(r Run, state State, err error, st Status) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.active, r.Index)
+	switch {
+	case err == nil:
+		l.sum.Done++
+		if st.StepsPerSec > 0 { // results.json: this process's speed
+			l.measured = append(l.measured, finishedSpeed{r.Dataset, r.Method, r.Augment, st.StepsPerSec})
+		}
+	case errors.Is(err, ErrSkipped) && state == Running: // another process took it first
+		l.sum.Running++
+	case errors.Is(err, ErrSkipped):
+		l.sum.Skipped++
+	case state == Pending && l.ctx.Err() != nil:
+		l.sum.Interrupted++
+	default:
+		l.sum.Failed++
+		l.sum.Errors = append(l.sum.Errors, err.Error())
+	}
+}
+
+// report writes the progress line of run r's outcome.
+func (l *localRunner) report(r Run, state State, err error, st Status) {
+	switch {
+	case err == nil:
+		l.say("done    %s  score %s  (%.1f steps/s)", r.Name, fmtScore(st.LastScore), st.StepsPerSec)
+	case errors.Is(err, ErrSkipped):
+		if state != Done {
+			l.say("skip    %s", err)
+		}
+	default:
+		l.say("%-7s %s", map[bool]string{true: "stopped", false: "FAILED"}[l.ctx.Err() != nil], err)
+	}
+}
+
+// tick writes a progress line per active run every o.ProgressEvery until
+// stop is closed, then closes done.
+func (l *localRunner) tick(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	every := l.o.ProgressEvery
+	if every <= 0 || l.o.Progress == nil {
+		<-stop
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			rs := make([]Run, 0, len(l.active))
+			for _, a := range l.active {
+				rs = append(rs, a.Run)
+			}
+			l.mu.Unlock()
+			sort.Slice(rs, func(i, j int) bool { return rs[i].Index < rs[j].Index })
+			for _, r := range rs {
+				l.say("%s", progressLine(RunStatus(l.out, r)))
+			}
+		}
+	}
+}
+
+// feed sends the runs of ordered that are to execute to todo, until ctx is
+// cancelled, counting those it leaves alone: it returns how many were
+// already done.
+func (l *localRunner) feed(ordered []Run, todo chan<- Run) (skippedDone int) {
+	for _, r := range ordered {
+		switch st := RunStatus(l.out, r); {
+		case st.State == Done:
+			skippedDone++
+			continue
+		case st.State == Failed && !l.o.RetryFailed:
+			l.mu.Lock()
+			l.sum.NotRetried++
+			l.mu.Unlock()
+			l.say("skip    %s: failed before: %s", r.Name, firstLine(st.Message))
+			continue
+		case st.State == Running && !l.o.TakeOver:
+			l.mu.Lock()
+			l.sum.Running++
+			l.mu.Unlock()
+			l.say("skip    %s: running elsewhere", r.Name)
+			continue
+		}
+		select {
+		case todo <- r:
+		case <-l.ctx.Done():
+			return skippedDone
+		}
+	}
+	return skippedDone
 }
 
 // fits reports whether run r, from the step it has reached in out, is

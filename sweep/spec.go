@@ -607,6 +607,50 @@ func RunName(dataset, method string, seed uint64) string {
 // method, seed order, then the ablations in spec order.
 func (s *Spec) expand(chk Checker) ([]Run, error) {
 	var p problems
+	s.checkSettings(&p)
+	for name := range s.FlagSets {
+		mergeFlags(map[string]string{}, s.FlagSets[name], "flag_sets."+name, chk, &p)
+	}
+	// Flag sets were checked once above; check again only through use.
+	quiet := Checker{}
+	base := map[string]string{}
+	mergeFlags(base, s.Flags, "flags", chk, &p)
+	s.useSets(base, s.Use, "use", quiet, &p)
+
+	dsIdx := map[string]int{}
+	for i, d := range s.Datasets {
+		where := p.checkName(fmt.Sprintf("datasets[%d]", i), d.Name, i, dsIdx)
+		d.check(where, chk, &p)
+	}
+	mIdx := map[string]int{}
+	for i, m := range s.Methods {
+		where := p.checkName(fmt.Sprintf("methods[%d]", i), m.Name, i, mIdx)
+		s.checkMethod(m, where, chk, &p)
+	}
+	if s.Baseline != "" {
+		if _, ok := mIdx[s.Baseline]; !ok {
+			p.add("baseline: no method named %q", s.Baseline)
+		}
+	}
+	s.checkAblations(dsIdx, mIdx, chk, &p)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+
+	// Validated: build the runs without checking again.
+	mk := runMaker{s: s, base: base, chk: chk}
+	runs := mk.all(dsIdx, mIdx)
+	numberRuns(runs, &p)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// checkSettings checks the spec's scalar settings: name, the lists being
+// non-empty, seeds, steps, eval, throughput, threads and the executor
+// limits.
+func (s *Spec) checkSettings(p *problems) {
 	if s.Name == "" {
 		p.add("name: missing (it labels Slurm jobs and Kubernetes objects)")
 	} else if !namePat.MatchString(s.Name) {
@@ -652,107 +696,122 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 	if b := s.Kubernetes.BackoffLimitPerIndex; b != nil && *b < 0 {
 		p.add("kubernetes.backoff_limit_per_index: must be >= 0")
 	}
-	for name := range s.FlagSets {
-		mergeFlags(map[string]string{}, s.FlagSets[name], "flag_sets."+name, chk, &p)
-	}
-	// Flag sets were checked once above; check again only through use.
-	quiet := Checker{}
-	base := map[string]string{}
-	mergeFlags(base, s.Flags, "flags", chk, &p)
-	s.useSets(base, s.Use, "use", quiet, &p)
+}
 
-	dsIdx := map[string]int{}
-	for i, d := range s.Datasets {
-		where := p.checkName(fmt.Sprintf("datasets[%d]", i), d.Name, i, dsIdx)
-		if d.Env == "" {
-			p.add("%s: env missing (the simulator to evaluate in)", where)
-		} else if chk.Env != nil {
-			if err := chk.Env(d.Env); err != nil {
-				p.add("%s: env: %v", where, err)
-			}
+// check checks dataset d, whose messages start with where: env, data,
+// flags, and its collect: and koopman: settings.
+func (d Dataset) check(where string, chk Checker, p *problems) {
+	if d.Env == "" {
+		p.add("%s: env missing (the simulator to evaluate in)", where)
+	} else if chk.Env != nil {
+		if err := chk.Env(d.Env); err != nil {
+			p.add("%s: env: %v", where, err)
 		}
-		if d.Data == "" {
-			p.add("%s: data missing (a D4RL-layout HDF5 file)", where)
+	}
+	if d.Data == "" {
+		p.add("%s: data missing (a D4RL-layout HDF5 file)", where)
+	}
+	mergeFlags(map[string]string{}, d.Flags, where+".flags", chk, p)
+	d.checkCollectData(where, p)
+	d.checkKoopman(where, chk, p)
+	if d.Collect != nil {
+		d.checkCollectFlags(where, chk, p)
+	}
+}
+
+// checkCollectData checks that d's collect: settings name a dataset and a
+// data file that `koopq collect` can make.
+func (d Dataset) checkCollectData(where string, p *problems) {
+	if name, ok := d.collectDataset(); ok {
+		switch base := filepath.Base(d.Data); {
+		case name == "" || !namePat.MatchString(name):
+			p.add("%s: collect: dataset must be a D4RL dataset name such as %s-medium-v2 (koopq collect NAME), got %v",
+				where, d.Env, d.Collect[collectDatasetKey])
+		case d.Data != "" && base != name+".hdf5":
+			p.add("%s: collect: data must be named %s.hdf5 (what koopq collect %s writes), not %s", where, name, name, base)
+		case d.Env != "" && !strings.HasPrefix(name, d.Env+"-"):
+			p.add("%s: collect: dataset %s is not a dataset of env %s", where, name, d.Env)
 		}
-		mergeFlags(map[string]string{}, d.Flags, where+".flags", chk, &p)
-		if name, ok := d.collectDataset(); ok {
-			switch base := filepath.Base(d.Data); {
-			case name == "" || !namePat.MatchString(name):
-				p.add("%s: collect: dataset must be a D4RL dataset name such as %s-medium-v2 (koopq collect NAME), got %v",
-					where, d.Env, d.Collect[collectDatasetKey])
-			case d.Data != "" && base != name+".hdf5":
-				p.add("%s: collect: data must be named %s.hdf5 (what koopq collect %s writes), not %s", where, name, name, base)
-			case d.Env != "" && !strings.HasPrefix(name, d.Env+"-"):
-				p.add("%s: collect: dataset %s is not a dataset of env %s", where, name, d.Env)
-			}
-		} else if d.Collect != nil {
-			base := filepath.Base(d.Data)
-			if d.Env != "" && (!strings.HasPrefix(base, d.Env+"-") || filepath.Ext(base) != ".hdf5") {
-				p.add("%s: collect: data must be named %s-<random|medium|expert|medium-replay|medium-expert>.hdf5 (koopq collect's names), not %s",
-					where, d.Env, base)
-			}
+	} else if d.Collect != nil {
+		base := filepath.Base(d.Data)
+		if d.Env != "" && (!strings.HasPrefix(base, d.Env+"-") || filepath.Ext(base) != ".hdf5") {
+			p.add("%s: collect: data must be named %s-<random|medium|expert|medium-replay|medium-expert>.hdf5 (koopq collect's names), not %s",
+				where, d.Env, base)
 		}
-		if v, ok := d.Koopman[koopmanPerRunKey]; ok {
-			if b, isBool := v.(bool); !isBool || !b || len(d.Koopman) != 1 {
-				p.add("%s: koopman: per_run: true stands alone (every run trains its own model); got %v", where, d.Koopman)
-			}
-		} else if d.Koopman != nil {
-			if m, ok := d.Koopman[koopmanModelKey].(string); !ok || m == "" {
-				p.add("%s: koopman: model missing (the shared Koopman model file, e.g. models/%s-koopman.safetensors)", where, d.Name)
-			}
-			for _, k := range sortedKeys(d.Koopman) {
-				name := strings.TrimLeft(k, "-")
-				val, err := flagText(d.Koopman[k])
-				switch {
-				case k == koopmanModelKey:
-				case name == "data" || name == "env" || name == "out":
-					p.add("%s: koopman: %q is set by the dataset's data, env and the model key", where, k)
-				case err != nil:
-					p.add("%s: koopman: flag %q: %v", where, k, err)
-				case chk.KoopmanFlag != nil:
-					if err := chk.KoopmanFlag(name, val); err != nil {
-						p.add("%s: koopman: flag %q: %v", where, k, err)
-					}
-				}
-			}
+	}
+}
+
+// checkKoopman checks d's koopman: settings: per_run: true alone, or a
+// shared model file with `koopq koopman train` flags.
+func (d Dataset) checkKoopman(where string, chk Checker, p *problems) {
+	if v, ok := d.Koopman[koopmanPerRunKey]; ok {
+		if b, isBool := v.(bool); !isBool || !b || len(d.Koopman) != 1 {
+			p.add("%s: koopman: per_run: true stands alone (every run trains its own model); got %v", where, d.Koopman)
 		}
-		if d.Collect != nil {
-			for _, k := range sortedKeys(d.Collect) {
-				name := strings.TrimLeft(k, "-")
-				val, err := flagText(d.Collect[k])
-				switch {
-				case k == collectDatasetKey:
-					// The positional dataset name, checked above.
-				case name == "env" || name == "out":
-					p.add("%s: collect: %q is set by the dataset's env and data", where, k)
-				case err != nil:
-					p.add("%s: collect: flag %q: %v", where, k, err)
-				case chk.CollectFlag != nil:
-					if err := chk.CollectFlag(name, val); err != nil {
-						p.add("%s: collect: flag %q: %v", where, k, err)
-					}
-				}
+		return
+	}
+	if d.Koopman == nil {
+		return
+	}
+	if m, ok := d.Koopman[koopmanModelKey].(string); !ok || m == "" {
+		p.add("%s: koopman: model missing (the shared Koopman model file, e.g. models/%s-koopman.safetensors)", where, d.Name)
+	}
+	for _, k := range sortedKeys(d.Koopman) {
+		name := strings.TrimLeft(k, "-")
+		val, err := flagText(d.Koopman[k])
+		switch {
+		case k == koopmanModelKey:
+		case name == "data" || name == "env" || name == "out":
+			p.add("%s: koopman: %q is set by the dataset's data, env and the model key", where, k)
+		case err != nil:
+			p.add("%s: koopman: flag %q: %v", where, k, err)
+		case chk.KoopmanFlag != nil:
+			if err := chk.KoopmanFlag(name, val); err != nil {
+				p.add("%s: koopman: flag %q: %v", where, k, err)
 			}
 		}
 	}
-	mIdx := map[string]int{}
-	for i, m := range s.Methods {
-		where := p.checkName(fmt.Sprintf("methods[%d]", i), m.Name, i, mIdx)
-		if m.Augment == "" {
-			p.add("%s: augment missing (cql for plain CQL)", where)
-		} else if chk.Augment != nil {
-			if err := chk.Augment(m.Augment); err != nil {
-				p.add("%s: augment: %v", where, err)
+}
+
+// checkCollectFlags checks the `koopq collect` flags of d's collect:
+// settings.
+func (d Dataset) checkCollectFlags(where string, chk Checker, p *problems) {
+	for _, k := range sortedKeys(d.Collect) {
+		name := strings.TrimLeft(k, "-")
+		val, err := flagText(d.Collect[k])
+		switch {
+		case k == collectDatasetKey:
+			// The positional dataset name, checked by checkCollectData.
+		case name == "env" || name == "out":
+			p.add("%s: collect: %q is set by the dataset's env and data", where, k)
+		case err != nil:
+			p.add("%s: collect: flag %q: %v", where, k, err)
+		case chk.CollectFlag != nil:
+			if err := chk.CollectFlag(name, val); err != nil {
+				p.add("%s: collect: flag %q: %v", where, k, err)
 			}
 		}
-		mergeFlags(map[string]string{}, m.Flags, where+".flags", chk, &p)
-		s.useSets(map[string]string{}, m.Use, where, quiet, &p)
 	}
-	if s.Baseline != "" {
-		if _, ok := mIdx[s.Baseline]; !ok {
-			p.add("baseline: no method named %q", s.Baseline)
+}
+
+// checkMethod checks method m, whose messages start with where: its
+// augmentation, flags and flag sets.
+func (s *Spec) checkMethod(m Method, where string, chk Checker, p *problems) {
+	if m.Augment == "" {
+		p.add("%s: augment missing (cql for plain CQL)", where)
+	} else if chk.Augment != nil {
+		if err := chk.Augment(m.Augment); err != nil {
+			p.add("%s: augment: %v", where, err)
 		}
 	}
+	mergeFlags(map[string]string{}, m.Flags, where+".flags", chk, p)
+	s.useSets(map[string]string{}, m.Use, where, Checker{}, p)
+}
+
+// checkAblations checks the ablations against the datasets and methods
+// (dsIdx, mIdx: their indices by name): names unique among both, the method
+// and datasets they refer to, augmentation, flags and flag sets.
+func (s *Spec) checkAblations(dsIdx, mIdx map[string]int, chk Checker, p *problems) {
 	abNames := map[string]bool{}
 	for i, a := range s.Ablations {
 		where := fmt.Sprintf("ablations[%d]", i)
@@ -781,65 +840,29 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 				p.add("%s: augment: %v", where, err)
 			}
 		}
-		mergeFlags(map[string]string{}, a.Flags, where+".flags", chk, &p)
-		s.useSets(map[string]string{}, a.Use, where, quiet, &p)
+		mergeFlags(map[string]string{}, a.Flags, where+".flags", chk, p)
+		s.useSets(map[string]string{}, a.Use, where, Checker{}, p)
 	}
-	if err := p.err(); err != nil {
-		return nil, err
-	}
+}
 
-	// Validated: build the runs without checking again.
+// runMaker builds the runs of a validated spec: base holds the spec-wide
+// flags (flags: and use:) every run starts from.
+type runMaker struct {
+	s    *Spec
+	base map[string]string
+	chk  Checker
+}
+
+// all lists the runs: the grid in dataset-major, method, seed order, then
+// the ablations in spec order. dsIdx and mIdx index the datasets and
+// methods by name.
+func (mk runMaker) all(dsIdx, mIdx map[string]int) []Run {
+	s := mk.s
 	var runs []Run
-	mk := func(d Dataset, m Method, a *Ablation, seed uint64) Run {
-		f := map[string]string{}
-		for k, v := range base {
-			f[k] = v
-		}
-		var q problems
-		mergeFlags(f, d.Flags, "", quiet, &q)
-		s.useSets(f, m.Use, "", quiet, &q)
-		mergeFlags(f, m.Flags, "", quiet, &q)
-		r := Run{Dataset: d.Name, Env: d.Env, Data: d.Data, Method: m.Name, Augment: m.Augment, Seed: seed,
-			Steps: s.Steps, Preset: s.Preset}
-		if m.Preset != "" {
-			r.Preset = m.Preset
-		}
-		if a != nil {
-			s.useSets(f, a.Use, "", quiet, &q)
-			mergeFlags(f, a.Flags, "", quiet, &q)
-			r.Method, r.Ablation, r.Base = a.Name, true, m.Name
-			if a.Augment != "" {
-				r.Augment = a.Augment
-			}
-		}
-		needs := chk.NeedsKoopman
-		if needs == nil {
-			needs = func(aug string) bool { return aug != "none" && aug != "cql" }
-		}
-		_, ownModel := f["koopman"]
-		switch model, ok := d.KoopmanModel(); {
-		case !needs(r.Augment):
-		case ok:
-			r.Koopman = model
-		case d.Koopman == nil && !ownModel:
-			r.Koopman, r.KoopmanTrain = defaultKoopman(d, f, chk)
-			r.KoopmanDefault = true
-		}
-		r.Prep = prepDigest(d, r.Koopman != "" && !r.KoopmanDefault)
-		if s.Eval.Every != nil {
-			f["eval-every"] = strconv.Itoa(*s.Eval.Every)
-		}
-		if s.Eval.Episodes != nil {
-			f["eval-episodes"] = strconv.Itoa(*s.Eval.Episodes)
-		}
-		r.Flags = sortedFlags(f)
-		r.Name = RunName(r.Dataset, r.Method, seed)
-		return r
-	}
 	for _, d := range s.Datasets {
 		for _, m := range s.Methods {
 			for _, seed := range s.Seeds {
-				runs = append(runs, mk(d, m, nil, seed))
+				runs = append(runs, mk.run(d, m, nil, seed))
 			}
 		}
 	}
@@ -857,10 +880,75 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 		}
 		for _, dn := range ds {
 			for _, seed := range seeds {
-				runs = append(runs, mk(s.Datasets[dsIdx[dn]], s.Methods[mIdx[a.Method]], a, seed))
+				runs = append(runs, mk.run(s.Datasets[dsIdx[dn]], s.Methods[mIdx[a.Method]], a, seed))
 			}
 		}
 	}
+	return runs
+}
+
+// run builds the run of method m (or ablation a of it, when a is not nil)
+// on dataset d with seed: its flags, in the order base, dataset, method's
+// flag sets, method, ablation's flag sets, ablation, eval; its Koopman
+// model; and its name.
+func (mk runMaker) run(d Dataset, m Method, a *Ablation, seed uint64) Run {
+	s, quiet := mk.s, Checker{}
+	f := map[string]string{}
+	for k, v := range mk.base {
+		f[k] = v
+	}
+	var q problems
+	mergeFlags(f, d.Flags, "", quiet, &q)
+	s.useSets(f, m.Use, "", quiet, &q)
+	mergeFlags(f, m.Flags, "", quiet, &q)
+	r := Run{Dataset: d.Name, Env: d.Env, Data: d.Data, Method: m.Name, Augment: m.Augment, Seed: seed,
+		Steps: s.Steps, Preset: s.Preset}
+	if m.Preset != "" {
+		r.Preset = m.Preset
+	}
+	if a != nil {
+		s.useSets(f, a.Use, "", quiet, &q)
+		mergeFlags(f, a.Flags, "", quiet, &q)
+		r.Method, r.Ablation, r.Base = a.Name, true, m.Name
+		if a.Augment != "" {
+			r.Augment = a.Augment
+		}
+	}
+	mk.setKoopman(&r, d, f)
+	if s.Eval.Every != nil {
+		f["eval-every"] = strconv.Itoa(*s.Eval.Every)
+	}
+	if s.Eval.Episodes != nil {
+		f["eval-episodes"] = strconv.Itoa(*s.Eval.Episodes)
+	}
+	r.Flags = sortedFlags(f)
+	r.Name = RunName(r.Dataset, r.Method, seed)
+	return r
+}
+
+// setKoopman sets r's Koopman model (dataset d's shared one, or the default
+// one when d names none and the flags f give no model of r's own) when r's
+// augmentation needs one, and r's preparation digest.
+func (mk runMaker) setKoopman(r *Run, d Dataset, f map[string]string) {
+	needs := mk.chk.NeedsKoopman
+	if needs == nil {
+		needs = func(aug string) bool { return aug != "none" && aug != "cql" }
+	}
+	_, ownModel := f["koopman"]
+	switch model, ok := d.KoopmanModel(); {
+	case !needs(r.Augment):
+	case ok:
+		r.Koopman = model
+	case d.Koopman == nil && !ownModel:
+		r.Koopman, r.KoopmanTrain = defaultKoopman(d, f, mk.chk)
+		r.KoopmanDefault = true
+	}
+	r.Prep = prepDigest(d, r.Koopman != "" && !r.KoopmanDefault)
+}
+
+// numberRuns sets each run's Index and reports runs whose directory names
+// collide.
+func numberRuns(runs []Run, p *problems) {
 	names := map[string]int{}
 	for i := range runs {
 		runs[i].Index = i
@@ -869,10 +957,6 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 		}
 		names[runs[i].Name] = i
 	}
-	if err := p.err(); err != nil {
-		return nil, err
-	}
-	return runs, nil
 }
 
 // ResolveData returns the dataset path of r: absolute paths as they are,

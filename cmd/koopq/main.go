@@ -49,7 +49,7 @@ func init() {
 	cobra.EnableTraverseRunHooks = true
 	pf.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this file (pprof format: go tool pprof koopq FILE)")
 	rootCmd.SetFlagErrorFunc(flagError)
-	rootCmd.AddCommand(newCollectCmd(), newKoopmanCmd(), newSymcheckCmd(), newEvalCmd(), newSweepCmd(), newTrainCmd())
+	rootCmd.AddCommand(newCollectCmd(), newKoopmanCmd(), newSymcheckCmd(), newEvalCmd(), newReportCmd(), newSweepCmd(), newTrainCmd())
 	rootCmd.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if err := configureGEMM(); err != nil {
 			return err

@@ -14,17 +14,45 @@ import (
 	"github.com/koopq/koopq/sweep"
 )
 
-func init() {
-	var (
-		out, refPath string
-		compare      []string
-		inProgress   bool
-		o            report.Options
-	)
+// reportOptions holds the flag values of 'koopq report'.
+type reportOptions struct {
+	out        string
+	refPath    string
+	compare    []string
+	inProgress bool
+	stats      report.Options // --baseline, --reps, --level, --seed, --last; filled by validate and run
+}
+
+// newReportCmd makes 'koopq report'.
+func newReportCmd() *cobra.Command {
+	o := &reportOptions{}
 	cmd := &cobra.Command{
 		Use:   "report DIR...",
 		Short: "Paper tables, IQM / probability of improvement with bootstrap CIs, performance profiles and curves from run directories",
-		Long: `report collects the results.json of every finished run under the given directories (sweep directories,
+		Long:  reportLong,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return o.run(args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "", "output directory (default <first DIR>/report)")
+	f.StringVar(&o.stats.Baseline, "baseline", "", "method the probability of improvement compares against (default CQL, else the augment-none method)")
+	f.IntVar(&o.stats.Reps, "reps", 2000, "bootstrap resamples")
+	f.Float64Var(&o.stats.Level, "level", 0.95, "confidence level of the intervals")
+	f.Uint64Var(&o.stats.Seed, "seed", 0, "bootstrap seed")
+	f.StringArrayVar(&o.compare, "compare", nil, "extra comparison METHOD:OVER (probability of improvement, Welch mean difference, rank test), e.g. KFC++:S4RL-N or an ablation over its base, KFC++-residual:KFC++ (repeatable)")
+	f.StringVar(&o.refPath, "reference", "", "YAML/JSON file of published scores (label, source, note, scores: {dataset: {method: score}}) shown beside ours")
+	f.BoolVar(&o.inProgress, "in-progress", false, "also draw learning curves of unfinished runs (history.json)")
+	f.IntVar(&o.stats.Last, "last", 1, "score each run by the mean of its last N evaluations (1: the final evaluation)")
+	return cmd
+}
+
+// reportLong is the long help of 'koopq report'.
+const reportLong = `report collects the results.json of every finished run under the given directories (sweep directories,
 run directories or their parents) and writes into --out:
   table.md / table.csv / table.tex   dataset rows × method columns, final normalized score mean ± std over seeds,
                                      best per row in bold
@@ -49,98 +77,102 @@ A sweep's runs are labelled with the spec's dataset and method names; other runs
 sweeps (e.g. a study and its follow-up) take one sweep's order after the other's, in the order DIR... names them.
 A run's score is its final evaluation; --last N makes it the mean of its last N evaluations (the final one included),
 for every table and statistic (a run with fewer evaluations is an error).
-The bootstrap is seeded (--seed): the same runs and seed give the same intervals.`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Last < 1 {
-				return fmt.Errorf("--last %d: must be at least 1", o.Last)
-			}
-			if o.Reps <= 0 {
-				return fmt.Errorf("--reps %d: must be positive", o.Reps)
-			}
-			if !(o.Level > 0 && o.Level < 1) {
-				return fmt.Errorf("--level %g: must be between 0 and 1", o.Level)
-			}
-			for _, c := range compare {
-				pr, err := report.ParsePair(c)
-				if err != nil {
-					return fmt.Errorf("--compare %v", err)
-				}
-				o.Pairs = append(o.Pairs, pr)
-			}
-			if refPath != "" {
-				ref, err := report.LoadReference(refPath)
-				if err != nil {
-					return fmt.Errorf("--reference: %w", err)
-				}
-				o.Reference = ref
-			}
-			o.Inputs = args
-			if out == "" {
-				out = filepath.Join(args[0], "report")
-			}
-			var offline []string
-			runs, err := report.CollectWith(report.CollectOptions{InProgress: inProgress,
-				OnSkip: func(dir string) { offline = append(offline, dir) }}, args...)
-			onlyOffline := errors.Is(err, report.ErrOnlyOffline)
-			if err != nil && !onlyOffline {
-				return err
-			}
-			// Runs without a simulator have no score: they are ranked by
-			// their FQE estimates (fqe.json) in offline.md instead.
-			var ranking *report.OfflineRanking
-			if len(offline) > 0 {
-				offRuns, err := report.CollectOffline(args...)
-				if err != nil {
-					return err
-				}
-				if ranking, err = report.RankOffline(offRuns); err != nil {
-					return err
-				}
-			}
-			if onlyOffline {
-				return writeOfflineRanking(ranking, out)
-			}
-			if runs, err = withoutOrphans(runs, args); err != nil {
-				return err
-			}
-			rep, err := report.Build(runs, o)
-			if err != nil {
-				return err
-			}
-			if ranking != nil {
-				fmt.Fprintf(os.Stderr, "koopq report: note: %s trained without a simulator (--env none) left out of the score tables "+
-					"and ranked by FQE in %s: %s\n", plural.Count(len(offline), "run"), filepath.Join(out, "offline.md"), strings.Join(offline, ", "))
-				if err := writeOfflineRanking(ranking, out); err != nil {
-					return err
-				}
-			}
-			files, err := rep.Write(out)
-			if err != nil {
-				return err
-			}
-			fmt.Print(rep.Summary())
-			inProg := ""
-			if n := len(rep.InProgress); n > 0 {
-				inProg = fmt.Sprintf(" and %d in progress (curves only)", n)
-			}
-			fmt.Printf("\n%s%s, %s, %s; wrote %s to %s (report.json has every number)\n",
-				plural.Count(len(rep.Runs), "finished run"), inProg, plural.Count(len(rep.Datasets), "dataset"), plural.Count(len(rep.Methods), "method"),
-				plural.Count(len(files), "file"), out)
-			return nil
-		},
+The bootstrap is seeded (--seed): the same runs and seed give the same intervals.`
+
+// validate checks the statistics flags and parses --compare and
+// --reference into the report options.
+func (o *reportOptions) validate() error {
+	if o.stats.Last < 1 {
+		return fmt.Errorf("--last %d: must be at least 1", o.stats.Last)
 	}
-	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "output directory (default <first DIR>/report)")
-	f.StringVar(&o.Baseline, "baseline", "", "method the probability of improvement compares against (default CQL, else the augment-none method)")
-	f.IntVar(&o.Reps, "reps", 2000, "bootstrap resamples")
-	f.Float64Var(&o.Level, "level", 0.95, "confidence level of the intervals")
-	f.Uint64Var(&o.Seed, "seed", 0, "bootstrap seed")
-	f.StringArrayVar(&compare, "compare", nil, "extra comparison METHOD:OVER (probability of improvement, Welch mean difference, rank test), e.g. KFC++:S4RL-N or an ablation over its base, KFC++-residual:KFC++ (repeatable)")
-	f.StringVar(&refPath, "reference", "", "YAML/JSON file of published scores (label, source, note, scores: {dataset: {method: score}}) shown beside ours")
-	f.BoolVar(&inProgress, "in-progress", false, "also draw learning curves of unfinished runs (history.json)")
-	f.IntVar(&o.Last, "last", 1, "score each run by the mean of its last N evaluations (1: the final evaluation)")
-	rootCmd.AddCommand(cmd)
+	if o.stats.Reps <= 0 {
+		return fmt.Errorf("--reps %d: must be positive", o.stats.Reps)
+	}
+	if !(o.stats.Level > 0 && o.stats.Level < 1) {
+		return fmt.Errorf("--level %g: must be between 0 and 1", o.stats.Level)
+	}
+	for _, c := range o.compare {
+		pr, err := report.ParsePair(c)
+		if err != nil {
+			return fmt.Errorf("--compare %v", err)
+		}
+		o.stats.Pairs = append(o.stats.Pairs, pr)
+	}
+	if o.refPath != "" {
+		ref, err := report.LoadReference(o.refPath)
+		if err != nil {
+			return fmt.Errorf("--reference: %w", err)
+		}
+		o.stats.Reference = ref
+	}
+	return nil
+}
+
+// run collects the runs under dirs and writes the report (and the offline
+// ranking of runs trained without a simulator) into --out.
+func (o *reportOptions) run(dirs []string) error {
+	o.stats.Inputs = dirs
+	if o.out == "" {
+		o.out = filepath.Join(dirs[0], "report")
+	}
+	runs, offline, ranking, onlyOffline, err := o.collect(dirs)
+	if err != nil {
+		return err
+	}
+	if onlyOffline {
+		return writeOfflineRanking(ranking, o.out)
+	}
+	if runs, err = withoutOrphans(runs, dirs); err != nil {
+		return err
+	}
+	rep, err := report.Build(runs, o.stats)
+	if err != nil {
+		return err
+	}
+	if ranking != nil {
+		fmt.Fprintf(os.Stderr, "koopq report: note: %s trained without a simulator (--env none) left out of the score tables "+
+			"and ranked by FQE in %s: %s\n", plural.Count(len(offline), "run"), filepath.Join(o.out, "offline.md"), strings.Join(offline, ", "))
+		if err := writeOfflineRanking(ranking, o.out); err != nil {
+			return err
+		}
+	}
+	files, err := rep.Write(o.out)
+	if err != nil {
+		return err
+	}
+	fmt.Print(rep.Summary())
+	inProg := ""
+	if n := len(rep.InProgress); n > 0 {
+		inProg = fmt.Sprintf(" and %d in progress (curves only)", n)
+	}
+	fmt.Printf("\n%s%s, %s, %s; wrote %s to %s (report.json has every number)\n",
+		plural.Count(len(rep.Runs), "finished run"), inProg, plural.Count(len(rep.Datasets), "dataset"), plural.Count(len(rep.Methods), "method"),
+		plural.Count(len(files), "file"), o.out)
+	return nil
+}
+
+// collect reads the runs under dirs: the scored ones, and the directories
+// of runs trained without a simulator (offline) with their FQE ranking
+// (nil when there are none). onlyOffline says every run found is offline.
+func (o *reportOptions) collect(dirs []string) (runs []report.Result, offline []string, ranking *report.OfflineRanking, onlyOffline bool, err error) {
+	runs, err = report.CollectWith(report.CollectOptions{InProgress: o.inProgress,
+		OnSkip: func(dir string) { offline = append(offline, dir) }}, dirs...)
+	onlyOffline = errors.Is(err, report.ErrOnlyOffline)
+	if err != nil && !onlyOffline {
+		return nil, nil, nil, false, err
+	}
+	// Runs without a simulator have no score: they are ranked by
+	// their FQE estimates (fqe.json) in offline.md instead.
+	if len(offline) > 0 {
+		offRuns, err := report.CollectOffline(dirs...)
+		if err != nil {
+			return nil, nil, nil, false, err
+		}
+		if ranking, err = report.RankOffline(offRuns); err != nil {
+			return nil, nil, nil, false, err
+		}
+	}
+	return runs, offline, ranking, onlyOffline, nil
 }
 
 // writeOfflineRanking writes offline.md/.json into out and prints the
