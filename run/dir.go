@@ -161,13 +161,21 @@ func (d *Dir) WriteJSON(name string, v any) error {
 }
 
 // ReadJSON decodes name into v.
-func (d *Dir) ReadJSON(name string, v any) error {
+func (d *Dir) ReadJSON(name string, v any) error { return d.ReadJSONCopies(name, v) }
+
+// ReadJSONCopies reads name once and decodes it into each of vs, which
+// thus get independent copies of the same contents (the CLI's --resume
+// keeps the recorded config apart from the one its flags change). The
+// errors are ReadJSON's.
+func (d *Dir) ReadJSONCopies(name string, vs ...any) error {
 	b, err := regfile.ReadFile(d.File(name))
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", d.File(name), err)
+	for _, v := range vs {
+		if err := json.Unmarshal(b, v); err != nil {
+			return fmt.Errorf("%s: %w", d.File(name), err)
+		}
 	}
 	return nil
 }

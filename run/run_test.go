@@ -156,6 +156,50 @@ func TestTrainResumeAfterKill(t *testing.T) {
 	}
 }
 
+// With TrainOptions.Recorded a resume takes the config the caller read
+// (koopq train --resume reads config.json once, ReadJSONCopies) instead
+// of reading config.json again: garbled after that read, the file stops a
+// resume without Recorded but not one with it, which still checks cfg
+// against the recorded config (CheckResume's error) and extends the run.
+func TestTrainResumeUsesRecordedConfig(t *testing.T) {
+	d := pendulumLike(300, 1)
+	dir, _ := NewDir(t.TempDir(), "r")
+	if _, err := Train(context.Background(), tinyConfig(), dir, d, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	var recorded, next TrainConfig
+	if err := dir.ReadJSONCopies("config.json", &recorded, &next); err != nil {
+		t.Fatal(err)
+	}
+	if &recorded.CQL.Net.Hidden[0] == &next.CQL.Net.Hidden[0] {
+		t.Fatal("ReadJSONCopies: the copies share a slice")
+	}
+	next.CQL.Steps = 50 // extend the finished 40-step run
+	if err := os.WriteFile(dir.File("config.json"), []byte("{garbled"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resume := func(cfg TrainConfig, rec *TrainConfig) (*TrainResult, error) {
+		return TrainWith(context.Background(), cfg, dir, d, TrainOptions{Resume: true, Recorded: rec})
+	}
+	if _, err := resume(next, nil); err == nil || !strings.Contains(err.Error(), "config.json") {
+		t.Fatalf("without Recorded: want config.json's decoding error, got %v", err)
+	}
+	other := next
+	other.CQL.Seed++
+	want := CheckResume(recorded, other)
+	if _, err := resume(other, &recorded); want == nil || err == nil || err.Error() != want.Error() {
+		t.Fatalf("another seed: got %v, want CheckResume's %v", err, want)
+	}
+	res, err := resume(next, &recorded)
+	if err != nil {
+		t.Fatalf("with Recorded: %v", err)
+	}
+	var now TrainConfig
+	if err := dir.ReadJSON("config.json", &now); err != nil || res.Steps != 50 || now.CQL.Steps != 50 {
+		t.Fatalf("extended run: %d steps, config.json %d steps (%v)", res.Steps, now.CQL.Steps, err)
+	}
+}
+
 func TestTrainRejectsMismatchedEnv(t *testing.T) {
 	d := pendulumLike(50, 1)
 	cfg := tinyConfig()

@@ -162,6 +162,12 @@ type TrainOptions struct {
 	// backend, precision, kernel or subnormal mode than the process before
 	// it (CheckBackend); the segments record the mixture.
 	AllowBackendChange bool
+	// Recorded, if non-nil, is the resumed run's config.json as the
+	// caller has already read it (koopq train --resume reads it to check
+	// its flags), so that TrainWith does not read the file again; nil
+	// makes TrainWith read it. It must be the file's contents unchanged,
+	// not cfg; it is ignored unless Resume is set.
+	Recorded *TrainConfig
 }
 
 // Interrupted is returned by Train when its context was cancelled (SIGINT
@@ -359,7 +365,9 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts TrainOptions) (finished *TrainResult, err error) {
 	if opts.Resume {
 		var recorded TrainConfig
-		if err := dir.ReadJSON(rundir.ConfigFile, &recorded); err != nil {
+		if opts.Recorded != nil {
+			recorded = *opts.Recorded
+		} else if err := dir.ReadJSON(rundir.ConfigFile, &recorded); err != nil {
 			return nil, err
 		}
 		if err := CheckResume(recorded, cfg); err != nil {

@@ -270,264 +270,391 @@ func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResul
 
 // Resume is Run with options; see ResumeOptions.
 func Resume(ctx context.Context, dir string, opts ResumeOptions, progress func(RunProgress)) (*RunResult, error) {
+	r, err := openOnlineRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	if r.st.Done {
+		return ReadRunResult(dir)
+	}
+	if err := r.checkBLAS(opts); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r.rf != nil {
+			r.rf.Close()
+		}
+	}()
+	if err := r.openReplay(); err != nil {
+		return nil, err
+	}
+	if err := r.start(); err != nil {
+		return nil, err
+	}
+	for r.st.Step < r.cfg.SAC.TotalSteps {
+		if ctx.Err() != nil {
+			return nil, r.interrupt(ctx.Err())
+		}
+		if err := r.step(progress); err != nil {
+			return nil, err
+		}
+	}
+	return r.finish()
+}
+
+// onlineRun is one process's part of a run (Resume): the environments,
+// agent, replay buffer and RNGs, the checkpointed bookkeeping, and the open
+// replay file. Its methods are Resume's steps, in the order Resume calls
+// them: openOnlineRun, checkBLAS, openReplay, start, then step until the
+// end (interrupt when cancelled), then finish.
+type onlineRun struct {
+	dir     string
+	cfg     RunConfig
+	e       env.Env
+	evalEnv env.Env
+	mj      qposer // e's simulator state, nil for a non-MuJoCo env
+	scale   ActionScale
+
+	pcg, evalPCG *rand.PCG
+	rng, evalRng *rand.Rand
+	ag           *Agent
+	buf          *Replay
+	st           runState
+	ckpt         string // the checkpoint's path
+	resumed      bool   // the run continues from a checkpoint
+	kernel       string // blasKernel of this process
+
+	rf      *os.File // the replay file, open from openReplay on
+	written int      // replay rows in rf
+
+	obs          []float64 // the observation the next env step acts on
+	pol, evalPol *Policy
+	sampler      *dataset.Sampler
+	batch        *dataset.Batch
+	envAct       []float64
+	sp           env.Space
+	uniformLogp  float64 // log-density of the uniform warm-up actions
+	started      time.Time
+	startStep    int // st.Step when this process started
+}
+
+// openOnlineRun reads the run's config, makes its environments, agent and
+// replay buffer, and restores the checkpoint if there is one.
+func openOnlineRun(dir string) (*onlineRun, error) {
 	cfg, err := ReadRunConfig(dir)
 	if err != nil {
 		return nil, err
 	}
-	e, err := env.Make(cfg.Env)
-	if err != nil {
+	r := &onlineRun{dir: dir, cfg: cfg}
+	if r.e, err = env.Make(cfg.Env); err != nil {
 		return nil, err
 	}
-	evalEnv, err := env.Make(cfg.Env)
-	if err != nil {
+	if r.evalEnv, err = env.Make(cfg.Env); err != nil {
 		return nil, err
 	}
-	scale, err := Scale(e)
-	if err != nil {
+	if r.scale, err = Scale(r.e); err != nil {
 		return nil, err
 	}
-	obsDim, actDim := e.ObservationSpace().Dim(), e.ActionSpace().Dim()
-	pcg, evalPCG := rand.NewPCG(cfg.SAC.Seed, 0x5ac), rand.NewPCG(cfg.SAC.Seed, 0xe7a1)
-	rng, evalRng := rand.New(pcg), rand.New(evalPCG)
-	ag := NewAgent(cfg.SAC, obsDim, actDim, rng)
+	obsDim, actDim := r.e.ObservationSpace().Dim(), r.e.ActionSpace().Dim()
+	r.pcg, r.evalPCG = rand.NewPCG(cfg.SAC.Seed, 0x5ac), rand.NewPCG(cfg.SAC.Seed, 0xe7a1)
+	r.rng, r.evalRng = rand.New(r.pcg), rand.New(r.evalPCG)
+	r.ag = NewAgent(cfg.SAC, obsDim, actDim, r.rng)
 	nq, nv := 0, 0
-	mj, isMJ := e.(qposer)
-	if isMJ {
+	if mj, isMJ := r.e.(qposer); isMJ {
+		r.mj = mj
 		nq, nv = len(mj.QPos()), len(mj.QVel())
 	}
-	buf := NewReplay(obsDim, actDim, nq, nv, cfg.SAC.TotalSteps)
-	st := runState{Medium: -1}
-	ckpt := filepath.Join(dir, runCheckpointFile)
-	resumed := false
-	if _, err := os.Stat(ckpt); err == nil {
-		if err := loadCheckpoint(ckpt, ag, &st); err != nil {
+	r.buf = NewReplay(obsDim, actDim, nq, nv, cfg.SAC.TotalSteps)
+	r.st = runState{Medium: -1}
+	r.ckpt = filepath.Join(dir, runCheckpointFile)
+	if _, err := os.Stat(r.ckpt); err == nil {
+		if err := loadCheckpoint(r.ckpt, r.ag, &r.st); err != nil {
 			return nil, err
 		}
-		if err := pcg.UnmarshalBinary(st.RNG); err != nil {
-			return nil, fmt.Errorf("%s: rng: %w", ckpt, err)
+		if err := r.pcg.UnmarshalBinary(r.st.RNG); err != nil {
+			return nil, fmt.Errorf("%s: rng: %w", r.ckpt, err)
 		}
-		if err := evalPCG.UnmarshalBinary(st.EvalRNG); err != nil {
-			return nil, fmt.Errorf("%s: eval rng: %w", ckpt, err)
+		if err := r.evalPCG.UnmarshalBinary(r.st.EvalRNG); err != nil {
+			return nil, fmt.Errorf("%s: eval rng: %w", r.ckpt, err)
 		}
-		resumed = true
+		r.resumed = true
 	}
-	if st.Done {
-		return ReadRunResult(dir)
-	}
-	kernel := blasKernel()
-	if resumed && st.BLAS != "" && st.BLAS != kernel {
+	return r, nil
+}
+
+// checkBLAS refuses to continue a run made under another GEMM kernel
+// unless opts allow it, which then goes into the BLAS history.
+func (r *onlineRun) checkBLAS(opts ResumeOptions) error {
+	r.kernel = blasKernel()
+	st := &r.st
+	if r.resumed && st.BLAS != "" && st.BLAS != r.kernel {
 		if !opts.AllowBLASChange {
-			return nil, fmt.Errorf("sac run %s was made with BLAS %q, this process has %q: the continuation would not be "+
+			return fmt.Errorf("sac run %s was made with BLAS %q, this process has %q: the continuation would not be "+
 				"bit-identical (choose the recorded backend with --backend / OPENBLAS_CORETYPE, or accept the change with "+
-				"--allow-backend-change)", dir, st.BLAS, kernel)
+				"--allow-backend-change)", r.dir, st.BLAS, r.kernel)
 		}
 		if len(st.BLASHistory) == 0 {
 			st.BLASHistory = []BLASSpan{{FromStep: 0, BLAS: st.BLAS}}
 		}
-		st.BLASHistory = append(st.BLASHistory, BLASSpan{FromStep: st.Step, BLAS: kernel})
+		st.BLASHistory = append(st.BLASHistory, BLASSpan{FromStep: st.Step, BLAS: r.kernel})
 	}
-	st.BLAS = kernel
-	// The replay file: keep exactly the rows the checkpoint counts.
-	rf, err := os.OpenFile(filepath.Join(dir, runReplayFile), os.O_RDWR|os.O_CREATE, 0o644)
+	st.BLAS = r.kernel
+	return nil
+}
+
+// openReplay opens the replay file and keeps exactly the rows the
+// checkpoint counts, reading them into the buffer. The caller closes r.rf
+// once it is set, whatever the error.
+func (r *onlineRun) openReplay() error {
+	rf, err := os.OpenFile(filepath.Join(r.dir, runReplayFile), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("sac run: %w", err)
+		return fmt.Errorf("sac run: %w", err)
 	}
-	defer rf.Close()
-	if err := buf.readRows(rf, st.ReplayLen); err != nil {
-		return nil, fmt.Errorf("sac run: %s: %w", filepath.Join(dir, runReplayFile), err)
+	r.rf = rf
+	if err := r.buf.readRows(rf, r.st.ReplayLen); err != nil {
+		return fmt.Errorf("sac run: %s: %w", filepath.Join(r.dir, runReplayFile), err)
 	}
-	rowBytes := int64(buf.rowFloats() * 4)
-	if err := rf.Truncate(int64(st.ReplayLen) * rowBytes); err != nil {
-		return nil, fmt.Errorf("sac run: %w", err)
+	rowBytes := int64(r.buf.rowFloats() * 4)
+	if err := rf.Truncate(int64(r.st.ReplayLen) * rowBytes); err != nil {
+		return fmt.Errorf("sac run: %w", err)
 	}
-	if _, err := rf.Seek(int64(st.ReplayLen)*rowBytes, 0); err != nil {
-		return nil, fmt.Errorf("sac run: %w", err)
+	if _, err := rf.Seek(int64(r.st.ReplayLen)*rowBytes, 0); err != nil {
+		return fmt.Errorf("sac run: %w", err)
 	}
-	written := st.ReplayLen
+	r.written = r.st.ReplayLen
+	return nil
+}
 
-	var obs []float64
-	if resumed {
-		if err := e.SetState(st.EnvState); err != nil {
-			return nil, fmt.Errorf("%s: environment state: %w", ckpt, err)
+// start puts the environment where the checkpoint left it (or resets it)
+// and makes the policies, sampler and buffers the steps use.
+func (r *onlineRun) start() error {
+	if r.resumed {
+		if err := r.e.SetState(r.st.EnvState); err != nil {
+			return fmt.Errorf("%s: environment state: %w", r.ckpt, err)
 		}
-		obs = st.Obs
+		r.obs = r.st.Obs
 	} else {
-		obs = e.Reset(rng)
+		r.obs = r.e.Reset(r.rng)
 	}
-	pol := NewPolicy(ag.Actor, nil, scale)
-	evalPol := NewPolicy(ag.Actor, nil, scale)
-	sampler := dataset.NewSampler(buf.View(), rng)
-	batch := dataset.NewBatch(cfg.SAC.Batch, obsDim, actDim)
-	envAct := make([]float64, actDim)
-	sp := e.ActionSpace()
-	uniformLogp := 0.0
-	for i := range sp.Low {
-		uniformLogp -= math.Log(sp.High[i] - sp.Low[i])
+	obsDim, actDim := r.e.ObservationSpace().Dim(), r.e.ActionSpace().Dim()
+	r.pol = NewPolicy(r.ag.Actor, nil, r.scale)
+	r.evalPol = NewPolicy(r.ag.Actor, nil, r.scale)
+	r.sampler = dataset.NewSampler(r.buf.View(), r.rng)
+	r.batch = dataset.NewBatch(r.cfg.SAC.Batch, obsDim, actDim)
+	r.envAct = make([]float64, actDim)
+	r.sp = r.e.ActionSpace()
+	r.uniformLogp = 0.0
+	for i := range r.sp.Low {
+		r.uniformLogp -= math.Log(r.sp.High[i] - r.sp.Low[i])
 	}
-	meta := func(extra map[string]string) map[string]string {
-		m := map[string]string{"seed": strconv.FormatUint(cfg.SAC.Seed, 10), "koopq_version": dataset.Version(), "blas": kernel}
-		if len(st.BLASHistory) > 0 {
-			h, _ := json.Marshal(st.BLASHistory) // a slice of plain structs: cannot fail
-			m["blas_history"] = string(h)
-		}
-		for k, v := range extra {
-			m[k] = v
-		}
-		return m
-	}
-	started := time.Now()
-	startStep := st.Step
+	r.started = time.Now()
+	r.startStep = r.st.Step
+	return nil
+}
 
-	checkpoint := func() error {
-		if err := buf.writeRows(rf, written, buf.Len()); err != nil {
-			return fmt.Errorf("sac run: replay: %w", err)
-		}
-		if err := rf.Sync(); err != nil {
-			return fmt.Errorf("sac run: replay: %w", err)
-		}
-		written = buf.Len()
-		st.ReplayLen = buf.Len()
-		st.EnvState = e.State()
-		st.Obs = obs
-		st.RNG, _ = pcg.MarshalBinary()
-		st.EvalRNG, _ = evalPCG.MarshalBinary()
-		if err := writeJSONAtomic(filepath.Join(dir, runSnapshotsFile), st.Snapshots); err != nil {
-			return err
-		}
-		if err := saveCheckpoint(ckpt, ag, &st); err != nil {
-			return err
-		}
-		sec := time.Since(started).Seconds()
-		return writeJSONAtomic(filepath.Join(dir, runSpeedFile), map[string]any{
-			"step": st.Step, "steps_this_process": st.Step - startStep, "seconds_this_process": sec,
-			"env_steps_per_second": float64(st.Step-startStep) / sec})
+// meta is the metadata of a policy file the run writes: the run's, then
+// extra.
+func (r *onlineRun) meta(extra map[string]string) map[string]string {
+	m := map[string]string{"seed": strconv.FormatUint(r.cfg.SAC.Seed, 10), "koopq_version": dataset.Version(), "blas": r.kernel}
+	if len(r.st.BLASHistory) > 0 {
+		h, _ := json.Marshal(r.st.BLASHistory) // a slice of plain structs: cannot fail
+		m["blas_history"] = string(h)
 	}
-
-	// finite refuses to save non-finite weights (the last checkpoint stays).
-	finite := func() error {
-		for _, ps := range [][]*nn.Param{ag.pActor, ag.params[0], ag.params[1], ag.targets[0], ag.targets[1]} {
-			if err := nn.CheckFinite(ps); err != nil {
-				return fmt.Errorf("sac run: step %d: %w (nothing saved; the last checkpoint stays)", st.Step, err)
-			}
-		}
-		return nil
+	for k, v := range extra {
+		m[k] = v
 	}
+	return m
+}
 
-	snapshot := func() (RunSnapshot, error) {
-		if err := finite(); err != nil {
-			return RunSnapshot{}, err
+// checkpoint appends the new replay rows to the replay file and syncs it,
+// then writes snapshots.json, the checkpoint and speed.json.
+func (r *onlineRun) checkpoint() error {
+	st := &r.st
+	if err := r.buf.writeRows(r.rf, r.written, r.buf.Len()); err != nil {
+		return fmt.Errorf("sac run: replay: %w", err)
+	}
+	if err := r.rf.Sync(); err != nil {
+		return fmt.Errorf("sac run: replay: %w", err)
+	}
+	r.written = r.buf.Len()
+	st.ReplayLen = r.buf.Len()
+	st.EnvState = r.e.State()
+	st.Obs = r.obs
+	st.RNG, _ = r.pcg.MarshalBinary()
+	st.EvalRNG, _ = r.evalPCG.MarshalBinary()
+	if err := writeJSONAtomic(filepath.Join(r.dir, runSnapshotsFile), st.Snapshots); err != nil {
+		return err
+	}
+	if err := saveCheckpoint(r.ckpt, r.ag, st); err != nil {
+		return err
+	}
+	sec := time.Since(r.started).Seconds()
+	return writeJSONAtomic(filepath.Join(r.dir, runSpeedFile), map[string]any{
+		"step": st.Step, "steps_this_process": st.Step - r.startStep, "seconds_this_process": sec,
+		"env_steps_per_second": float64(st.Step-r.startStep) / sec})
+}
+
+// finite refuses to save non-finite weights (the last checkpoint stays).
+func (r *onlineRun) finite() error {
+	ag := r.ag
+	for _, ps := range [][]*nn.Param{ag.pActor, ag.params[0], ag.params[1], ag.targets[0], ag.targets[1]} {
+		if err := nn.CheckFinite(ps); err != nil {
+			return fmt.Errorf("sac run: step %d: %w (nothing saved; the last checkpoint stays)", r.st.Step, err)
 		}
-		det, err := policyReturn(evalEnv, evalPol, cfg.EvalEpisodes, evalRng, false)
-		if err != nil {
-			return RunSnapshot{}, err
-		}
-		stoEpisodes := cfg.EvalEpisodes
-		if st.Medium < 0 && cfg.MediumEpisodes > 0 {
-			stoEpisodes = cfg.MediumEpisodes
-		}
-		sto, err := policyReturn(evalEnv, evalPol, stoEpisodes, evalRng, true)
-		if err != nil {
-			return RunSnapshot{}, err
-		}
-		s := RunSnapshot{Step: st.Step, Return: det, StochReturn: sto, ReplayLen: buf.Len(),
-			File: filepath.Join("snapshots", fmt.Sprintf("actor-%07d.safetensors", st.Step))}
-		m := meta(map[string]string{"sac_step": strconv.Itoa(s.Step), "deterministic_return": fmtF(det),
-			"stochastic_return": fmtF(sto), "replay_len": strconv.Itoa(s.ReplayLen)})
-		if err := WritePolicy(filepath.Join(dir, s.File), ag.Actor, cfg.SAC.Net, scale, cfg.Env, m); err != nil {
+	}
+	return nil
+}
+
+// safeCheckpoint is checkpoint after finite.
+func (r *onlineRun) safeCheckpoint() error {
+	if err := r.finite(); err != nil {
+		return err
+	}
+	return r.checkpoint()
+}
+
+// interrupt checkpoints a cancelled run and returns ctxErr, or the error
+// that kept it from checkpointing.
+func (r *onlineRun) interrupt(ctxErr error) error {
+	if err := r.safeCheckpoint(); err != nil {
+		return err
+	}
+	return ctxErr
+}
+
+// snapshot evaluates the actor (deterministic, then stochastic returns),
+// saves it under snapshots/, and saves it as the medium policy too when
+// it is the first to satisfy the medium rule.
+func (r *onlineRun) snapshot() (RunSnapshot, error) {
+	cfg, st := r.cfg, &r.st
+	if err := r.finite(); err != nil {
+		return RunSnapshot{}, err
+	}
+	det, err := policyReturn(r.evalEnv, r.evalPol, cfg.EvalEpisodes, r.evalRng, false)
+	if err != nil {
+		return RunSnapshot{}, err
+	}
+	stoEpisodes := cfg.EvalEpisodes
+	if st.Medium < 0 && cfg.MediumEpisodes > 0 {
+		stoEpisodes = cfg.MediumEpisodes
+	}
+	sto, err := policyReturn(r.evalEnv, r.evalPol, stoEpisodes, r.evalRng, true)
+	if err != nil {
+		return RunSnapshot{}, err
+	}
+	s := RunSnapshot{Step: st.Step, Return: det, StochReturn: sto, ReplayLen: r.buf.Len(),
+		File: filepath.Join("snapshots", fmt.Sprintf("actor-%07d.safetensors", st.Step))}
+	m := r.meta(map[string]string{"sac_step": strconv.Itoa(s.Step), "deterministic_return": fmtF(det),
+		"stochastic_return": fmtF(sto), "replay_len": strconv.Itoa(s.ReplayLen)})
+	if err := WritePolicy(filepath.Join(r.dir, s.File), r.ag.Actor, cfg.SAC.Net, r.scale, cfg.Env, m); err != nil {
+		return s, err
+	}
+	st.Snapshots = append(st.Snapshots, s)
+	if st.Medium < 0 && cfg.isMedium(s) {
+		st.Medium = len(st.Snapshots) - 1
+		m["role"] = "medium"
+		if err := WritePolicy(filepath.Join(r.dir, RunMediumFile), r.ag.Actor, cfg.SAC.Net, r.scale, cfg.Env, m); err != nil {
 			return s, err
 		}
-		st.Snapshots = append(st.Snapshots, s)
-		if st.Medium < 0 && cfg.isMedium(s) {
-			st.Medium = len(st.Snapshots) - 1
-			m["role"] = "medium"
-			if err := WritePolicy(filepath.Join(dir, RunMediumFile), ag.Actor, cfg.SAC.Net, scale, cfg.Env, m); err != nil {
-				return s, err
-			}
-		}
-		return s, nil
 	}
+	return s, nil
+}
 
-	for st.Step < cfg.SAC.TotalSteps {
-		if ctx.Err() != nil {
-			if err := finite(); err != nil {
-				return nil, err
-			}
-			if err := checkpoint(); err != nil {
-				return nil, err
-			}
-			return nil, ctx.Err()
-		}
-		logp := uniformLogp
-		if st.Step < cfg.SAC.StartSteps {
-			for i := range envAct {
-				envAct[i] = sp.Low[i] + rng.Float64()*(sp.High[i]-sp.Low[i])
-			}
-		} else {
-			logp = float64(pol.SampleLogProb(obs, rng, envAct))
-		}
-		var qpos, qvel []float64
-		if isMJ {
-			qpos, qvel = mj.QPos(), mj.QVel()
-		}
-		next, r, term, trunc, err := e.Step(envAct)
+// step takes one env step, the updates after it, then the snapshot,
+// checkpoint and progress report due at the new step count.
+func (r *onlineRun) step(progress func(RunProgress)) error {
+	if err := r.collect(); err != nil {
+		return err
+	}
+	r.update()
+	st := &r.st
+	var snap *RunSnapshot
+	if st.Step%r.cfg.SnapshotEvery == 0 {
+		s, err := r.snapshot()
 		if err != nil {
-			return nil, fmt.Errorf("sac run: env step %d: %w", st.Step+1, err)
+			return err
 		}
-		if err := buf.Add(obs, envAct, r, next, term, trunc, qpos, qvel, logp); err != nil {
-			return nil, err
-		}
-		st.Step++
-		st.EpisodeReturn += r
-		obs = next
-		if term || trunc {
-			st.Episodes++
-			st.LastReturn, st.EpisodeReturn = st.EpisodeReturn, 0
-			obs = e.Reset(rng)
-		}
-		if st.Step > cfg.SAC.StartSteps {
-			for u := 0; u < max(cfg.SAC.UpdatesPerEnv, 1); u++ {
-				sampler.Sample(batch)
-				scale.FromEnv(batch.Act)
-				ag.Update(batch, rng)
-			}
-		}
-		var snap *RunSnapshot
-		if st.Step%cfg.SnapshotEvery == 0 {
-			s, err := snapshot()
-			if err != nil {
-				return nil, err
-			}
-			snap = &s
-		}
-		if st.Step%cfg.CheckpointEvery == 0 && st.Step < cfg.SAC.TotalSteps {
-			if err := finite(); err != nil {
-				return nil, err
-			}
-			if err := checkpoint(); err != nil {
-				return nil, err
-			}
-		}
-		if progress != nil && (st.Step%1000 == 0 || snap != nil) {
-			progress(RunProgress{Step: st.Step, Total: cfg.SAC.TotalSteps, Episodes: st.Episodes, LastReturn: st.LastReturn,
-				Snapshot: snap, StepsPerSec: float64(st.Step-startStep) / time.Since(started).Seconds()})
+		snap = &s
+	}
+	if st.Step%r.cfg.CheckpointEvery == 0 && st.Step < r.cfg.SAC.TotalSteps {
+		if err := r.safeCheckpoint(); err != nil {
+			return err
 		}
 	}
+	if progress != nil && (st.Step%1000 == 0 || snap != nil) {
+		progress(RunProgress{Step: st.Step, Total: r.cfg.SAC.TotalSteps, Episodes: st.Episodes, LastReturn: st.LastReturn,
+			Snapshot: snap, StepsPerSec: float64(st.Step-r.startStep) / time.Since(r.started).Seconds()})
+	}
+	return nil
+}
 
-	// The expert is the final policy.
-	res := &RunResult{Config: cfg, Snapshots: st.Snapshots, Version: dataset.Version(), BLAS: kernel,
+// collect acts in the environment (uniformly during the warm-up, else
+// with the actor), adds the transition to the replay buffer, and keeps the
+// episode's bookkeeping, resetting the environment when the episode ends.
+func (r *onlineRun) collect() error {
+	st := &r.st
+	logp := r.uniformLogp
+	if st.Step < r.cfg.SAC.StartSteps {
+		for i := range r.envAct {
+			r.envAct[i] = r.sp.Low[i] + r.rng.Float64()*(r.sp.High[i]-r.sp.Low[i])
+		}
+	} else {
+		logp = float64(r.pol.SampleLogProb(r.obs, r.rng, r.envAct))
+	}
+	var qpos, qvel []float64
+	if r.mj != nil {
+		qpos, qvel = r.mj.QPos(), r.mj.QVel()
+	}
+	next, rew, term, trunc, err := r.e.Step(r.envAct)
+	if err != nil {
+		return fmt.Errorf("sac run: env step %d: %w", st.Step+1, err)
+	}
+	if err := r.buf.Add(r.obs, r.envAct, rew, next, term, trunc, qpos, qvel, logp); err != nil {
+		return err
+	}
+	st.Step++
+	st.EpisodeReturn += rew
+	r.obs = next
+	if term || trunc {
+		st.Episodes++
+		st.LastReturn, st.EpisodeReturn = st.EpisodeReturn, 0
+		r.obs = r.e.Reset(r.rng)
+	}
+	return nil
+}
+
+// update makes the agent's updates after an env step, once past the
+// warm-up.
+func (r *onlineRun) update() {
+	if r.st.Step <= r.cfg.SAC.StartSteps {
+		return
+	}
+	for u := 0; u < max(r.cfg.SAC.UpdatesPerEnv, 1); u++ {
+		r.sampler.Sample(r.batch)
+		r.scale.FromEnv(r.batch.Act)
+		r.ag.Update(r.batch, r.rng)
+	}
+}
+
+// finish saves the final policy as the expert (snapshotting it first
+// unless the last snapshot is of this step), writes result.json, and marks
+// the run done in a last checkpoint.
+func (r *onlineRun) finish() (*RunResult, error) {
+	cfg, st := r.cfg, &r.st
+	res := &RunResult{Config: cfg, Snapshots: st.Snapshots, Version: dataset.Version(), BLAS: r.kernel,
 		BLASHistory: st.BLASHistory, Machine: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}
 	if n := len(st.Snapshots); n > 0 && st.Snapshots[n-1].Step == st.Step {
 		res.Expert = st.Snapshots[n-1]
 	} else {
-		s, err := snapshot()
+		s, err := r.snapshot()
 		if err != nil {
 			return nil, err
 		}
 		res.Expert, res.Snapshots = s, st.Snapshots
 	}
 	res.Expert.File = RunExpertFile
-	if err := WritePolicy(filepath.Join(dir, RunExpertFile), ag.Actor, cfg.SAC.Net, scale, cfg.Env,
-		meta(map[string]string{"sac_step": strconv.Itoa(st.Step), "deterministic_return": fmtF(res.Expert.Return),
+	if err := WritePolicy(filepath.Join(r.dir, RunExpertFile), r.ag.Actor, cfg.SAC.Net, r.scale, cfg.Env,
+		r.meta(map[string]string{"sac_step": strconv.Itoa(st.Step), "deterministic_return": fmtF(res.Expert.Return),
 			"stochastic_return": fmtF(res.Expert.StochReturn), "role": "expert"})); err != nil {
 		return nil, err
 	}
@@ -536,11 +663,11 @@ func Resume(ctx context.Context, dir string, opts ResumeOptions, progress func(R
 		m.File = RunMediumFile
 		res.Medium = &m
 	}
-	if err := writeJSONAtomic(filepath.Join(dir, RunResultFile), res); err != nil {
+	if err := writeJSONAtomic(filepath.Join(r.dir, RunResultFile), res); err != nil {
 		return nil, err
 	}
 	st.Done = true
-	if err := checkpoint(); err != nil {
+	if err := r.checkpoint(); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -188,57 +188,57 @@ func (o *trainOptions) apply(cfg *run.TrainConfig) {
 }
 
 // config is the run's settings: those of the run --resume continues, with
-// the flags given (dir is that run's directory), else the preset, then
-// --config-file, then the flags (dir is nil).
-func (o *trainOptions) config() (cfg run.TrainConfig, dir *run.Dir, err error) {
+// the flags given (dir is that run's directory, recorded its config.json
+// as read, for run.TrainOptions.Recorded), else the preset, then
+// --config-file, then the flags (dir and recorded are nil).
+func (o *trainOptions) config() (cfg run.TrainConfig, dir *run.Dir, recorded *run.TrainConfig, err error) {
 	if o.resume != "" {
 		if dir, err = run.OpenDir(o.resume); err != nil {
-			return cfg, nil, err
+			return cfg, nil, nil, err
 		}
-		var recorded run.TrainConfig
-		if err := dir.ReadJSON("config.json", &recorded); err != nil {
-			return cfg, nil, err
-		}
-		if err := dir.ReadJSON("config.json", &cfg); err != nil {
-			return cfg, nil, err
+		// config.json is read once: the flags change cfg, recorded
+		// stays as the file says.
+		recorded = new(run.TrainConfig)
+		if err := dir.ReadJSONCopies("config.json", recorded, &cfg); err != nil {
+			return cfg, nil, nil, err
 		}
 		o.apply(&cfg)
-		if err := run.CheckResume(recorded, cfg); err != nil {
-			return cfg, nil, err
+		if err := run.CheckResume(*recorded, cfg); err != nil {
+			return cfg, nil, nil, err
 		}
 		if augment.Label(cfg.Augment) == augment.Label(recorded.Augment) {
 			cfg.Augment = recorded.Augment // --augment cql on a run that says none
 		}
-		return cfg, dir, nil
+		return cfg, dir, recorded, nil
 	}
 	base := o.preset
 	if base == "" {
 		base = "paper"
 	}
 	if cfg, err = run.Preset(base); err != nil {
-		return cfg, nil, err
+		return cfg, nil, nil, err
 	}
 	before := cfg
 	if o.configFile != "" {
 		if cfg, err = run.LoadConfigFile(o.configFile, cfg, o.preset); err != nil {
-			return cfg, nil, err
+			return cfg, nil, nil, err
 		}
 	}
 	o.apply(&cfg)
 	if err := cfg.AbsPaths(); err != nil {
-		return cfg, nil, err
+		return cfg, nil, nil, err
 	}
 	// Intervals nobody chose follow the run's length.
 	run.ScaleIntervals(&cfg, o.flags.Changed("log-every") || cfg.LogEvery != before.LogEvery,
 		o.flags.Changed("eval-every") || cfg.EvalEvery != before.EvalEvery)
-	return cfg, nil, nil
+	return cfg, nil, nil, nil
 }
 
 // run settles the settings, checks them with the data, environment and
 // models, then trains one run, or one per --seeds seed; validate has
 // passed.
 func (o *trainOptions) run(parent context.Context) error {
-	cfg, dir, err := o.config()
+	cfg, dir, recorded, err := o.config()
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,8 @@ func (o *trainOptions) run(parent context.Context) error {
 		<-ctx.Done()
 		stop() // a second signal kills at once
 	}()
-	opts := run.TrainOptions{Resume: o.resume != "", AugmentCache: o.augCache, AllowBackendChange: o.allowBackend, Checked: checked}
+	opts := run.TrainOptions{Resume: o.resume != "", AugmentCache: o.augCache, AllowBackendChange: o.allowBackend, Checked: checked,
+		Recorded: recorded}
 	if dir != nil {
 		_, err := trainOne(ctx, cfg, dir, data, opts)
 		return err
