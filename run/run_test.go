@@ -156,12 +156,11 @@ func TestTrainResumeAfterKill(t *testing.T) {
 	}
 }
 
-// With TrainOptions.Recorded a resume takes the config the caller read
-// (koopq train --resume reads config.json once, ReadJSONCopies) instead
-// of reading config.json again: garbled after that read, the file stops a
-// resume without Recorded but not one with it, which still checks cfg
-// against the recorded config (CheckResume's error) and extends the run.
-func TestTrainResumeUsesRecordedConfig(t *testing.T) {
+// TrainWith reads config.json under the run's lock and checks the resume
+// against that read; a Recorded copy the caller read before the lock must
+// equal it, so a run changed in between by another process (here: extended
+// to 60 steps) is refused instead of resumed on a stale view.
+func TestTrainResumeChecksRecordedConfig(t *testing.T) {
 	d := pendulumLike(300, 1)
 	dir, _ := NewDir(t.TempDir(), "r")
 	if _, err := Train(context.Background(), tinyConfig(), dir, d, false, nil); err != nil {
@@ -175,20 +174,26 @@ func TestTrainResumeUsesRecordedConfig(t *testing.T) {
 		t.Fatal("ReadJSONCopies: the copies share a slice")
 	}
 	next.CQL.Steps = 50 // extend the finished 40-step run
-	if err := os.WriteFile(dir.File("config.json"), []byte("{garbled"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	resume := func(cfg TrainConfig, rec *TrainConfig) (*TrainResult, error) {
 		return TrainWith(context.Background(), cfg, dir, d, TrainOptions{Resume: true, Recorded: rec})
-	}
-	if _, err := resume(next, nil); err == nil || !strings.Contains(err.Error(), "config.json") {
-		t.Fatalf("without Recorded: want config.json's decoding error, got %v", err)
 	}
 	other := next
 	other.CQL.Seed++
 	want := CheckResume(recorded, other)
 	if _, err := resume(other, &recorded); want == nil || err == nil || err.Error() != want.Error() {
 		t.Fatalf("another seed: got %v, want CheckResume's %v", err, want)
+	}
+	// Another process extends the run to 60 steps after our read.
+	moved := recorded
+	moved.CQL.Steps = 60
+	if err := dir.WriteJSON("config.json", moved); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resume(next, &recorded); err == nil || !strings.Contains(err.Error(), "changed while this command started") {
+		t.Fatalf("config.json changed after the caller's read: want a refusal, got %v", err)
+	}
+	if err := dir.WriteJSON("config.json", recorded); err != nil {
+		t.Fatal(err)
 	}
 	res, err := resume(next, &recorded)
 	if err != nil {

@@ -163,10 +163,12 @@ type TrainOptions struct {
 	// it (CheckBackend); the segments record the mixture.
 	AllowBackendChange bool
 	// Recorded, if non-nil, is the resumed run's config.json as the
-	// caller has already read it (koopq train --resume reads it to check
-	// its flags), so that TrainWith does not read the file again; nil
-	// makes TrainWith read it. It must be the file's contents unchanged,
-	// not cfg; it is ignored unless Resume is set.
+	// caller read it before the run directory was locked (koopq train
+	// --resume reads it once to check its flags). TrainWith reads the file
+	// again under the lock, the only read its decisions rest on, and
+	// refuses to go on when it differs from Recorded: another process
+	// changed the run (extended it, say) between the two reads. Ignored
+	// unless Resume is set.
 	Recorded *TrainConfig
 }
 
@@ -365,10 +367,18 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts TrainOptions) (finished *TrainResult, err error) {
 	if opts.Resume {
 		var recorded TrainConfig
-		if opts.Recorded != nil {
-			recorded = *opts.Recorded
-		} else if err := dir.ReadJSON(rundir.ConfigFile, &recorded); err != nil {
+		if err := dir.ReadJSON(rundir.ConfigFile, &recorded); err != nil {
 			return nil, err
+		}
+		if opts.Recorded != nil {
+			diffs, err := DiffConfigs(*opts.Recorded, recorded)
+			if err != nil {
+				return nil, err
+			}
+			if len(diffs) > 0 {
+				return nil, fmt.Errorf("run %s: %s changed while this command started (%s): another process resumed or extended the run; try again",
+					dir.Path, rundir.ConfigFile, diffs[0])
+			}
 		}
 		if err := CheckResume(recorded, cfg); err != nil {
 			return nil, err
