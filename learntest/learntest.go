@@ -23,7 +23,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
-	_ "github.com/koopq/koopq/env/classic" // registers cartpole-continuous
+	"github.com/koopq/koopq/env/classic" // registers cartpole-continuous
 	"github.com/koopq/koopq/eval"
 )
 
@@ -150,4 +150,36 @@ const ScoreEpisodes = 10
 // copy per worker (a policy's Act is not safe for concurrent use).
 func Score(newPolicy func() eval.Policy, seed uint64) (eval.Result, error) {
 	return eval.Evaluate(Env, newPolicy, ScoreEpisodes, 100+seed, 2)
+}
+
+// Pendulum rolls the real classic Pendulum with uniformly random torques in
+// [−2, 2] for n transitions (a reset every 50 steps and at episode ends; no
+// row is flagged terminal or timeout), so that the simulator reproduces
+// every transition: the data of the Koopman and symmetry-accuracy tests (run,
+// symcheck). The same n and seed give the same dataset.
+func Pendulum(n int, seed uint64) (*dataset.Dataset, error) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	p := classic.NewPendulum()
+	d := &dataset.Dataset{ObsDim: 3, ActDim: 1}
+	obs := p.Reset(rng)
+	for len(d.Rewards) < n {
+		a := 4*rng.Float64() - 2
+		next, r, term, trunc, err := p.Step([]float64{a})
+		if err != nil {
+			return nil, err
+		}
+		for j := range 3 {
+			d.Observations = append(d.Observations, float32(obs[j]))
+			d.NextObservations = append(d.NextObservations, float32(next[j]))
+		}
+		d.Actions = append(d.Actions, float32(a))
+		d.Rewards = append(d.Rewards, float32(r))
+		d.Terminals = append(d.Terminals, 0)
+		d.Timeouts = append(d.Timeouts, 0)
+		obs = next
+		if term || trunc || len(d.Rewards)%50 == 0 {
+			obs = p.Reset(rng)
+		}
+	}
+	return d, nil
 }

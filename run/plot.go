@@ -3,7 +3,6 @@ package run
 import (
 	"bytes"
 	"fmt"
-	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -11,10 +10,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-)
 
-var palette = []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
-	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}}
+	"github.com/koopq/koopq/internal/palette"
+)
 
 // PlotDemoCurves draws one panel per dataset: the normalized score (or the
 // return, when the env has no references) against CQL steps, averaged over
@@ -54,7 +52,7 @@ func PlotDemoCurves(r *DemoResult, path string) error {
 			if err != nil {
 				return err
 			}
-			l.Color = palette[methodIndex(r.Config.Methods, c.Method)%len(palette)]
+			l.Color = palette.Colors[methodIndex(r.Config.Methods, c.Method)%len(palette.Colors)]
 			l.Width = vg.Points(1.5)
 			p.Add(l)
 			p.Legend.Add(methodLabel(c.Method), l)

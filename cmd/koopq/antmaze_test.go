@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/koopq/koopq/collect"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/policies"
-	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -91,7 +91,7 @@ func TestDatasetInfoAntMaze(t *testing.T) {
 // goal; --goal-policy without AntMaze names is refused.
 func TestCollectAntMazeCLI(t *testing.T) {
 	dir := t.TempDir()
-	en, _, err := policies.Lookup(mujoco.AntGoalName, run.GoalPolicyRole)
+	en, _, err := policies.Lookup(mujoco.AntGoalName, collect.GoalPolicyRole)
 	if err != nil {
 		t.Fatalf("no committed goal-reaching policy: %v", err)
 	}

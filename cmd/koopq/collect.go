@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/koopq/koopq/collect"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/run"
@@ -119,9 +120,9 @@ func newCollectCmd() *cobra.Command {
 	f.StringVar(&o.fromRun, "from-run", "", "take policies and replay buffer for dataset names from this SAC run directory")
 	f.Float64Var(&o.mediumScore, "medium-score", 0, "D4RL-normalized return at which the run picks its medium policy (default: D4RL v2's medium dataset: hopper 44, halfcheetah 41, walker2d 62)")
 	f.StringVar(&o.mediumBy, "medium-by", "", "medium rule: stochastic (first snapshot whose stochastic return is within --medium-band of the level; default for new runs) or deterministic (first whose deterministic return reaches it); with --from-run/--export-policies it overrides the run's rule")
-	f.Float64Var(&o.mediumBand, "medium-band", run.D4RLMediumBand, "half-width of the stochastic medium rule's band, in D4RL-normalized points")
+	f.Float64Var(&o.mediumBand, "medium-band", collect.D4RLMediumBand, "half-width of the stochastic medium rule's band, in D4RL-normalized points")
 	f.StringVar(&o.expertBy, "expert-by", "final", fmt.Sprintf("with --export-policies: the expert is the run's final actor (final, D4RL's rule) or the best of its %d "+
-		"snapshots with the highest recorded stochastic returns, re-measured over --medium-episodes (default 50) episodes (best)", run.ExpertCandidates))
+		"snapshots with the highest recorded stochastic returns, re-measured over --medium-episodes (default 50) episodes (best)", collect.ExpertCandidates))
 	f.IntVar(&o.mediumEps, "medium-episodes", 0, "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)")
 	f.IntVar(&o.ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
 	f.StringVar(&o.export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
@@ -256,12 +257,12 @@ func (o *collectOptions) run(ctx context.Context, args []string) error {
 // runDatasets writes the D4RL datasets named by args.
 func (o *collectOptions) runDatasets(ctx context.Context, args []string) error {
 	progress, finish := stageBars()
-	files, err := run.WriteD4RLDatasets(ctx, args, run.D4RLOptions{Out: o.out, Transitions: o.transitionsOr(1_000_000), Seed: o.seed, FromRun: o.fromRun,
+	files, err := collect.WriteD4RLDatasets(ctx, args, collect.D4RLOptions{Out: o.out, Transitions: o.transitionsOr(1_000_000), Seed: o.seed, FromRun: o.fromRun,
 		MediumBy: o.mediumBy, MediumBand: o.mediumBand, MediumEpisodes: o.mediumEps, GoalPolicy: o.goalPolicy},
 		progress)
 	finish()
 	for _, fi := range files {
-		if run.IsAntMazeDataset(fi.Name) {
+		if collect.IsAntMazeDataset(fi.Name) {
 			fmt.Printf("%-28s %8d rows %6d episodes  %5.1f%% reach the evaluation goal  %5.1fs  %s\n",
 				fi.Name, fi.Rows, fi.Episodes, fi.Normalized, fi.Seconds, fi.Path)
 			continue
@@ -272,7 +273,7 @@ func (o *collectOptions) runDatasets(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := run.RecordD4RLFiles(o.out, files)
+	p, err := collect.RecordD4RLFiles(o.out, files)
 	if err != nil {
 		return err
 	}
@@ -283,7 +284,7 @@ func (o *collectOptions) runDatasets(ctx context.Context, args []string) error {
 // runExport copies the medium/expert policies of --run-dir into
 // --export-policies.
 func (o *collectOptions) runExport() error {
-	es, err := run.ExportPolicies(o.runDir, o.export, o.mediumBy, o.mediumBand, o.mediumEps, o.expertBy)
+	es, err := collect.ExportPolicies(o.runDir, o.export, o.mediumBy, o.mediumBand, o.mediumEps, o.expertBy)
 	if err != nil {
 		return err
 	}
@@ -300,7 +301,7 @@ func (o *collectOptions) sacRunConfig() (sac.RunConfig, error) {
 		return sac.ReadRunConfig(o.runDir)
 	}
 	f := o.flags
-	cfg, err := run.SACRunConfig(o.envName, o.mediumScore)
+	cfg, err := collect.SACRunConfig(o.envName, o.mediumScore)
 	if err != nil {
 		return cfg, err
 	}
@@ -318,8 +319,8 @@ func (o *collectOptions) sacRunConfig() (sac.RunConfig, error) {
 		cfg.MediumEpisodes = o.mediumEps
 	}
 	if f.Changed("medium-band") {
-		lo, _ := run.MediumReturn(cfg.Env, 0)
-		hi, err := run.MediumReturn(cfg.Env, o.mediumBand)
+		lo, _ := collect.MediumReturn(cfg.Env, 0)
+		hi, err := collect.MediumReturn(cfg.Env, o.mediumBand)
 		if err != nil {
 			return cfg, err
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/collect"
 )
 
 // Bad collect invocations fail with one clear error line and write nothing.
@@ -85,8 +85,8 @@ func TestCollectD4RLName(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("collect %s: exit %d\n%s%s", c.name, r.Code, r.Stdout, r.Stderr)
 		}
-		var sum []run.D4RLFile
-		if err := json.Unmarshal(readFile(t, filepath.Join(dir, "a", run.D4RLSummaryFile)), &sum); err != nil {
+		var sum []collect.D4RLFile
+		if err := json.Unmarshal(readFile(t, filepath.Join(dir, "a", collect.D4RLSummaryFile)), &sum); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]int{}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/koopq/koopq/collect"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/eval"
-	"github.com/koopq/koopq/run"
 )
 
 // referenceNames lists the environments with normalized-score references.
@@ -67,17 +67,17 @@ with --coverage a PNG of the visited x-y positions over the maze walls.`,
 			if coveragePNG != "" && maze == nil {
 				return fmt.Errorf("--coverage needs an AntMaze dataset (--env one of %s, or the file's metadata)", strings.Join(mujoco.AntMazeNames(), ", "))
 			}
-			var cov *run.MazeCoverage
+			var cov *collect.MazeCoverage
 			if maze != nil {
 				d, err := dataset.ReadD4RL(args[0], opts)
 				if err != nil {
 					return err
 				}
-				if cov, err = run.AntMazeCoverage(d, maze); err != nil {
+				if cov, err = collect.AntMazeCoverage(d, maze); err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
 				}
 				if coveragePNG != "" {
-					if err := run.PlotAntMazeCoverage(coveragePNG, d, maze, id, 200000); err != nil {
+					if err := collect.PlotAntMazeCoverage(coveragePNG, d, maze, id, 200000); err != nil {
 						return err
 					}
 				}
@@ -87,7 +87,7 @@ with --coverage a PNG of the visited x-y positions over the maze walls.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(struct {
 					*dataset.Info
-					AntMaze *run.MazeCoverage `json:"antmaze,omitempty"`
+					AntMaze *collect.MazeCoverage `json:"antmaze,omitempty"`
 				}{in, cov})
 			}
 			if err := in.WriteText(cmd.OutOrStdout()); err != nil {

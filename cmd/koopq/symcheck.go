@@ -14,12 +14,13 @@ import (
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/symcheck"
 )
 
 // symcheckOptions holds the flag values of 'koopq symcheck'.
 type symcheckOptions struct {
 	modelPath, data, envName, out string
-	cfg                           run.SymcheckConfig
+	cfg                           symcheck.Config
 	epochs, latent                int
 	hidden                        []int
 	ropts                         dataset.ReadOptions
@@ -29,7 +30,7 @@ type symcheckOptions struct {
 
 // newSymcheckCmd makes 'koopq symcheck'.
 func newSymcheckCmd() *cobra.Command {
-	o := &symcheckOptions{cfg: run.DefaultSymcheckConfig("")}
+	o := &symcheckOptions{cfg: symcheck.DefaultConfig("")}
 	cfg := &o.cfg
 	cmd := &cobra.Command{
 		Use:   "symcheck",
@@ -102,7 +103,7 @@ func (o *symcheckOptions) validate() error {
 		return fmt.Errorf("--data is required")
 	}
 	if o.flags.Changed("shift-l2") {
-		if err := run.CheckShiftL2(o.cfg.ShiftL2); err != nil {
+		if err := symcheck.CheckShiftL2(o.cfg.ShiftL2); err != nil {
 			return err
 		}
 	}
@@ -142,7 +143,7 @@ func (o *symcheckOptions) load() (*koopman.Model, *dataset.Dataset, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--env: %w", err)
 	}
-	if _, _, err := run.SymcheckDims(o.envName, d.ObsDim); err != nil {
+	if _, _, err := symcheck.Dims(o.envName, d.ObsDim); err != nil {
 		return nil, nil, err
 	}
 	if ad := e.ActionSpace().Dim(); ad != d.ActDim {
@@ -188,33 +189,33 @@ func (o *symcheckOptions) run(ctx context.Context, w io.Writer) (err error) {
 	dir := &run.Dir{Path: out}
 	if len(o.cfg.ShiftL2) > 0 {
 		b := newBar(6, "symcheck")
-		res, err := run.SymcheckMagnitudes(ctx, m, d, o.cfg, func(done, _ int, msg string) { b.set(done, msg) })
+		res, err := symcheck.Magnitudes(ctx, m, d, o.cfg, func(done, _ int, msg string) { b.set(done, msg) })
 		b.finish()
 		if err != nil {
 			return err
 		}
 		res.Model, res.Data = modelDesc, o.data
-		if err := run.WriteSymcheckMagnitudes(res, dir); err != nil {
+		if err := symcheck.WriteMagnitudes(res, dir); err != nil {
 			return err
 		}
-		fmt.Fprint(w, run.SymcheckMagnitudesTable(res))
-		fmt.Fprintf(w, "wrote %s, %s and per magnitude samples-l2-X.csv, symcheck-l2-X.png in %s\n", dir.File(run.SymcheckSummary),
-			dir.File(run.SymcheckJSON), out)
+		fmt.Fprint(w, symcheck.MagnitudesTable(res))
+		fmt.Fprintf(w, "wrote %s, %s and per magnitude samples-l2-X.csv, symcheck-l2-X.png in %s\n", dir.File(symcheck.SummaryFile),
+			dir.File(symcheck.JSONFile), out)
 		return nil
 	}
 	b := newBar(5, "symcheck")
-	res, err := run.Symcheck(ctx, m, d, o.cfg, func(done, _ int, msg string) { b.set(done, msg) })
+	res, err := symcheck.Run(ctx, m, d, o.cfg, func(done, _ int, msg string) { b.set(done, msg) })
 	b.finish()
 	if err != nil {
 		return err
 	}
 	res.Model, res.Data = modelDesc, o.data
-	if err := run.WriteSymcheck(res, dir); err != nil {
+	if err := symcheck.Write(res, dir); err != nil {
 		return err
 	}
-	fmt.Fprint(w, run.SymcheckTable(res))
-	fmt.Fprintf(w, "wrote %s, %s, %s, %s\n", dir.File(run.SymcheckSummary), dir.File(run.SymcheckJSON),
-		dir.File(run.SymcheckCSV), dir.File(run.SymcheckPNG))
+	fmt.Fprint(w, symcheck.Table(res))
+	fmt.Fprintf(w, "wrote %s, %s, %s, %s\n", dir.File(symcheck.SummaryFile), dir.File(symcheck.JSONFile),
+		dir.File(symcheck.CSVFile), dir.File(symcheck.PNGFile))
 	return nil
 }
 

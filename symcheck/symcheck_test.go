@@ -1,4 +1,4 @@
-package run
+package symcheck
 
 import (
 	"context"
@@ -11,37 +11,19 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
-	"github.com/koopq/koopq/env/classic"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/learntest"
+	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/stats"
 )
 
-// pendulumTransitions rolls the real Pendulum with random torques, so the
-// simulator reproduces every transition.
+// pendulumTransitions is learntest.Pendulum: the real Pendulum rolled with
+// random torques, so the simulator reproduces every transition.
 func pendulumTransitions(t *testing.T, n int, seed uint64) *dataset.Dataset {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 2))
-	p := classic.NewPendulum()
-	d := &dataset.Dataset{ObsDim: 3, ActDim: 1}
-	obs := p.Reset(rng)
-	for len(d.Rewards) < n {
-		a := 4*rng.Float64() - 2
-		next, r, term, trunc, err := p.Step([]float64{a})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j := range 3 {
-			d.Observations = append(d.Observations, float32(obs[j]))
-			d.NextObservations = append(d.NextObservations, float32(next[j]))
-		}
-		d.Actions = append(d.Actions, float32(a))
-		d.Rewards = append(d.Rewards, float32(r))
-		d.Terminals = append(d.Terminals, 0)
-		d.Timeouts = append(d.Timeouts, 0)
-		obs = next
-		if term || trunc || len(d.Rewards)%50 == 0 {
-			obs = p.Reset(rng)
-		}
+	d, err := learntest.Pendulum(n, seed)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return d
 }
@@ -50,14 +32,14 @@ func tinyKoopman(t *testing.T, d *dataset.Dataset) *koopman.Model {
 	t.Helper()
 	tc := koopman.DefaultTrainConfig()
 	tc.MaxEpochs, tc.Batch, tc.Patience, tc.Seed, tc.LR = 25, 64, 0, 3, 1e-3
-	m, err := TrainKoopman(context.Background(), d, tc, []int{32, 32}, 6, "", nil)
+	m, err := run.TrainKoopman(context.Background(), d, tc, []int{32, 32}, 6, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
-func finiteStats(t *testing.T, what string, s SymStats) {
+func finiteStats(t *testing.T, what string, s Stats) {
 	t.Helper()
 	for _, v := range []float64{s.Mean, s.Std, s.Median, s.P10, s.P90, s.Max} {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
@@ -72,9 +54,9 @@ func finiteStats(t *testing.T, what string, s SymStats) {
 func TestSymcheckPendulum(t *testing.T) {
 	d := pendulumTransitions(t, 1500, 1)
 	m := tinyKoopman(t, d)
-	cfg := DefaultSymcheckConfig("pendulum")
+	cfg := DefaultConfig("pendulum")
 	cfg.N, cfg.Seed, cfg.ShiftSigma = 400, 7, 10
-	r, err := Symcheck(context.Background(), m, d, cfg, nil)
+	r, err := Run(context.Background(), m, d, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +83,7 @@ func TestSymcheckPendulum(t *testing.T) {
 		if v.Failures != 0 || v.DeltaE.Count != r.Samples {
 			t.Errorf("%s: %d failures, %d values", v.Name, v.Failures, v.DeltaE.Count)
 		}
-		for what, s := range map[string]SymStats{"ΔS": v.DeltaS, "ΔE_pos": v.DeltaEPos, "ΔE_vel": v.DeltaEVel, "ΔE": v.DeltaE, "Δg": v.LatentShift} {
+		for what, s := range map[string]Stats{"ΔS": v.DeltaS, "ΔE_pos": v.DeltaEPos, "ΔE_vel": v.DeltaEVel, "ΔE": v.DeltaE, "Δg": v.LatentShift} {
 			finiteStats(t, v.Name+" "+what, s)
 		}
 	}
@@ -117,35 +99,35 @@ func TestSymcheckPendulum(t *testing.T) {
 		t.Errorf("kfc++ ΔS equals the reconstruction's: the shift did nothing")
 	}
 
-	dir, err := NewDir(t.TempDir(), "symcheck")
+	dir, err := run.NewDir(t.TempDir(), "symcheck")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSymcheck(r, dir); err != nil {
+	if err := Write(r, dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{SymcheckJSON, SymcheckCSV, SymcheckPNG, SymcheckSummary} {
+	for _, f := range []string{JSONFile, CSVFile, PNGFile, SummaryFile} {
 		st, err := os.Stat(dir.File(f))
 		if err != nil || st.Size() == 0 {
 			t.Fatalf("%s not written: %v", f, err)
 		}
 	}
-	png, _ := os.ReadFile(dir.File(SymcheckPNG))
+	png, _ := os.ReadFile(dir.File(PNGFile))
 	if !strings.HasPrefix(string(png), "\x89PNG") {
 		t.Error("symcheck.png is not a PNG")
 	}
-	var back SymcheckResult
-	raw, _ := os.ReadFile(dir.File(SymcheckJSON))
+	var back Result
+	raw, _ := os.ReadFile(dir.File(JSONFile))
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
 	if len(back.Variants) != 5 || back.Variant("kfc++").DeltaS.Mean != sym.DeltaS.Mean || back.Provenance.GoVersion == "" {
 		t.Errorf("JSON round trip lost numbers or provenance")
 	}
-	if tab := SymcheckTable(r); !strings.Contains(tab, "random-independent") || !strings.Contains(tab, "kfc++") {
+	if tab := Table(r); !strings.Contains(tab, "random-independent") || !strings.Contains(tab, "kfc++") {
 		t.Errorf("table:\n%s", tab)
 	}
-	t.Logf("\n%s", SymcheckTable(r))
+	t.Logf("\n%s", Table(r))
 
 	// Paired comparisons: their point values are the variants' own statistics.
 	if len(r.Comparisons) != 2 {
@@ -168,7 +150,7 @@ func TestSymcheckPendulum(t *testing.T) {
 			}
 		}
 	}
-	if tab := SymcheckTable(r); !strings.Contains(tab, "kfc++ vs random-shared, 400 paired transitions") {
+	if tab := Table(r); !strings.Contains(tab, "kfc++ vs random-shared, 400 paired transitions") {
 		t.Errorf("table lacks the comparison:\n%s", tab)
 	}
 	if back.Comparisons[0] != r.Comparisons[0] {
@@ -176,7 +158,7 @@ func TestSymcheckPendulum(t *testing.T) {
 	}
 
 	// Same seed, same numbers.
-	r2, err := Symcheck(context.Background(), m, d, cfg, nil)
+	r2, err := Run(context.Background(), m, d, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +180,7 @@ func TestSymcheckErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultSymcheckConfig("pendulum")
+	cfg := DefaultConfig("pendulum")
 	cfg.N = 10
 	for _, tc := range []struct {
 		env  string
@@ -209,19 +191,19 @@ func TestSymcheckErrors(t *testing.T) {
 	} {
 		c := cfg
 		c.Env = tc.env
-		if _, err := Symcheck(context.Background(), m, d, c, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Run(context.Background(), m, d, c, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("env %s: error %v, want %q", tc.env, err, tc.want)
 		}
 	}
 	mc2 := mc
 	mc2.ObsDim = 4
 	m2, _ := koopman.NewModel(mc2)
-	if _, err := Symcheck(context.Background(), m2, d, cfg, nil); err == nil || !strings.Contains(err.Error(), "model is for states 4") {
+	if _, err := Run(context.Background(), m2, d, cfg, nil); err == nil || !strings.Contains(err.Error(), "model is for states 4") {
 		t.Errorf("model/dataset mismatch: %v", err)
 	}
 	bad := *d
 	bad.ObsDim, bad.Observations, bad.NextObservations = 2, bad.Observations[:400], bad.NextObservations[:400]
-	if _, err := Symcheck(context.Background(), m, &bad, cfg, nil); err == nil {
+	if _, err := Run(context.Background(), m, &bad, cfg, nil); err == nil {
 		t.Error("dataset/model mismatch accepted")
 	}
 }
@@ -271,9 +253,9 @@ func hopperTransitions(t *testing.T, n int, seed uint64) *dataset.Dataset {
 func TestSymcheckHopper(t *testing.T) {
 	d := hopperTransitions(t, 1200, 2)
 	m := tinyKoopman(t, d)
-	cfg := DefaultSymcheckConfig("hopper")
+	cfg := DefaultConfig("hopper")
 	cfg.N, cfg.Seed = 300, 4
-	r, err := Symcheck(context.Background(), m, d, cfg, nil)
+	r, err := Run(context.Background(), m, d, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +277,7 @@ func TestSymcheckHopper(t *testing.T) {
 			t.Errorf("%s: mean ΔS off by %.2g relative to kfc++", name, rel)
 		}
 	}
-	t.Logf("\n%s", SymcheckTable(r))
+	t.Logf("\n%s", Table(r))
 }
 
 func TestCompareShifts(t *testing.T) {
@@ -332,7 +314,7 @@ func TestCompareShifts(t *testing.T) {
 		t.Errorf("interval %+v", a.MeanRatio)
 	}
 	// No usable pair, or a zero median on the other side: undefined, not NaN.
-	for _, c := range []SymComparison{
+	for _, c := range []Comparison{
 		compareShifts("x", []float64{math.NaN()}, []float64{1}, 10, rng),
 		compareShifts("x", []float64{1, 2, 3}, []float64{0, 0, 1}, 10, rng),
 	} {

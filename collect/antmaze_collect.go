@@ -1,4 +1,4 @@
-package run
+package collect
 
 import (
 	"fmt"
@@ -29,11 +29,11 @@ const (
 	AntMazePlay AntMazeKind = "play"
 )
 
-// AntMazeCollectConfig configures AntMaze data collection with D4RL's recipe:
+// AntMazeConfig configures AntMaze data collection with D4RL's recipe:
 // a goal-reaching ant policy steered through the maze by a waypoint
 // planner, with Gaussian action noise; rewards relabelled afterwards to the
 // sparse evaluation-goal reward.
-type AntMazeCollectConfig struct {
+type AntMazeConfig struct {
 	// Dataset is a D4RL AntMaze dataset name, e.g. "antmaze-medium-diverse-v2".
 	Dataset string `json:"dataset"`
 	// Transitions is the dataset size (D4RL: 1,000,000).
@@ -81,7 +81,7 @@ func GoalObservation(dst, mazeObs []float64, dx, dy float64) {
 	dst[27], dst[28] = dx, dy
 }
 
-// CollectAntMaze rolls out lowLevel (a policy for mujoco.AntGoalName
+// AntMazeDataset rolls out lowLevel (a policy for mujoco.AntGoalName
 // observations) steered by the maze's waypoints and returns the dataset:
 // observations [N, 29], actions [N, 8], rewards 1 and terminals where the
 // next x-y is within 0.5 m of the evaluation goal (D4RL's sparse
@@ -89,7 +89,7 @@ func GoalObservation(dst, mazeObs []float64, dx, dy float64) {
 // timeouts every EpisodeSteps, and infos goal [N, 2] (the commanded goal),
 // qpos [N, 15], qvel [N, 14]. The evaluation goal is drawn once per dataset
 // from the seed and recorded in the metadata. Same config → same bytes.
-func CollectAntMaze(cfg AntMazeCollectConfig, lowLevel eval.Policy) (*dataset.Dataset, map[string]dataset.Array, error) {
+func AntMazeDataset(cfg AntMazeConfig, lowLevel eval.Policy) (*dataset.Dataset, map[string]dataset.Array, error) {
 	m, kind, err := AntMazeKindOf(cfg.Dataset)
 	if err != nil {
 		return nil, nil, err

@@ -1,4 +1,4 @@
-package run
+package collect
 
 import (
 	"math"
@@ -63,7 +63,7 @@ func (a *discAgent) run(x, y, gx, gy float64, steps int, rng *rand.Rand) (reache
 // A scripted waypoint controller reaches the goal in the large maze (and
 // the U and medium mazes): the planner (Maze.Waypoint's breadth-first
 // search over the map) with the jittered waypoints of data collection
-// (SteerTarget, the code CollectAntMaze steers the ant with) drives a disc
+// (SteerTarget, the code AntMazeDataset steers the ant with) drives a disc
 // of the ant's size (radius 0.75 m: torso 0.25 m plus most of a leg's
 // reach) at 1 m/s (0.1 m per 0.1 s env step, a walking ant's speed) from
 // every free cell of the map, with D4RL's start noise, to the maze's

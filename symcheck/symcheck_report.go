@@ -1,4 +1,4 @@
-package run
+package symcheck
 
 import (
 	"bytes"
@@ -13,19 +13,22 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/koopq/koopq/internal/palette"
+	"github.com/koopq/koopq/run"
 )
 
-// Files WriteSymcheck writes into its directory.
+// Files Write writes into its directory.
 const (
-	SymcheckJSON    = "symcheck.json"
-	SymcheckCSV     = "samples.csv"
-	SymcheckPNG     = "symcheck.png"
-	SymcheckSummary = "summary.txt"
+	JSONFile    = "symcheck.json"
+	CSVFile     = "samples.csv"
+	PNGFile     = "symcheck.png"
+	SummaryFile = "summary.txt"
 )
 
-// SymcheckTable renders the result as a text table: per variant mean ΔS,
+// Table renders the result as a text table: per variant mean ΔS,
 // mean and median ΔE_pos, ΔE_vel and ΔE, and simulator failures.
-func SymcheckTable(r *SymcheckResult) string {
+func Table(r *Result) string {
 	var b strings.Builder
 	dec := "direct decoding s̃ = D(g̃)"
 	if r.Config.Residual {
@@ -53,25 +56,25 @@ func dimRange(d []int) string {
 	return fmt.Sprintf("[%d:%d]", d[0], d[len(d)-1]+1)
 }
 
-// WriteSymcheck writes the result into dir: symcheck.json (numbers, config,
+// Write writes the result into dir: symcheck.json (numbers, config,
 // provenance), samples.csv (per-sample ΔS, ΔE_pos, ΔE_vel of every
-// variant), symcheck.png (histograms) and summary.txt (SymcheckTable).
-func WriteSymcheck(r *SymcheckResult, dir *Dir) error {
-	if err := dir.WriteJSON(SymcheckJSON, r); err != nil {
+// variant), symcheck.png (histograms) and summary.txt (Table).
+func Write(r *Result, dir *run.Dir) error {
+	if err := dir.WriteJSON(JSONFile, r); err != nil {
 		return err
 	}
-	if err := writeSymSamples(r, dir.File(SymcheckCSV)); err != nil {
+	if err := writeSymSamples(r, dir.File(CSVFile)); err != nil {
 		return err
 	}
-	if err := PlotSymcheck(r, dir.File(SymcheckPNG)); err != nil {
+	if err := Plot(r, dir.File(PNGFile)); err != nil {
 		return fmt.Errorf("symcheck plot: %w", err)
 	}
-	return WriteFileAtomic(dir.File(SymcheckSummary), []byte(SymcheckTable(r)))
+	return run.WriteFileAtomic(dir.File(SummaryFile), []byte(Table(r)))
 }
 
 // writeSymSamples writes the per-sample ΔS, ΔE_pos, ΔE_vel of every
 // variant of r as CSV to path.
-func writeSymSamples(r *SymcheckResult, path string) error {
+func writeSymSamples(r *Result, path string) error {
 	var csv bytes.Buffer
 	csv.WriteString("sample")
 	for _, v := range r.Variants {
@@ -85,22 +88,22 @@ func writeSymSamples(r *SymcheckResult, path string) error {
 		}
 		csv.WriteString("\n")
 	}
-	return WriteFileAtomic(path, csv.Bytes())
+	return run.WriteFileAtomic(path, csv.Bytes())
 }
 
-// PlotSymcheck draws the paper's figure: one row per random variant (shared,
+// Plot draws the paper's figure: one row per random variant (shared,
 // independent latent draw), panels for log10 ΔE_pos, log10 ΔE_vel and
 // log10 ΔS, each overlaying the KFC++ symmetry shift, the random shift and
 // (for ΔE) the unshifted reconstruction baseline as histograms (fraction of
 // samples per bin).
-func PlotSymcheck(r *SymcheckResult, path string) error {
+func Plot(r *Result, path string) error {
 	sym, recon := r.Variant("kfc++"), r.Variant("reconstruction")
 	if sym == nil || recon == nil {
 		return fmt.Errorf("result has no kfc++ or reconstruction variant")
 	}
 	rows := []string{"random-shared", "random-independent"}
 	rowTitle := map[string]string{"random-shared": "shared random draw", "random-independent": "independent random draws"}
-	colors := []color.RGBA{palette[0], palette[1], palette[7]}
+	colors := []color.RGBA{palette.Colors[0], palette.Colors[1], palette.Colors[7]}
 	plots := make([][]*plot.Plot, len(rows))
 	for ri, name := range rows {
 		rnd := r.Variant(name)
@@ -164,7 +167,7 @@ func PlotSymcheck(r *SymcheckResult, path string) error {
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, buf.Bytes())
+	return run.WriteFileAtomic(path, buf.Bytes())
 }
 
 // logBins returns nb+1 equal-width edges in log10 spanning the positive

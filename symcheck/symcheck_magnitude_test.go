@@ -1,4 +1,4 @@
-package run
+package symcheck
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/koopq/koopq/run"
 )
 
 // --shift-l2 calibrates the kfc++ scale per magnitude on one sample: the
@@ -17,10 +19,10 @@ import (
 func TestSymcheckMagnitudesPendulum(t *testing.T) {
 	d := pendulumTransitions(t, 1500, 1)
 	m := tinyKoopman(t, d)
-	cfg := DefaultSymcheckConfig("pendulum")
+	cfg := DefaultConfig("pendulum")
 	cfg.N, cfg.Seed, cfg.Residual = 400, 7, true
 	cfg.ShiftL2 = []float64{2.6e-4, 1e-2}
-	r, err := SymcheckMagnitudes(context.Background(), m, d, cfg, nil)
+	r, err := Magnitudes(context.Background(), m, d, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +71,14 @@ func TestSymcheckMagnitudesPendulum(t *testing.T) {
 		t.Errorf("kfc++ mean ΔS %g at 2.6e-4, %g at 1e-2", a, b)
 	}
 
-	dir, err := NewDir(t.TempDir(), "symcheck")
+	dir, err := run.NewDir(t.TempDir(), "symcheck")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSymcheckMagnitudes(r, dir); err != nil {
+	if err := WriteMagnitudes(r, dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{SymcheckJSON, SymcheckSummary, "samples-l2-0.00026.csv", "symcheck-l2-0.01.png"} {
+	for _, f := range []string{JSONFile, SummaryFile, "samples-l2-0.00026.csv", "symcheck-l2-0.01.png"} {
 		if st, err := os.Stat(dir.File(f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s not written: %v", f, err)
 		}
@@ -88,7 +90,7 @@ func TestSymcheckMagnitudesPendulum(t *testing.T) {
 			Rows       []map[string]json.RawMessage
 		} `json:"magnitudes"`
 	}
-	raw, _ := os.ReadFile(dir.File(SymcheckJSON))
+	raw, _ := os.ReadFile(dir.File(JSONFile))
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func TestSymcheckMagnitudesPendulum(t *testing.T) {
 			}
 		}
 	}
-	sum, _ := os.ReadFile(dir.File(SymcheckSummary))
+	sum, _ := os.ReadFile(dir.File(SummaryFile))
 	for _, want := range []string{"== shift-l2 0.00026", "== shift-l2 0.01", "s4rl-n", "kfc++ vs s4rl-n", "ΔE/data mean"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary.txt lacks %q:\n%s", want, sum)
@@ -132,19 +134,19 @@ func TestSymcheckShiftL2Bad(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "--shift-l2") {
 			t.Errorf("%v: error %v", xs, err)
 		}
-		cfg := DefaultSymcheckConfig("pendulum")
+		cfg := DefaultConfig("pendulum")
 		cfg.ShiftL2 = xs
-		if _, err := SymcheckMagnitudes(context.Background(), nil, nil, cfg, nil); err == nil || !strings.Contains(err.Error(), "--shift-l2") {
-			t.Errorf("SymcheckMagnitudes(%v): error %v", xs, err)
+		if _, err := Magnitudes(context.Background(), nil, nil, cfg, nil); err == nil || !strings.Contains(err.Error(), "--shift-l2") {
+			t.Errorf("Magnitudes(%v): error %v", xs, err)
 		}
 	}
 	if err := CheckShiftL2([]float64{2.6e-4, 1e-3, 1e-2}); err != nil {
 		t.Error(err)
 	}
-	// Symcheck itself refuses a list rather than ignoring it.
-	cfg := DefaultSymcheckConfig("pendulum")
+	// Run itself refuses a list rather than ignoring it.
+	cfg := DefaultConfig("pendulum")
 	cfg.ShiftL2 = []float64{1e-3}
-	if _, err := Symcheck(context.Background(), nil, nil, cfg, nil); err == nil || !strings.Contains(err.Error(), "SymcheckMagnitudes") {
-		t.Errorf("Symcheck with shift-l2: %v", err)
+	if _, err := Run(context.Background(), nil, nil, cfg, nil); err == nil || !strings.Contains(err.Error(), "Magnitudes") {
+		t.Errorf("Run with shift-l2: %v", err)
 	}
 }

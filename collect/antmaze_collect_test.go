@@ -1,4 +1,4 @@
-package run
+package collect
 
 import (
 	"fmt"
@@ -56,9 +56,9 @@ func TestGoalObservation(t *testing.T) {
 // config gives identical data.
 func TestCollectAntMaze(t *testing.T) {
 	for _, name := range []string{"antmaze-umaze-v2", "antmaze-medium-diverse-v2", "antmaze-large-play-v2"} {
-		cfg := AntMazeCollectConfig{Dataset: name, Transitions: 250, EpisodeSteps: 50, ActionNoise: 0.2, Seed: 4}
+		cfg := AntMazeConfig{Dataset: name, Transitions: 250, EpisodeSteps: 50, ActionNoise: 0.2, Seed: 4}
 		p := &zeroPolicy{}
-		d, infos, err := CollectAntMaze(cfg, p)
+		d, infos, err := AntMazeDataset(cfg, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestCollectAntMaze(t *testing.T) {
 		if o := p.seen[0]; len(o) != 29 || math.Abs(math.Hypot(o[27], o[28])-10) > 1e-9 || float32(o[0]) != d.Observations[2] {
 			t.Errorf("%s: low-level observation %v", name, o)
 		}
-		d2, infos2, err := CollectAntMaze(cfg, &zeroPolicy{})
+		d2, infos2, err := AntMazeDataset(cfg, &zeroPolicy{})
 		if err != nil || !reflect.DeepEqual(d, d2) || !reflect.DeepEqual(infos, infos2) {
 			t.Errorf("%s: a second collection with the same seed differs (err %v)", name, err)
 		}
@@ -116,7 +116,7 @@ func TestCollectAntMaze(t *testing.T) {
 			t.Errorf("%s: metadata %v", name, d.Meta)
 		}
 	}
-	if _, _, err := CollectAntMaze(AntMazeCollectConfig{Dataset: "antmaze-umaze-v2", Transitions: 0, EpisodeSteps: 5}, &zeroPolicy{}); err == nil {
+	if _, _, err := AntMazeDataset(AntMazeConfig{Dataset: "antmaze-umaze-v2", Transitions: 0, EpisodeSteps: 5}, &zeroPolicy{}); err == nil {
 		t.Error("zero transitions accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package run
+package symcheck
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/run"
 )
 
 // CheckShiftL2 checks a list of --shift-l2 targets: not empty, each finite
@@ -26,27 +27,27 @@ func CheckShiftL2(xs []float64) error {
 	return nil
 }
 
-// SymMeanMedian is the mean and median of one quantity.
-type SymMeanMedian struct {
+// MeanMedian is the mean and median of one quantity.
+type MeanMedian struct {
 	Mean   float64 `json:"mean"`
 	Median float64 `json:"median"`
 }
 
-// SymRow is one variant of a SymMagnitude in brief.
-type SymRow struct {
-	Name      string        `json:"name"`
-	DeltaS    SymMeanMedian `json:"delta_s"`
-	DeltaEPos SymMeanMedian `json:"delta_e_pos"`
-	DeltaEVel SymMeanMedian `json:"delta_e_vel"`
-	DeltaE    SymMeanMedian `json:"delta_e"`
+// Row is one variant of a Magnitude in brief.
+type Row struct {
+	Name      string     `json:"name"`
+	DeltaS    MeanMedian `json:"delta_s"`
+	DeltaEPos MeanMedian `json:"delta_e_pos"`
+	DeltaEVel MeanMedian `json:"delta_e_vel"`
+	DeltaE    MeanMedian `json:"delta_e"`
 	// DeltaEOverData is ΔE / ΔE of the data row (mean over mean, median
 	// over median); null when the data row's ΔE is 0.
-	DeltaEOverData *SymMeanMedian `json:"delta_e_over_data"`
-	Failures       int            `json:"failures"`
+	DeltaEOverData *MeanMedian `json:"delta_e_over_data"`
+	Failures       int         `json:"failures"`
 }
 
-// SymMagnitude is the study at one calibrated KFC++ magnitude.
-type SymMagnitude struct {
+// Magnitude is the study at one calibrated KFC++ magnitude.
+type Magnitude struct {
 	// ShiftL2 is the target mean ‖s̃_t − s_t‖₂ of the kfc++ row and
 	// ShiftSigma the calibrated scale (augment.Calibrate on the sample).
 	ShiftL2     float64             `json:"shift_l2"`
@@ -56,15 +57,15 @@ type SymMagnitude struct {
 	// dimensions as the study computed it (koopman.Shifter, from the ε
 	// draws the calibration measured with; Calibration.Measured is the
 	// augmenter's own figure, equal up to float32 rounding).
-	MeasuredShiftL2 float64         `json:"shift_l2_measured"`
-	Rows            []SymRow        `json:"rows"`
-	Detail          *SymcheckResult `json:"detail"`
+	MeasuredShiftL2 float64 `json:"shift_l2_measured"`
+	Rows            []Row   `json:"rows"`
+	Detail          *Result `json:"detail"`
 }
 
-// SymcheckMagnitudesResult is the outcome of SymcheckMagnitudes.
-type SymcheckMagnitudesResult struct {
-	Config      SymcheckConfig `json:"config"`
-	Provenance  Provenance     `json:"provenance"`
+// MagnitudesResult is the outcome of Magnitudes.
+type MagnitudesResult struct {
+	Config      Config         `json:"config"`
+	Provenance  run.Provenance `json:"provenance"`
 	Model       string         `json:"model,omitempty"`
 	Data        string         `json:"data,omitempty"`
 	Transitions int            `json:"transitions"`
@@ -75,19 +76,19 @@ type SymcheckMagnitudesResult struct {
 	Latent      int            `json:"latent"`
 	PosDims     []int          `json:"position_dims"`
 	VelDims     []int          `json:"velocity_dims"`
-	Magnitudes  []SymMagnitude `json:"magnitudes"`
+	Magnitudes  []Magnitude    `json:"magnitudes"`
 }
 
-// SymcheckMagnitudes runs the Symcheck study once per target in
-// cfg.ShiftL2 on one sample and model: for each it calibrates the KFC++
+// Magnitudes runs the study of Run once per target in cfg.ShiftL2 on one
+// sample and model: for each it calibrates the KFC++
 // scale (shift sigma) with augment.Calibrate so that the mean ‖s̃_t − s_t‖₂
 // of the kfc++ augmenter over the sampled transitions equals the target,
-// then builds the Symcheck variants at that scale plus s4rl-n
+// then builds the Run variants at that scale plus s4rl-n
 // (s̃ = s + σz with independent z for s_t and s_{t+1}, as the gaussian
 // augmenter; σ fitted like the random rows' λ so that its mean ΔS equals
 // kfc++'s) and compares kfc++ with it too. Every magnitude uses the same
 // ε, z and noise draws, scaled.
-func SymcheckMagnitudes(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg SymcheckConfig, progress ProgressFunc) (*SymcheckMagnitudesResult, error) {
+func Magnitudes(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg Config, progress run.ProgressFunc) (*MagnitudesResult, error) {
 	if err := CheckShiftL2(cfg.ShiftL2); err != nil {
 		return nil, fmt.Errorf("symcheck: %w", err)
 	}
@@ -100,7 +101,7 @@ func SymcheckMagnitudes(ctx context.Context, m *koopman.Model, data *dataset.Dat
 	if err != nil {
 		return nil, err
 	}
-	out := &SymcheckMagnitudesResult{Config: p.cfg, Provenance: CurrentProvenance(), Transitions: data.Len(), Samples: p.w.n,
+	out := &MagnitudesResult{Config: p.cfg, Provenance: run.CurrentProvenance(), Transitions: data.Len(), Samples: p.w.n,
 		Terminals: data.Len() - p.cands, ObsDim: p.w.S, ActDim: m.M(), Latent: p.w.N, PosDims: p.pos, VelDims: p.vel}
 	for _, x := range cfg.ShiftL2 {
 		if progress != nil {
@@ -110,7 +111,7 @@ func SymcheckMagnitudes(ctx context.Context, m *koopman.Model, data *dataset.Dat
 		if err != nil {
 			return nil, fmt.Errorf("symcheck: kfc++ at --shift-l2 %.3g: %w", x, err)
 		}
-		var pr ProgressFunc
+		var pr run.ProgressFunc
 		if progress != nil {
 			pr = func(done, total int, msg string) { progress(done, total, fmt.Sprintf("shift-l2 %.3g: %s", x, msg)) }
 		}
@@ -119,7 +120,7 @@ func SymcheckMagnitudes(ctx context.Context, m *koopman.Model, data *dataset.Dat
 			return nil, err
 		}
 		r.Config.ShiftL2 = []float64{x}
-		out.Magnitudes = append(out.Magnitudes, SymMagnitude{ShiftL2: x, ShiftSigma: cal.Scale, Calibration: cal,
+		out.Magnitudes = append(out.Magnitudes, Magnitude{ShiftL2: x, ShiftSigma: cal.Scale, Calibration: cal,
 			MeasuredShiftL2: l2, Rows: symRows(r), Detail: r})
 	}
 	return out, nil
@@ -155,27 +156,27 @@ func (p *symPrep) calibrator() (*augment.Koopman, *dataset.Batch, error) {
 }
 
 // symRows summarizes r's variants, with ΔE relative to the data row's.
-func symRows(r *SymcheckResult) []SymRow {
+func symRows(r *Result) []Row {
 	data := r.Variant("data")
-	rows := make([]SymRow, 0, len(r.Variants))
+	rows := make([]Row, 0, len(r.Variants))
 	for _, v := range r.Variants {
-		row := SymRow{Name: v.Name, Failures: v.Failures,
-			DeltaS:    SymMeanMedian{v.DeltaS.Mean, v.DeltaS.Median},
-			DeltaEPos: SymMeanMedian{v.DeltaEPos.Mean, v.DeltaEPos.Median},
-			DeltaEVel: SymMeanMedian{v.DeltaEVel.Mean, v.DeltaEVel.Median},
-			DeltaE:    SymMeanMedian{v.DeltaE.Mean, v.DeltaE.Median}}
+		row := Row{Name: v.Name, Failures: v.Failures,
+			DeltaS:    MeanMedian{v.DeltaS.Mean, v.DeltaS.Median},
+			DeltaEPos: MeanMedian{v.DeltaEPos.Mean, v.DeltaEPos.Median},
+			DeltaEVel: MeanMedian{v.DeltaEVel.Mean, v.DeltaEVel.Median},
+			DeltaE:    MeanMedian{v.DeltaE.Mean, v.DeltaE.Median}}
 		if data != nil && data.DeltaE.Mean > 0 && data.DeltaE.Median > 0 {
-			row.DeltaEOverData = &SymMeanMedian{v.DeltaE.Mean / data.DeltaE.Mean, v.DeltaE.Median / data.DeltaE.Median}
+			row.DeltaEOverData = &MeanMedian{v.DeltaE.Mean / data.DeltaE.Mean, v.DeltaE.Median / data.DeltaE.Median}
 		}
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-// SymcheckMagnitudesTable renders one table per magnitude: per row mean
+// MagnitudesTable renders one table per magnitude: per row mean
 // and median ΔS, ΔE_pos, ΔE_vel and ΔE, ΔE over the data row's, failures;
 // then the fitted scales and the paired comparisons of kfc++.
-func SymcheckMagnitudesTable(r *SymcheckMagnitudesResult) string {
+func MagnitudesTable(r *MagnitudesResult) string {
 	var b strings.Builder
 	dec := "direct decoding s̃ = D(g̃)"
 	if r.Config.Residual {
@@ -206,8 +207,8 @@ func SymcheckMagnitudesTable(r *SymcheckMagnitudesResult) string {
 }
 
 // writeSymFits writes the fitted λ and σ, the paired comparisons and the
-// match warning of r (the part of SymcheckTable below its table).
-func writeSymFits(b *strings.Builder, r *SymcheckResult) {
+// match warning of r (the part of Table below its table).
+func writeSymFits(b *strings.Builder, r *Result) {
 	for _, name := range []string{"random-shared", "random-independent"} {
 		if v := r.Variant(name); v != nil {
 			fmt.Fprintf(b, "%s: λ = %.4g, mean ΔS relative mismatch to kfc++ %.2g\n", name, v.LatentScale, r.MatchRelErr[name])
@@ -235,20 +236,20 @@ func symMagnitudeFile(prefix string, x float64, ext string) string {
 	return fmt.Sprintf("%s-l2-%g.%s", prefix, x, ext)
 }
 
-// WriteSymcheckMagnitudes writes symcheck.json (r), summary.txt
-// (SymcheckMagnitudesTable) and per magnitude X samples-l2-X.csv and
+// WriteMagnitudes writes symcheck.json (r), summary.txt
+// (MagnitudesTable) and per magnitude X samples-l2-X.csv and
 // symcheck-l2-X.png into dir.
-func WriteSymcheckMagnitudes(r *SymcheckMagnitudesResult, dir *Dir) error {
-	if err := dir.WriteJSON(SymcheckJSON, r); err != nil {
+func WriteMagnitudes(r *MagnitudesResult, dir *run.Dir) error {
+	if err := dir.WriteJSON(JSONFile, r); err != nil {
 		return err
 	}
 	for _, mg := range r.Magnitudes {
 		if err := writeSymSamples(mg.Detail, dir.File(symMagnitudeFile("samples", mg.ShiftL2, "csv"))); err != nil {
 			return err
 		}
-		if err := PlotSymcheck(mg.Detail, dir.File(symMagnitudeFile("symcheck", mg.ShiftL2, "png"))); err != nil {
+		if err := Plot(mg.Detail, dir.File(symMagnitudeFile("symcheck", mg.ShiftL2, "png"))); err != nil {
 			return fmt.Errorf("symcheck plot: %w", err)
 		}
 	}
-	return WriteFileAtomic(dir.File(SymcheckSummary), []byte(SymcheckMagnitudesTable(r)))
+	return run.WriteFileAtomic(dir.File(SummaryFile), []byte(MagnitudesTable(r)))
 }

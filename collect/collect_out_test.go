@@ -1,4 +1,4 @@
-package run
+package collect
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -36,7 +37,7 @@ func TestCollectChecksOutBeforeRollouts(t *testing.T) {
 		t.Errorf("WriteD4RLDatasets into %s: %v (rollout started: %v)", dir, err, rolled)
 	}
 	cfg := sac.CollectConfig{Env: "pendulum", SAC: sac.DefaultConfig(200), EvalEvery: 100, EvalEpisodes: 1, Transitions: 50, MediumLevel: 0.5}
-	_, _, err = Collect(context.Background(), cfg, dir, progress)
+	_, _, err = run.Collect(context.Background(), cfg, dir, progress)
 	if err == nil || !strings.Contains(err.Error(), "--out /proc: cannot write files there") || rolled {
 		t.Errorf("Collect into %s: %v (SAC started: %v)", dir, err, rolled)
 	}

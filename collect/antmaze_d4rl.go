@@ -1,4 +1,4 @@
-package run
+package collect
 
 import (
 	"crypto/sha256"
@@ -31,7 +31,7 @@ const (
 )
 
 // IsAntMazeDataset reports whether name is an AntMaze dataset or env name
-// (antmaze-…), which `koopq collect` routes to CollectAntMaze.
+// (antmaze-…), which `koopq collect` routes to AntMazeDataset.
 func IsAntMazeDataset(name string) bool { return strings.HasPrefix(name, "antmaze-") }
 
 // lookupGoalPolicy finds the committed goal-reaching policy; tests replace
@@ -123,7 +123,7 @@ type goalPolicy struct {
 }
 
 // writeAntMaze collects one AntMaze dataset with D4RL's recipe (see
-// CollectAntMaze) and writes it to opts.Out/<name>.hdf5 in D4RL's layout:
+// AntMazeDataset) and writes it to opts.Out/<name>.hdf5 in D4RL's layout:
 // observations, actions, rewards, terminals, timeouts, infos/goal,
 // infos/qpos, infos/qvel and metadata (dataset, kind, evaluation goal,
 // goal policy and its sha256, seed, noise, koopq version).
@@ -132,9 +132,9 @@ func writeAntMaze(name string, opts *D4RLOptions, progress func(done, total int)
 	g := opts.goal
 	f := D4RLFile{Name: name, Path: filepath.Join(opts.Out, name+".hdf5"), Policy: "goal-reaching sac actor " + g.src,
 		SHA256: g.sum, SACSteps: g.steps}
-	cfg := AntMazeCollectConfig{Dataset: name, Transitions: opts.Transitions, EpisodeSteps: AntMazeEpisodeSteps,
+	cfg := AntMazeConfig{Dataset: name, Transitions: opts.Transitions, EpisodeSteps: AntMazeEpisodeSteps,
 		ActionNoise: AntMazeActionNoise, Seed: opts.Seed, Progress: progress}
-	d, infos, err := CollectAntMaze(cfg, g.p)
+	d, infos, err := AntMazeDataset(cfg, g.p)
 	if err != nil {
 		return f, err
 	}

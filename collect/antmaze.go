@@ -1,4 +1,4 @@
-package run
+package collect
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env/mujoco"
+	"github.com/koopq/koopq/run"
 )
 
 // MazeCoverage summarizes where the ant of an AntMaze dataset went: which
@@ -162,5 +163,5 @@ func PlotAntMazeCoverage(path string, d *dataset.Dataset, m *mujoco.Maze, title 
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, buf.Bytes())
+	return run.WriteFileAtomic(path, buf.Bytes())
 }

@@ -1,4 +1,4 @@
-package run
+package symcheck
 
 import (
 	"context"
@@ -15,12 +15,13 @@ import (
 	_ "github.com/koopq/koopq/env/mujoco"  // registers hopper etc.
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/nn"
+	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/stats"
 )
 
-// SymcheckConfig configures Symcheck, the paper's ΔS/ΔE study (appendix
+// Config configures Run, the paper's ΔS/ΔE study (appendix
 // "Local precision symmetry shifts Mujoco").
-type SymcheckConfig struct {
+type Config struct {
 	// Env is the simulator the dataset came from ("hopper", "pendulum", …).
 	Env string `json:"env"`
 	// N is the number of transitions sampled without replacement (default
@@ -37,7 +38,7 @@ type SymcheckConfig struct {
 	Residual bool `json:"residual"`
 	// Symmetry configures the eigendecompositions (zero: the default).
 	Symmetry koopman.SymmetryConfig `json:"symmetry"`
-	// ShiftL2, when set, lists target magnitudes for SymcheckMagnitudes:
+	// ShiftL2, when set, lists target magnitudes for Magnitudes:
 	// for each, ShiftSigma is calibrated so that the kfc++ mean ‖s̃_t − s_t‖₂
 	// over the sample equals it (ShiftSigma above is then only the
 	// calibration's starting point).
@@ -47,16 +48,16 @@ type SymcheckConfig struct {
 	Workers int `json:"-"`
 }
 
-// DefaultSymcheckConfig returns n = 2000, seed 0, shift sigma 1 for env.
-func DefaultSymcheckConfig(envName string) SymcheckConfig {
-	return SymcheckConfig{Env: envName, N: 2000, ShiftSigma: 1, Symmetry: koopman.DefaultSymmetryConfig()}
+// DefaultConfig returns n = 2000, seed 0, shift sigma 1 for env.
+func DefaultConfig(envName string) Config {
+	return Config{Env: envName, N: 2000, ShiftSigma: 1, Symmetry: koopman.DefaultSymmetryConfig()}
 }
 
-// SymcheckDims returns the observation dimensions that hold positions and
+// Dims returns the observation dimensions that hold positions and
 // velocities for env with obsDim-dimensional observations: hopper [0:5] /
 // [5:11], walker2d and halfcheetah [0:8] / [8:17], ant [0:13] / [13:27] (its
 // contact-force entries are left out), pendulum (cos θ, sin θ) / θ̇.
-func SymcheckDims(envName string, obsDim int) (pos, vel []int, err error) {
+func Dims(envName string, obsDim int) (pos, vel []int, err error) {
 	type split struct{ p, v, obs int }
 	var s split
 	switch envName {
@@ -93,9 +94,9 @@ type ObservationSetter interface {
 	SetStateFromObservation(obs []float64, x float64) error
 }
 
-// SymStats summarizes one quantity over the samples (finite values only;
+// Stats summarizes one quantity over the samples (finite values only;
 // all zero with Count 0 when there are none).
-type SymStats struct {
+type Stats struct {
 	Mean   float64 `json:"mean"`
 	Std    float64 `json:"std"`
 	Median float64 `json:"median"`
@@ -105,7 +106,7 @@ type SymStats struct {
 	Count  int     `json:"count"`
 }
 
-func symStats(v []float64) SymStats {
+func symStats(v []float64) Stats {
 	f := make([]float64, 0, len(v))
 	for _, x := range v {
 		if !math.IsNaN(x) && !math.IsInf(x, 0) {
@@ -113,7 +114,7 @@ func symStats(v []float64) SymStats {
 		}
 	}
 	if len(f) == 0 {
-		return SymStats{} // Count 0: no finite value (JSON has no NaN)
+		return Stats{} // Count 0: no finite value (JSON has no NaN)
 	}
 	sort.Float64s(f)
 	var s, ss float64
@@ -130,16 +131,16 @@ func symStats(v []float64) SymStats {
 		hi := min(lo+1, len(f)-1)
 		return f[lo] + (i-float64(lo))*(f[hi]-f[lo])
 	}
-	return SymStats{Mean: m, Std: math.Sqrt(ss / float64(len(f))), Median: q(0.5), P10: q(0.1), P90: q(0.9), Max: f[len(f)-1], Count: len(f)}
+	return Stats{Mean: m, Std: math.Sqrt(ss / float64(len(f))), Median: q(0.5), P10: q(0.1), P90: q(0.9), Max: f[len(f)-1], Count: len(f)}
 }
 
-// SymVariant is one way of producing (s̃_t, s̃_{t+1}) and its measured errors.
+// Variant is one way of producing (s̃_t, s̃_{t+1}) and its measured errors.
 // ΔS = ‖s̃_t − s_t‖ + ‖s̃_{t+1} − s_{t+1}‖ and ΔE = ‖s̃_{t+1} − M(s̃_t, a_t)‖
 // (Euclidean norms over the position and velocity dimensions; ΔE_pos and
 // ΔE_vel over each group alone).
-type SymVariant struct {
+type Variant struct {
 	// Name is "data", "reconstruction", "kfc++", "random-shared",
-	// "random-independent" or (SymcheckMagnitudes only) "s4rl-n".
+	// "random-independent" or (Magnitudes only) "s4rl-n".
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	// LatentScale is λ of the random variants' latent shift δ = λz,
@@ -148,11 +149,11 @@ type SymVariant struct {
 	// NoiseSigma is σ of s4rl-n's state noise s̃ = s + σz, fitted like λ.
 	NoiseSigma float64 `json:"noise_sigma,omitempty"`
 	// LatentShift is ‖g̃_t − g_t‖ (zero for data and reconstruction).
-	LatentShift SymStats `json:"latent_shift"`
-	DeltaS      SymStats `json:"delta_s"`
-	DeltaEPos   SymStats `json:"delta_e_pos"`
-	DeltaEVel   SymStats `json:"delta_e_vel"`
-	DeltaE      SymStats `json:"delta_e"`
+	LatentShift Stats `json:"latent_shift"`
+	DeltaS      Stats `json:"delta_s"`
+	DeltaEPos   Stats `json:"delta_e_pos"`
+	DeltaEVel   Stats `json:"delta_e_vel"`
+	DeltaE      Stats `json:"delta_e"`
 	// Failures counts samples whose state could not be set or stepped
 	// (excluded from the statistics, NaN in the samples).
 	Failures int `json:"failures"`
@@ -164,15 +165,15 @@ type SymVariant struct {
 	SampleE    []float64 `json:"-"`
 }
 
-// SymComparison compares the KFC++ shift with one random latent shift of the
+// Comparison compares the KFC++ shift with one random latent shift of the
 // same mean ΔS on the same transitions (paired): the ratio of mean ΔE and of
 // median ΔE, kfc++ / random (below 1: KFC++ lands closer to the simulator's
 // own next state), and the fraction of transitions on which KFC++'s ΔE is
 // the smaller, each with a 95% percentile bootstrap interval from
-// SymBootstrapReps resamples of the transitions (seeded by the config's
+// BootstrapReps resamples of the transitions (seeded by the config's
 // seed, so the same run gives the same interval). Transitions on which
 // either variant failed in the simulator are left out.
-type SymComparison struct {
+type Comparison struct {
 	Against string `json:"against"`
 	Pairs   int    `json:"pairs"`
 	// Defined is false when there are no pairs or a mean or median ΔE of
@@ -186,19 +187,19 @@ type SymComparison struct {
 	Closer stats.CI `json:"closer"`
 }
 
-// SymBootstrapReps is the number of bootstrap resamples of SymComparison.
-const SymBootstrapReps = 2000
+// BootstrapReps is the number of bootstrap resamples of Comparison.
+const BootstrapReps = 2000
 
-// compareShifts builds the SymComparison of per-transition ΔE values k
+// compareShifts builds the Comparison of per-transition ΔE values k
 // (kfc++) and o (the other variant), pairing equal indexes.
-func compareShifts(against string, k, o []float64, reps int, rng *rand.Rand) SymComparison {
+func compareShifts(against string, k, o []float64, reps int, rng *rand.Rand) Comparison {
 	var a, b []float64
 	for i := range k {
 		if finite(k[i]) && finite(o[i]) {
 			a, b = append(a, k[i]), append(b, o[i])
 		}
 	}
-	c := SymComparison{Against: against, Pairs: len(a)}
+	c := Comparison{Against: against, Pairs: len(a)}
 	ratios := func(a, b []float64) (mean, median, closer float64) {
 		n := 0
 		for i := range a {
@@ -242,10 +243,10 @@ func compareShifts(against string, k, o []float64, reps int, rng *rand.Rand) Sym
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// SymcheckResult is the outcome of Symcheck.
-type SymcheckResult struct {
-	Config      SymcheckConfig `json:"config"`
-	Provenance  Provenance     `json:"provenance"`
+// Result is the outcome of Run.
+type Result struct {
+	Config      Config         `json:"config"`
+	Provenance  run.Provenance `json:"provenance"`
 	Model       string         `json:"model,omitempty"` // path, or how it was made
 	Data        string         `json:"data,omitempty"`
 	Transitions int            `json:"transitions"` // dataset size
@@ -269,13 +270,13 @@ type SymcheckResult struct {
 	// each random variant; Matched says whether both are below 1e-6.
 	MatchRelErr map[string]float64 `json:"match_rel_err"`
 	Matched     bool               `json:"matched"`
-	Variants    []SymVariant       `json:"variants"`
+	Variants    []Variant          `json:"variants"`
 	// Comparisons pairs kfc++ with random-shared and random-independent.
-	Comparisons []SymComparison `json:"comparisons"`
+	Comparisons []Comparison `json:"comparisons"`
 }
 
 // Variant returns the variant called name, or nil.
-func (r *SymcheckResult) Variant(name string) *SymVariant {
+func (r *Result) Variant(name string) *Variant {
 	for i := range r.Variants {
 		if r.Variants[i].Name == name {
 			return &r.Variants[i]
@@ -332,7 +333,7 @@ func (w *symWork) deltaS(st []float32) ([]float64, float64) {
 	return ds, tot / float64(w.n)
 }
 
-// Symcheck runs the ΔS/ΔE study of the paper's appendix for the Koopman
+// Run runs the ΔS/ΔE study of the paper's appendix for the Koopman
 // model m on data, which must come from the simulator cfg.Env. It samples
 // cfg.N transitions (s_t, a_t, s_{t+1}) and builds five variants of shifted
 // pairs (s̃_t, s̃_{t+1}):
@@ -349,10 +350,10 @@ func (w *symWork) deltaS(st []float32) ([]float64, float64) {
 // s + D(g̃) − D(g). For each it puts the simulator in s̃_t, steps with a_t
 // and records ΔE = ‖s̃_{t+1} − M(s̃_t, a_t)‖, split into positions and
 // velocities. progress (may be nil) is called per variant. cfg.ShiftL2 must
-// be empty (see SymcheckMagnitudes).
-func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg SymcheckConfig, progress ProgressFunc) (*SymcheckResult, error) {
+// be empty (see Magnitudes).
+func Run(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg Config, progress run.ProgressFunc) (*Result, error) {
 	if len(cfg.ShiftL2) > 0 {
-		return nil, fmt.Errorf("symcheck: shift-l2 %v is set: calibrated magnitudes are SymcheckMagnitudes' job", cfg.ShiftL2)
+		return nil, fmt.Errorf("symcheck: shift-l2 %v is set: calibrated magnitudes are Magnitudes' job", cfg.ShiftL2)
 	}
 	p, err := prepareSymcheck(m, data, cfg)
 	if err != nil {
@@ -368,7 +369,7 @@ func Symcheck(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg 
 // state after the sample was drawn (each study restarts from it, so studies
 // at different scales see the same ε, z and noise draws).
 type symPrep struct {
-	cfg      SymcheckConfig
+	cfg      Config
 	w        *symWork
 	idx      []int // dataset rows of the sample
 	data     *dataset.Dataset
@@ -387,7 +388,7 @@ func (p *symPrep) close() {
 
 // prepareSymcheck checks the inputs, makes the simulator, draws the sample
 // and encodes it.
-func prepareSymcheck(m *koopman.Model, data *dataset.Dataset, cfg SymcheckConfig) (*symPrep, error) {
+func prepareSymcheck(m *koopman.Model, data *dataset.Dataset, cfg Config) (*symPrep, error) {
 	if m == nil || data == nil {
 		return nil, fmt.Errorf("symcheck: needs a Koopman model and a dataset")
 	}
@@ -412,7 +413,7 @@ func prepareSymcheck(m *koopman.Model, data *dataset.Dataset, cfg SymcheckConfig
 	if err := nn.CheckFinite(m.Params()); err != nil {
 		return nil, fmt.Errorf("symcheck: Koopman model: %w", err)
 	}
-	pos, vel, err := SymcheckDims(cfg.Env, data.ObsDim)
+	pos, vel, err := Dims(cfg.Env, data.ObsDim)
 	if err != nil {
 		return nil, err
 	}
@@ -436,7 +437,7 @@ func prepareSymcheck(m *koopman.Model, data *dataset.Dataset, cfg SymcheckConfig
 		return nil, fmt.Errorf("symcheck: env %s has observations %d / actions %d, dataset %d / %d", cfg.Env, od, ad, data.ObsDim, data.ActDim)
 	}
 
-	// Terminal transitions are left out (see SymcheckResult.Terminals).
+	// Terminal transitions are left out (see Result.Terminals).
 	cands := make([]int, 0, data.Len())
 	for i, t := range data.Terminals {
 		if t == 0 {
@@ -474,11 +475,11 @@ func prepareSymcheck(m *koopman.Model, data *dataset.Dataset, cfg SymcheckConfig
 }
 
 // study runs the variants with the KFC++ scale shiftSigma and, when
-// calibrated (SymcheckMagnitudes), with the ε draws of augment.Calibrate's
+// calibrated (Magnitudes), with the ε draws of augment.Calibrate's
 // measurement and the s4rl-n row (and its comparison). It also returns the
 // kfc++ row's mean ‖s̃_t − s_t‖₂ over all state dimensions (the quantity
 // --shift-l2 sets).
-func (p *symPrep) study(ctx context.Context, shiftSigma float64, calibrated bool, progress ProgressFunc) (*SymcheckResult, float64, error) {
+func (p *symPrep) study(ctx context.Context, shiftSigma float64, calibrated bool, progress run.ProgressFunc) (*Result, float64, error) {
 	s := p.newStudy(ctx, shiftSigma, calibrated, progress)
 	w := p.w
 	gSym, symStates, err := s.kfcpp()
@@ -534,12 +535,12 @@ func (p *symPrep) study(ctx context.Context, shiftSigma float64, calibrated bool
 type symStudy struct {
 	*symPrep
 	ctx        context.Context
-	cfg        SymcheckConfig
+	cfg        Config
 	calibrated bool
-	progress   ProgressFunc
+	progress   run.ProgressFunc
 	rng        *rand.Rand
 	nVars      int // variants to simulate, for progress
-	res        *SymcheckResult
+	res        *Result
 }
 
 // symShifted is a variant's shifted pairs before simulation: its states
@@ -554,7 +555,7 @@ type symShifted struct {
 }
 
 // newStudy starts a study at scale shiftSigma with an empty result.
-func (p *symPrep) newStudy(ctx context.Context, shiftSigma float64, calibrated bool, progress ProgressFunc) *symStudy {
+func (p *symPrep) newStudy(ctx context.Context, shiftSigma float64, calibrated bool, progress run.ProgressFunc) *symStudy {
 	cfg, w, data := p.cfg, p.w, p.data
 	cfg.ShiftSigma = shiftSigma
 	pcg := p.pcg
@@ -562,7 +563,7 @@ func (p *symPrep) newStudy(ctx context.Context, shiftSigma float64, calibrated b
 	if calibrated {
 		s.nVars = 6
 	}
-	s.res = &SymcheckResult{Config: cfg, Provenance: CurrentProvenance(), Transitions: data.Len(), Samples: w.n, Terminals: data.Len() - p.cands,
+	s.res = &Result{Config: cfg, Provenance: run.CurrentProvenance(), Transitions: data.Len(), Samples: w.n, Terminals: data.Len() - p.cands,
 		ObsDim: w.S, ActDim: w.m.M(), Latent: w.N, EpsStd: cfg.ShiftSigma * augment.KFCppEpsUnit, PosDims: p.pos, VelDims: p.vel,
 		MatchRelErr: map[string]float64{}}
 	return s
@@ -760,11 +761,11 @@ type symStepBuf struct {
 // simulateVariant steps the simulator from each of v's s̃_t with a_t and
 // returns v's row with its per-sample ΔS, position and velocity errors,
 // the total errors ΔE and the latent shifts.
-func (s *symStudy) simulateVariant(v symShifted, buf *symStepBuf) (out SymVariant, etot, lsh []float64) {
+func (s *symStudy) simulateVariant(v symShifted, buf *symStepBuf) (out Variant, etot, lsh []float64) {
 	w := s.w
 	n, S, N, M := w.n, w.S, w.N, w.m.M()
 	latDims := allDims(N)
-	out = SymVariant{Name: v.name, Description: v.desc, LatentScale: v.lambda, NoiseSigma: v.sigma,
+	out = Variant{Name: v.name, Description: v.desc, LatentScale: v.lambda, NoiseSigma: v.sigma,
 		SampleEPos: make([]float64, n), SampleEVel: make([]float64, n)}
 	out.SampleDS, _ = w.deltaS(v.states)
 	lsh = make([]float64, n)
@@ -807,7 +808,7 @@ func (s *symStudy) compare() {
 		against = append(against, "s4rl-n")
 	}
 	for _, name := range against {
-		res.Comparisons = append(res.Comparisons, compareShifts(name, res.Variant("kfc++").SampleE, res.Variant(name).SampleE, SymBootstrapReps, brng))
+		res.Comparisons = append(res.Comparisons, compareShifts(name, res.Variant("kfc++").SampleE, res.Variant(name).SampleE, BootstrapReps, brng))
 	}
 }
 
