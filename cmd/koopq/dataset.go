@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -27,12 +28,25 @@ func referenceNames() []string {
 	return names
 }
 
-func init() {
-	var opts dataset.ReadOptions
-	var asJSON bool
-	var envName, coveragePNG string
-	datasetCmd := groupCommand("dataset", "Inspect offline datasets (D4RL and Minari HDF5)")
-	infoCmd := &cobra.Command{
+// newDatasetCmd makes 'koopq dataset' and its subcommand info.
+func newDatasetCmd() *cobra.Command {
+	cmd := groupCommand("dataset", "Inspect offline datasets (D4RL and Minari HDF5)")
+	cmd.AddCommand(newDatasetInfoCmd())
+	return cmd
+}
+
+// datasetInfoOptions holds the flag values of 'koopq dataset info'.
+type datasetInfoOptions struct {
+	read        dataset.ReadOptions
+	asJSON      bool
+	envName     string
+	coveragePNG string
+}
+
+// newDatasetInfoCmd makes 'koopq dataset info'.
+func newDatasetInfoCmd() *cobra.Command {
+	o := &datasetInfoOptions{}
+	cmd := &cobra.Command{
 		Use:   "info FILE",
 		Short: "Summarize a D4RL-layout HDF5 file or a Minari dataset",
 		Long: `Prints size, dimensions, the number of transitions after the q-learning
@@ -44,74 +58,101 @@ reports the maze cells the ant visited, the episodes that reach the goal, and
 with --coverage a PNG of the visited x-y positions over the maze walls.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			start := time.Now()
-			in, err := dataset.Inspect(args[0], opts)
-			if err != nil {
-				return err
-			}
-			id := envName
-			for _, k := range []string{"env", "env_name", "env_id", "dataset_id", "dataset"} {
-				if id == "" {
-					id = in.Meta[k]
-				}
-			}
-			if name, ref, ok := eval.ReferenceFor(id); ok && in.Returns.Count > 0 {
-				r := in.Returns
-				in.NormalizedReturns = &dataset.Stats{Count: r.Count, Mean: ref.Normalize(r.Mean),
-					Std: 100 * r.Std / math.Abs(ref.Expert-ref.Random), Min: ref.Normalize(r.Min), Max: ref.Normalize(r.Max)}
-				in.ScoreEnv = name
-			} else if envName != "" {
-				return fmt.Errorf("--env %q: no reference returns for it (known: %s)", envName, strings.Join(referenceNames(), ", "))
-			}
-			maze := mujoco.Mazes[strings.ToLower(id)]
-			if coveragePNG != "" && maze == nil {
-				return fmt.Errorf("--coverage needs an AntMaze dataset (--env one of %s, or the file's metadata)", strings.Join(mujoco.AntMazeNames(), ", "))
-			}
-			var cov *collect.MazeCoverage
-			if maze != nil {
-				d, err := dataset.ReadD4RL(args[0], opts)
-				if err != nil {
-					return err
-				}
-				if cov, err = collect.AntMazeCoverage(d, maze); err != nil {
-					return fmt.Errorf("%s: %w", args[0], err)
-				}
-				if coveragePNG != "" {
-					if err := collect.PlotAntMazeCoverage(coveragePNG, d, maze, id, 200000); err != nil {
-						return err
-					}
-				}
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					*dataset.Info
-					AntMaze *collect.MazeCoverage `json:"antmaze,omitempty"`
-				}{in, cov})
-			}
-			if err := in.WriteText(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			if cov != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "antmaze %s: %d of %d free cells visited (%.0f%%), %d observations outside free cells; %d of %d episodes reach the goal\n",
-					cov.Maze, cov.VisitedCells, cov.FreeCells, 100*cov.Fraction, cov.OutsideFree, cov.GoalEpisodes, cov.Episodes)
-				if coveragePNG != "" {
-					fmt.Fprintf(cmd.OutOrStdout(), "coverage plot %s\n", coveragePNG)
-				}
-			}
-			fmt.Fprintf(os.Stderr, "read in %.2fs\n", time.Since(start).Seconds())
-			return nil
+			return o.run(cmd.OutOrStdout(), args[0])
 		},
 	}
-	fl := infoCmd.Flags()
-	fl.BoolVar(&opts.DropInvalid, "drop-invalid", false, "drop transitions with NaN/Inf instead of failing (and report how many)")
-	fl.BoolVar(&opts.TerminateOnEnd, "terminate-on-end", false, "keep time-limit steps (d4rl's terminate_on_end)")
-	fl.BoolVar(&opts.UseNextObservations, "use-next-observations", false, "take s' from the stored next_observations instead of observations[i+1]")
-	fl.IntVar(&opts.MaxEpisodeSteps, "max-episode-steps", 0, "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)")
-	fl.BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	fl.StringVar(&coveragePNG, "coverage", "", "AntMaze data: write a PNG of the visited x-y positions over the maze to this file")
-	fl.StringVar(&envName, "env", "", "environment whose reference returns give the normalized score (default: from the file's metadata)")
-	datasetCmd.AddCommand(infoCmd)
-	rootCmd.AddCommand(datasetCmd)
+	fl := cmd.Flags()
+	fl.BoolVar(&o.read.DropInvalid, "drop-invalid", false, "drop transitions with NaN/Inf instead of failing (and report how many)")
+	fl.BoolVar(&o.read.TerminateOnEnd, "terminate-on-end", false, "keep time-limit steps (d4rl's terminate_on_end)")
+	fl.BoolVar(&o.read.UseNextObservations, "use-next-observations", false, "take s' from the stored next_observations instead of observations[i+1]")
+	fl.IntVar(&o.read.MaxEpisodeSteps, "max-episode-steps", 0, "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)")
+	fl.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
+	fl.StringVar(&o.coveragePNG, "coverage", "", "AntMaze data: write a PNG of the visited x-y positions over the maze to this file")
+	fl.StringVar(&o.envName, "env", "", "environment whose reference returns give the normalized score (default: from the file's metadata)")
+	return cmd
+}
+
+// run summarizes the dataset at path on w. Its flags can only be checked
+// against the file (its metadata names the env), so there is no validate.
+func (o *datasetInfoOptions) run(w io.Writer, path string) error {
+	start := time.Now()
+	in, err := dataset.Inspect(path, o.read)
+	if err != nil {
+		return err
+	}
+	id, err := o.score(in)
+	if err != nil {
+		return err
+	}
+	cov, err := o.mazeCoverage(path, id)
+	if err != nil {
+		return err
+	}
+	if o.asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			*dataset.Info
+			AntMaze *collect.MazeCoverage `json:"antmaze,omitempty"`
+		}{in, cov})
+	}
+	if err := in.WriteText(w); err != nil {
+		return err
+	}
+	if cov != nil {
+		fmt.Fprintf(w, "antmaze %s: %d of %d free cells visited (%.0f%%), %d observations outside free cells; %d of %d episodes reach the goal\n",
+			cov.Maze, cov.VisitedCells, cov.FreeCells, 100*cov.Fraction, cov.OutsideFree, cov.GoalEpisodes, cov.Episodes)
+		if o.coveragePNG != "" {
+			fmt.Fprintf(w, "coverage plot %s\n", o.coveragePNG)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "read in %.2fs\n", time.Since(start).Seconds())
+	return nil
+}
+
+// score returns the dataset's env id (--env, else the file's metadata) and
+// fills in the normalized returns when the env has reference returns; an
+// --env without them is an error.
+func (o *datasetInfoOptions) score(in *dataset.Info) (string, error) {
+	id := o.envName
+	for _, k := range []string{"env", "env_name", "env_id", "dataset_id", "dataset"} {
+		if id == "" {
+			id = in.Meta[k]
+		}
+	}
+	if name, ref, ok := eval.ReferenceFor(id); ok && in.Returns.Count > 0 {
+		r := in.Returns
+		in.NormalizedReturns = &dataset.Stats{Count: r.Count, Mean: ref.Normalize(r.Mean),
+			Std: 100 * r.Std / math.Abs(ref.Expert-ref.Random), Min: ref.Normalize(r.Min), Max: ref.Normalize(r.Max)}
+		in.ScoreEnv = name
+	} else if o.envName != "" {
+		return "", fmt.Errorf("--env %q: no reference returns for it (known: %s)", o.envName, strings.Join(referenceNames(), ", "))
+	}
+	return id, nil
+}
+
+// mazeCoverage measures the AntMaze coverage of the dataset at path (nil
+// when id is no AntMaze) and with --coverage plots it.
+func (o *datasetInfoOptions) mazeCoverage(path, id string) (*collect.MazeCoverage, error) {
+	maze := mujoco.Mazes[strings.ToLower(id)]
+	if o.coveragePNG != "" && maze == nil {
+		return nil, fmt.Errorf("--coverage needs an AntMaze dataset (--env one of %s, or the file's metadata)", strings.Join(mujoco.AntMazeNames(), ", "))
+	}
+	if maze == nil {
+		return nil, nil
+	}
+	d, err := dataset.ReadD4RL(path, o.read)
+	if err != nil {
+		return nil, err
+	}
+	cov, err := collect.AntMazeCoverage(d, maze)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if o.coveragePNG != "" {
+		if err := collect.PlotAntMazeCoverage(o.coveragePNG, d, maze, id, 200000); err != nil {
+			return nil, err
+		}
+	}
+	return cov, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,12 +12,16 @@ import (
 	"github.com/koopq/koopq/run"
 )
 
-func init() {
-	var (
-		out   string
-		seeds int
-		steps int
-	)
+// demoOptions holds the flag values of 'koopq demo'.
+type demoOptions struct {
+	out   string
+	seeds int
+	steps int
+}
+
+// newDemoCmd makes 'koopq demo'.
+func newDemoCmd() *cobra.Command {
+	o := &demoOptions{}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the built-in end-to-end experiment: collect Pendulum data, train CQL / S4RL-N / KFC++, print a score table",
@@ -28,54 +33,67 @@ func init() {
 It prints a table of normalized scores and writes results.json, table.md, curves.png and every run directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := needPositive("seeds", seeds); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if err := needPositive("steps", steps); err != nil {
-				return err
-			}
-			if out != "" {
-				if err := needOutDir("out", out); err != nil {
-					return err
-				}
-				if ents, err := os.ReadDir(out); err == nil && len(ents) > 0 {
-					return fmt.Errorf("--out %s: directory exists and is not empty; give a new one", out)
-				}
-			}
-			cfg := run.DefaultDemoConfig()
-			cfg.Seeds = seeds
-			cfg.Train.CQL.Steps = steps
-			if out == "" {
-				out = filepath.Join("runs", "demo-"+time.Now().Format("20060102-150405"))
-			}
-			var cur *bar
-			var curStage string
-			var curTotal int
-			res, err := run.Demo(cmd.Context(), cfg, out, os.Stdout, func(stage string, done, total int, msg string) {
-				// A run reports phases (precompute, training) under one
-				// stage name with different totals: each gets its own bar.
-				if stage != curStage || total != curTotal {
-					if cur != nil {
-						cur.finish()
-					}
-					cur, curStage, curTotal = newBar(total, stage), stage, total
-				}
-				cur.set(done, msg)
-			})
-			if cur != nil {
-				cur.finish()
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Printf("\n%s\n", run.DemoTable(res))
-			fmt.Printf("finished in %.0f s. Files in %s: results.json, table.md, curves.png, data/, runs/\n", res.Seconds, out)
-			return nil
+			return o.run(cmd.Context())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "output directory (default runs/demo-<time>)")
-	f.IntVar(&seeds, "seeds", 2, "CQL seeds per dataset and method")
-	f.IntVar(&steps, "steps", run.DefaultDemoConfig().Train.CQL.Steps, "CQL gradient steps per run")
-	rootCmd.AddCommand(cmd)
+	f.StringVar(&o.out, "out", "", "output directory (default runs/demo-<time>)")
+	f.IntVar(&o.seeds, "seeds", 2, "CQL seeds per dataset and method")
+	f.IntVar(&o.steps, "steps", run.DefaultDemoConfig().Train.CQL.Steps, "CQL gradient steps per run")
+	return cmd
+}
+
+// validate checks the counts and that --out, when given, is a new or empty
+// directory.
+func (o *demoOptions) validate() error {
+	if err := firstErr(needPositive("seeds", o.seeds), needPositive("steps", o.steps)); err != nil {
+		return err
+	}
+	if o.out == "" {
+		return nil
+	}
+	if err := needOutDir("out", o.out); err != nil {
+		return err
+	}
+	if ents, err := os.ReadDir(o.out); err == nil && len(ents) > 0 {
+		return fmt.Errorf("--out %s: directory exists and is not empty; give a new one", o.out)
+	}
+	return nil
+}
+
+// run runs the demo with a progress bar per stage and prints its table.
+func (o *demoOptions) run(ctx context.Context) error {
+	cfg := run.DefaultDemoConfig()
+	cfg.Seeds = o.seeds
+	cfg.Train.CQL.Steps = o.steps
+	out := o.out
+	if out == "" {
+		out = filepath.Join("runs", "demo-"+time.Now().Format("20060102-150405"))
+	}
+	var cur *bar
+	var curStage string
+	var curTotal int
+	res, err := run.Demo(ctx, cfg, out, os.Stdout, func(stage string, done, total int, msg string) {
+		// A run reports phases (precompute, training) under one
+		// stage name with different totals: each gets its own bar.
+		if stage != curStage || total != curTotal {
+			if cur != nil {
+				cur.finish()
+			}
+			cur, curStage, curTotal = newBar(total, stage), stage, total
+		}
+		cur.set(done, msg)
+	})
+	if cur != nil {
+		cur.finish()
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n%s\n", run.DemoTable(res))
+	fmt.Printf("finished in %.0f s. Files in %s: results.json, table.md, curves.png, data/, runs/\n", res.Seconds, out)
+	return nil
 }

@@ -10,25 +10,31 @@ import (
 	"github.com/spf13/cobra/doc"
 )
 
-// docsCmd writes the CLI reference (docs/cli/) from the commands themselves,
-// so that it cannot drift from them: 'make docs' runs it, and
-// TestCLIDocsUpToDate fails when the committed copy differs. Hidden: it is
-// for koopq's own repository, not for users.
-var docsCmd = &cobra.Command{
-	Use:    "docs",
-	Short:  "Write the markdown CLI reference (docs/cli/) from the commands",
-	Hidden: true,
-	Args:   cobra.NoArgs,
-	RunE: func(cmd *cobra.Command, _ []string) error {
-		out, _ := cmd.Flags().GetString("out")
-		return writeCLIDocs(out)
-	},
+// newDocsCmd makes 'koopq docs', which writes the CLI reference (docs/cli/)
+// from the commands themselves, so that it cannot drift from them: 'make
+// docs' runs it, and TestCLIDocsUpToDate fails when the committed copy
+// differs. Hidden: it is for koopq's own repository, not for users. Its
+// only flag needs no check, so docsOptions has no validate.
+func newDocsCmd() *cobra.Command {
+	o := &docsOptions{}
+	cmd := &cobra.Command{
+		Use:    "docs",
+		Short:  "Write the markdown CLI reference (docs/cli/) from the commands",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE:   func(*cobra.Command, []string) error { return o.run() },
+	}
+	cmd.Flags().StringVar(&o.out, "out", "docs/cli", "directory that receives one markdown file per command (its koopq*.md files are replaced)")
+	return cmd
 }
 
-func init() {
-	docsCmd.Flags().String("out", "docs/cli", "directory that receives one markdown file per command (its koopq*.md files are replaced)")
-	rootCmd.AddCommand(docsCmd)
+// docsOptions holds the flag values of 'koopq docs'.
+type docsOptions struct {
+	out string
 }
+
+// run writes the reference into --out.
+func (o *docsOptions) run() error { return writeCLIDocs(o.out) }
 
 // docsEnv lists the environment variables that set flag defaults; the
 // reference must not depend on them, so writeCLIDocs refuses to run while

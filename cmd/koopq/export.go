@@ -15,9 +15,16 @@ import (
 	"github.com/koopq/koopq/run"
 )
 
-func init() {
-	var policy, out string
-	var stochastic bool
+// exportOptions holds the flag values of 'koopq export'.
+type exportOptions struct {
+	policy     string
+	out        string
+	stochastic bool
+}
+
+// newExportCmd makes 'koopq export'.
+func newExportCmd() *cobra.Command {
+	o := &exportOptions{}
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Export a trained policy as an ONNX model (normalization, MLP, tanh and rescaling inside)",
@@ -28,59 +35,70 @@ func init() {
 			"formats. --policy is a policy file or a run directory (its policy.safetensors).",
 		Example: "  koopq export --policy runs/hopper-kfcpp --out hopper.onnx",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if policy == "" {
-				return fmt.Errorf("--policy is required: a policy.safetensors or a run directory")
-			}
-			if err := needOutFile("out", out); err != nil {
+		RunE: func(*cobra.Command, []string) error {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			path, err := policyPath(policy)
-			if err != nil {
-				return err
-			}
-			p, envName, err := run.LoadPolicy(path)
-			if err != nil {
-				return fmt.Errorf("--policy: %w", err)
-			}
-			fp, err := fingerprint.Of(path)
-			if err != nil {
-				return fmt.Errorf("--policy: %w", err)
-			}
-			v := version.Get()
-			ver := v.Module + "+" + v.Commit
-			if v.Dirty {
-				ver += "+dirty"
-			}
-			b, err := onnx.ExportPolicy(p, onnx.Options{Stochastic: stochastic, Version: ver, Metadata: [][2]string{
-				{"koopq.kind", "policy"}, {"env", envName},
-				{"obs_dim", strconv.Itoa(p.Actor.In())}, {"act_dim", strconv.Itoa(p.ActDim)},
-				{"source", filepath.Base(path)}, {"source_sha256", fp.SHA256},
-			}})
-			if err != nil {
-				return fmt.Errorf("--policy %s: %w", path, err)
-			}
-			if err := atomicfile.Write(out, b, nil); err != nil {
-				return fmt.Errorf("--out %s: %w", out, err)
-			}
-			outputs := "action"
-			if stochastic {
-				outputs += ", log_std"
-			}
-			env := envName
-			if env == "" {
-				env = "no env"
-			}
-			fmt.Printf("wrote %s: %s policy %d → %d (outputs %s), %d bytes, from %s (sha256 %s)\n",
-				out, env, p.Actor.In(), p.ActDim, outputs, len(b), path, fp.Short())
-			return nil
+			return o.run()
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&policy, "policy", "", "policy file (policy.safetensors) or a run directory holding one")
-	f.StringVar(&out, "out", "policy.onnx", "ONNX file to write")
-	f.BoolVar(&stochastic, "stochastic", false, "add the log-σ head as a second output 'log_std'")
-	rootCmd.AddCommand(cmd)
+	f.StringVar(&o.policy, "policy", "", "policy file (policy.safetensors) or a run directory holding one")
+	f.StringVar(&o.out, "out", "policy.onnx", "ONNX file to write")
+	f.BoolVar(&o.stochastic, "stochastic", false, "add the log-σ head as a second output 'log_std'")
+	return cmd
+}
+
+// validate checks that --policy is given and --out can be written; run
+// checks the policy itself.
+func (o *exportOptions) validate() error {
+	if o.policy == "" {
+		return fmt.Errorf("--policy is required: a policy.safetensors or a run directory")
+	}
+	return needOutFile("out", o.out)
+}
+
+// run writes the ONNX model of the policy to --out.
+func (o *exportOptions) run() error {
+	path, err := policyPath(o.policy)
+	if err != nil {
+		return err
+	}
+	p, envName, err := run.LoadPolicy(path)
+	if err != nil {
+		return fmt.Errorf("--policy: %w", err)
+	}
+	fp, err := fingerprint.Of(path)
+	if err != nil {
+		return fmt.Errorf("--policy: %w", err)
+	}
+	v := version.Get()
+	ver := v.Module + "+" + v.Commit
+	if v.Dirty {
+		ver += "+dirty"
+	}
+	b, err := onnx.ExportPolicy(p, onnx.Options{Stochastic: o.stochastic, Version: ver, Metadata: [][2]string{
+		{"koopq.kind", "policy"}, {"env", envName},
+		{"obs_dim", strconv.Itoa(p.Actor.In())}, {"act_dim", strconv.Itoa(p.ActDim)},
+		{"source", filepath.Base(path)}, {"source_sha256", fp.SHA256},
+	}})
+	if err != nil {
+		return fmt.Errorf("--policy %s: %w", path, err)
+	}
+	if err := atomicfile.Write(o.out, b, nil); err != nil {
+		return fmt.Errorf("--out %s: %w", o.out, err)
+	}
+	outputs := "action"
+	if o.stochastic {
+		outputs += ", log_std"
+	}
+	env := envName
+	if env == "" {
+		env = "no env"
+	}
+	fmt.Printf("wrote %s: %s policy %d → %d (outputs %s), %d bytes, from %s (sha256 %s)\n",
+		o.out, env, p.Actor.In(), p.ActDim, outputs, len(b), path, fp.Short())
+	return nil
 }
 
 // policyPath resolves --policy: a file as is, a directory to its

@@ -40,110 +40,36 @@ type fqeReport struct {
 	Provenance     run.Provenance `json:"provenance"`
 }
 
-func init() {
-	var (
-		policy, data, envName, jsonOut string
-		horizon                        int
-	)
-	cfg := ope.DefaultConfig()
+// fqeOptions holds the flag values of 'koopq fqe'.
+type fqeOptions struct {
+	policy  string
+	data    string
+	envName string
+	jsonOut string
+	horizon int
+	cfg     ope.Config // --gamma, --steps, --batch, --lr, --tau, --hidden, --seed, --fits, --bootstrap, --level
+}
+
+// newFQECmd makes 'koopq fqe'.
+func newFQECmd() *cobra.Command {
+	o := &fqeOptions{cfg: ope.DefaultConfig()}
 	cmd := &cobra.Command{
 		Use:   "fqe",
 		Short: "Estimate a policy's return from a dataset alone (Fitted Q Evaluation)",
-		Long: "fqe fits a Q network to the policy's Bellman targets r + γ(1−terminal)·Q̄(s′, π(s′)) on --data\n" +
-			"(π's deterministic action tanh(μ), a Polyak-averaged target Q̄, a fixed number of --steps) and prints\n" +
-			"the mean over the data's episodes of Q(s₀, π(s₀)): the policy's discounted return from the data's\n" +
-			"initial states, with a percentile bootstrap interval over episodes (initial states only: the Q fit is\n" +
-			"done once, its error is not in the interval).\n" +
-			"It also prints an undiscounted estimate V·H(1−γ)/(1−γᴴ) over --horizon steps, which assumes a\n" +
-			"constant reward rate for all H steps (it overestimates policies that fall early), and that estimate\n" +
-			"normalized with the D4RL reference returns when the env (the policy's, or --env) is known.\n" +
-			"--fits K averages K independent Q fits (seeds seed … seed+K−1) and reports their spread, a 95%\n" +
-			"t-interval of the fits' mean: the fitting noise the episode bootstrap leaves out.\n" +
-			"Use FQE to rank policies; see docs/ope.md for how well it ranks hopper-medium policies.\n" +
-			"--policy is a policy.safetensors or a run directory. With a run directory, --json RUN/fqe.json\n" +
-			"lets 'koopq report' rank runs trained without a simulator (--env none) by this estimate.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if policy == "" {
-				return fmt.Errorf("--policy is required: a policy.safetensors or a run directory")
-			}
-			if data == "" {
-				return fmt.Errorf("--data is required: a D4RL-layout or Minari HDF5 file")
-			}
-			if err := needPositive("horizon", horizon); err != nil {
+		Long:  fqeLong,
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if err := needPositive("fits", cfg.Fits); err != nil {
-				return err
-			}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			if jsonOut != "" {
-				if err := needOutFile("json", jsonOut); err != nil {
-					return err
-				}
-			}
-			path, err := policyPath(policy)
-			if err != nil {
-				return err
-			}
-			p, recorded, err := run.LoadPolicy(path)
-			if err != nil {
-				return fmt.Errorf("--policy: %w", err)
-			}
-			d, err := run.ReadDataset(data, dataset.ReadOptions{})
-			if err != nil {
-				return err
-			}
-			if err := ope.CheckInputs(d, p); err != nil {
-				return fmt.Errorf("--policy %s on --data %s: %w", path, data, err)
-			}
-			pfp, err := fingerprint.Of(path)
-			if err != nil {
-				return fmt.Errorf("--policy: %w", err)
-			}
-			res, err := ope.Evaluate(d, p, cfg)
-			if err != nil {
-				return err
-			}
-			rep := fqeReport{Policy: path, Data: data, Result: res, Horizon: horizon,
-				PolicySHA256: pfp.SHA256, DataContentSHA256: d.ContentSHA256(),
-				Undiscounted: ope.UndiscountedEstimate(res.Value, cfg.Gamma, horizon),
-				UndiscLow:    ope.UndiscountedEstimate(res.Low, cfg.Gamma, horizon),
-				UndiscHigh:   ope.UndiscountedEstimate(res.High, cfg.Gamma, horizon),
-				Normalized:   eval.Score(math.NaN()), NormalizedLow: eval.Score(math.NaN()), NormalizedHigh: eval.Score(math.NaN()),
-				Provenance: run.CurrentProvenance()}
-			if envName == "" {
-				envName = recorded
-			}
-			if envName == "" {
-				envName = d.Meta["env"]
-			}
-			rep.Env = envName
-			fmt.Printf("fqe %s on %s (%d rows, %d episodes; γ %g, %d steps, seed %d):\n", path, data, d.Len(), res.Episodes, cfg.Gamma, cfg.Steps, cfg.Seed)
-			fmt.Printf("discounted value %.2f, %g%% interval [%.2f, %.2f] over episodes; final Bellman MSE %.4g\n", res.Value, 100*cfg.Level, res.Low, res.High, res.FinalLoss)
-			if len(res.FitValues) > 1 {
-				fmt.Printf("%d fits (seeds %d–%d): values %s; std %.2f, 95%% t-interval of their mean [%.2f, %.2f]\n",
-					len(res.FitValues), cfg.Seed, cfg.Seed+uint64(len(res.FitValues)-1), fmtFloats(res.FitValues, "%.2f"), res.FitStd, res.FitLow, res.FitHigh)
-			}
-			fmt.Printf("undiscounted estimate over %d steps %.1f [%.1f, %.1f] (constant-rate rescaling)\n", horizon, rep.Undiscounted, rep.UndiscLow, rep.UndiscHigh)
-			if name, ref, ok := eval.ReferenceFor(envName); ok && envName != "" {
-				rep.Normalized = eval.Score(ref.Normalize(rep.Undiscounted))
-				rep.NormalizedLow = eval.Score(ref.Normalize(rep.UndiscLow))
-				rep.NormalizedHigh = eval.Score(ref.Normalize(rep.UndiscHigh))
-				fmt.Printf("normalized estimate %.1f [%.1f, %.1f] (%s references: %s)\n", rep.Normalized, rep.NormalizedLow, rep.NormalizedHigh, name, ref.Source)
-			}
-			if jsonOut != "" {
-				return writeJSONFile(jsonOut, rep)
-			}
-			return nil
+			return o.run()
 		},
 	}
+	cfg := &o.cfg
 	f := cmd.Flags()
-	f.StringVar(&policy, "policy", "", "policy file (policy.safetensors) or a run directory holding one")
-	f.StringVar(&data, "data", "", "dataset: D4RL-layout HDF5, Minari main_data.hdf5 or Minari dataset directory")
-	f.StringVar(&envName, "env", "", "environment for the normalized score (default: the policy's recorded env, else the data's)")
+	f.StringVar(&o.policy, "policy", "", "policy file (policy.safetensors) or a run directory holding one")
+	f.StringVar(&o.data, "data", "", "dataset: D4RL-layout HDF5, Minari main_data.hdf5 or Minari dataset directory")
+	f.StringVar(&o.envName, "env", "", "environment for the normalized score (default: the policy's recorded env, else the data's)")
 	f.Float64Var(&cfg.Gamma, "gamma", cfg.Gamma, "discount of the estimated value")
 	f.IntVar(&cfg.Steps, "steps", cfg.Steps, "gradient steps")
 	f.IntVar(&cfg.Batch, "batch", cfg.Batch, "minibatch rows")
@@ -154,9 +80,116 @@ func init() {
 	f.IntVar(&cfg.Fits, "fits", 1, "independent Q fits averaged (seeds seed … seed+fits−1); their spread is reported")
 	f.IntVar(&cfg.Bootstrap, "bootstrap", cfg.Bootstrap, "bootstrap resamples over episodes (0: no interval)")
 	f.Float64Var(&cfg.Level, "level", cfg.Level, "confidence level of the interval")
-	f.IntVar(&horizon, "horizon", 1000, "episode horizon H of the undiscounted estimate")
-	f.StringVar(&jsonOut, "json", "", "also write the result to this JSON file")
-	rootCmd.AddCommand(cmd)
+	f.IntVar(&o.horizon, "horizon", 1000, "episode horizon H of the undiscounted estimate")
+	f.StringVar(&o.jsonOut, "json", "", "also write the result to this JSON file")
+	return cmd
+}
+
+// fqeLong is the long help of 'koopq fqe'.
+const fqeLong = "fqe fits a Q network to the policy's Bellman targets r + γ(1−terminal)·Q̄(s′, π(s′)) on --data\n" +
+	"(π's deterministic action tanh(μ), a Polyak-averaged target Q̄, a fixed number of --steps) and prints\n" +
+	"the mean over the data's episodes of Q(s₀, π(s₀)): the policy's discounted return from the data's\n" +
+	"initial states, with a percentile bootstrap interval over episodes (initial states only: the Q fit is\n" +
+	"done once, its error is not in the interval).\n" +
+	"It also prints an undiscounted estimate V·H(1−γ)/(1−γᴴ) over --horizon steps, which assumes a\n" +
+	"constant reward rate for all H steps (it overestimates policies that fall early), and that estimate\n" +
+	"normalized with the D4RL reference returns when the env (the policy's, or --env) is known.\n" +
+	"--fits K averages K independent Q fits (seeds seed … seed+K−1) and reports their spread, a 95%\n" +
+	"t-interval of the fits' mean: the fitting noise the episode bootstrap leaves out.\n" +
+	"Use FQE to rank policies; see docs/ope.md for how well it ranks hopper-medium policies.\n" +
+	"--policy is a policy.safetensors or a run directory. With a run directory, --json RUN/fqe.json\n" +
+	"lets 'koopq report' rank runs trained without a simulator (--env none) by this estimate."
+
+// validate checks the flags and the output file; run checks that the
+// policy fits the data before fitting.
+func (o *fqeOptions) validate() error {
+	if o.policy == "" {
+		return fmt.Errorf("--policy is required: a policy.safetensors or a run directory")
+	}
+	if o.data == "" {
+		return fmt.Errorf("--data is required: a D4RL-layout or Minari HDF5 file")
+	}
+	if err := firstErr(needPositive("horizon", o.horizon), needPositive("fits", o.cfg.Fits), o.cfg.Validate()); err != nil {
+		return err
+	}
+	if o.jsonOut != "" {
+		return needOutFile("json", o.jsonOut)
+	}
+	return nil
+}
+
+// run fits FQE for the policy on the data, prints the estimates and with
+// --json writes them.
+func (o *fqeOptions) run() error {
+	path, err := policyPath(o.policy)
+	if err != nil {
+		return err
+	}
+	p, recorded, err := run.LoadPolicy(path)
+	if err != nil {
+		return fmt.Errorf("--policy: %w", err)
+	}
+	d, err := run.ReadDataset(o.data, dataset.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	if err := ope.CheckInputs(d, p); err != nil {
+		return fmt.Errorf("--policy %s on --data %s: %w", path, o.data, err)
+	}
+	pfp, err := fingerprint.Of(path)
+	if err != nil {
+		return fmt.Errorf("--policy: %w", err)
+	}
+	res, err := ope.Evaluate(d, p, o.cfg)
+	if err != nil {
+		return err
+	}
+	rep := o.report(path, res)
+	rep.PolicySHA256, rep.DataContentSHA256 = pfp.SHA256, d.ContentSHA256()
+	rep.Env = o.envName
+	if rep.Env == "" {
+		rep.Env = recorded
+	}
+	if rep.Env == "" {
+		rep.Env = d.Meta["env"]
+	}
+	o.print(&rep, d.Len())
+	if o.jsonOut != "" {
+		return writeJSONFile(o.jsonOut, rep)
+	}
+	return nil
+}
+
+// report makes the --json report of res for the policy file path, with
+// the undiscounted estimates and no normalized score yet.
+func (o *fqeOptions) report(path string, res *ope.Result) fqeReport {
+	cfg, h := o.cfg, o.horizon
+	nan := eval.Score(math.NaN())
+	return fqeReport{Policy: path, Data: o.data, Result: res, Horizon: h,
+		Undiscounted: ope.UndiscountedEstimate(res.Value, cfg.Gamma, h),
+		UndiscLow:    ope.UndiscountedEstimate(res.Low, cfg.Gamma, h),
+		UndiscHigh:   ope.UndiscountedEstimate(res.High, cfg.Gamma, h),
+		Normalized:   nan, NormalizedLow: nan, NormalizedHigh: nan,
+		Provenance: run.CurrentProvenance()}
+}
+
+// print prints the estimates of rep (rows: the data's row count) and fills
+// in the normalized ones when rep.Env has reference returns.
+func (o *fqeOptions) print(rep *fqeReport, rows int) {
+	cfg, res := o.cfg, rep.Result
+	fmt.Printf("fqe %s on %s (%d rows, %d episodes; γ %g, %d steps, seed %d):\n", rep.Policy, o.data, rows, res.Episodes, cfg.Gamma, cfg.Steps, cfg.Seed)
+	fmt.Printf("discounted value %.2f, %g%% interval [%.2f, %.2f] over episodes; final Bellman MSE %.4g\n", res.Value, 100*cfg.Level, res.Low, res.High, res.FinalLoss)
+	if len(res.FitValues) > 1 {
+		fmt.Printf("%d fits (seeds %d–%d): values %s; std %.2f, 95%% t-interval of their mean [%.2f, %.2f]\n",
+			len(res.FitValues), cfg.Seed, cfg.Seed+uint64(len(res.FitValues)-1), fmtFloats(res.FitValues, "%.2f"), res.FitStd, res.FitLow, res.FitHigh)
+	}
+	fmt.Printf("undiscounted estimate over %d steps %.1f [%.1f, %.1f] (constant-rate rescaling)\n", o.horizon, rep.Undiscounted, rep.UndiscLow, rep.UndiscHigh)
+	if name, ref, ok := eval.ReferenceFor(rep.Env); ok && rep.Env != "" {
+		rep.Normalized = eval.Score(ref.Normalize(rep.Undiscounted))
+		rep.NormalizedLow = eval.Score(ref.Normalize(rep.UndiscLow))
+		rep.NormalizedHigh = eval.Score(ref.Normalize(rep.UndiscHigh))
+		fmt.Printf("normalized estimate %.1f [%.1f, %.1f] (%s references: %s)\n", rep.Normalized, rep.NormalizedLow, rep.NormalizedHigh, name, ref.Source)
+	}
 }
 
 // fmtFloats formats x with verb, comma-separated, for messages.

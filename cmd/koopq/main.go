@@ -1,9 +1,8 @@
 // Command koopq is the command-line front end of koopq: offline reinforcement
 // learning with Koopman symmetries (KFC / KFC++). It parses flags, wires the
 // packages together and prints; no algorithms live here. Each verb lives in
-// its own file: most are made by a constructor (newCollectCmd, ...) that
-// main's init adds to rootCmd; the others register themselves on rootCmd in
-// their file's init function.
+// its own file, made by a constructor (newCollectCmd, ...) that main's init
+// adds to rootCmd: no other file registers a command.
 package main
 
 import (
@@ -49,7 +48,10 @@ func init() {
 	cobra.EnableTraverseRunHooks = true
 	pf.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this file (pprof format: go tool pprof koopq FILE)")
 	rootCmd.SetFlagErrorFunc(flagError)
-	rootCmd.AddCommand(newCollectCmd(), newKoopmanCmd(), newSymcheckCmd(), newEvalCmd(), newReportCmd(), newSweepCmd(), newTrainCmd())
+	rootCmd.AddCommand(newCollectCmd(), newDatasetCmd(), newDemoCmd(), newDocsCmd(), newEvalCmd(), newExportCmd(),
+		newFQECmd(), newKoopmanCmd(), newReferencesCmd(), newReportCmd(), newServeCmd(), newSweepCmd(),
+		newSymcheckCmd(), newSymmetriesCmd(), newTrainCmd())
+	setVersionFlag(rootCmd)
 	rootCmd.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if err := configureGEMM(); err != nil {
 			return err

@@ -11,15 +11,26 @@ import (
 	"github.com/koopq/koopq/koopman"
 )
 
-func init() {
-	symCmd := groupCommand("symmetries", "Derive Koopman symmetry generators for worked examples")
-	var (
-		seed            uint64
-		episodes, steps int
-		truncate, eps   float64
-		out             string
-	)
-	cartCmd := &cobra.Command{
+// newSymmetriesCmd makes 'koopq symmetries' and its subcommand cartpole.
+func newSymmetriesCmd() *cobra.Command {
+	cmd := groupCommand("symmetries", "Derive Koopman symmetry generators for worked examples")
+	cmd.AddCommand(newSymmetriesCartPoleCmd())
+	return cmd
+}
+
+// symmetriesCartPoleOptions holds the flag values of 'koopq symmetries
+// cartpole'.
+type symmetriesCartPoleOptions struct {
+	seed            uint64
+	episodes, steps int
+	truncate, eps   float64
+	out             string
+}
+
+// newSymmetriesCartPoleCmd makes 'koopq symmetries cartpole'.
+func newSymmetriesCartPoleCmd() *cobra.Command {
+	o := &symmetriesCartPoleOptions{}
+	cmd := &cobra.Command{
 		Use:   "cartpole",
 		Short: "CartPole translation symmetry (paper Sec. 3.4 and appendix)",
 		Long: `Collects expert trajectories with the paper's policy family
@@ -35,31 +46,39 @@ The paper labels its matrices "a = 0" and "a = 1" (Gym actions); they are
 shown next to physical a = −1 and a = +1 respectively.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, c := range []error{needPositive("episodes", episodes), needPositive("steps", steps),
-				needNonNegativeFloat("truncate", truncate), needPositiveFloat("eps", eps)} {
-				if c != nil {
-					return c
-				}
+			if err := o.validate(); err != nil {
+				return err
 			}
-			if out != "" {
-				if err := needOutFile("out", out); err != nil {
-					return err
-				}
-			}
-			cfg := koopman.DefaultCartPoleDataConfig()
-			cfg.Seed, cfg.Episodes, cfg.Steps = seed, episodes, steps
-			return runCartPoleSymmetries(cmd.OutOrStdout(), cfg, truncate, eps, out)
+			return o.run(cmd.OutOrStdout())
 		},
 	}
-	f := cartCmd.Flags()
-	f.Uint64Var(&seed, "seed", 0, "seed for initial states and policy offsets z")
-	f.IntVar(&episodes, "episodes", 100, "number of trajectories (paper: 100)")
-	f.IntVar(&steps, "steps", 1000, "steps per trajectory (paper: 1000)")
-	f.Float64Var(&truncate, "truncate", 1e-3, "zero fitted entries with |K_ij| below this before deriving σ0 (paper: O(1e-4) entries set to zero; 0 disables)")
-	f.Float64Var(&eps, "eps", 0.05, "symmetry shift scale ε for the physics check")
-	f.StringVar(&out, "out", "", "also write the results as JSON to this file")
-	symCmd.AddCommand(cartCmd)
-	rootCmd.AddCommand(symCmd)
+	f := cmd.Flags()
+	f.Uint64Var(&o.seed, "seed", 0, "seed for initial states and policy offsets z")
+	f.IntVar(&o.episodes, "episodes", 100, "number of trajectories (paper: 100)")
+	f.IntVar(&o.steps, "steps", 1000, "steps per trajectory (paper: 1000)")
+	f.Float64Var(&o.truncate, "truncate", 1e-3, "zero fitted entries with |K_ij| below this before deriving σ0 (paper: O(1e-4) entries set to zero; 0 disables)")
+	f.Float64Var(&o.eps, "eps", 0.05, "symmetry shift scale ε for the physics check")
+	f.StringVar(&o.out, "out", "", "also write the results as JSON to this file")
+	return cmd
+}
+
+// validate checks the flags and the output file.
+func (o *symmetriesCartPoleOptions) validate() error {
+	if err := firstErr(needPositive("episodes", o.episodes), needPositive("steps", o.steps),
+		needNonNegativeFloat("truncate", o.truncate), needPositiveFloat("eps", o.eps)); err != nil {
+		return err
+	}
+	if o.out != "" {
+		return needOutFile("out", o.out)
+	}
+	return nil
+}
+
+// run derives the symmetry and prints it on w.
+func (o *symmetriesCartPoleOptions) run(w io.Writer) error {
+	cfg := koopman.DefaultCartPoleDataConfig()
+	cfg.Seed, cfg.Episodes, cfg.Steps = o.seed, o.episodes, o.steps
+	return runCartPoleSymmetries(w, cfg, o.truncate, o.eps, o.out)
 }
 
 type cartPoleSymResult struct {

@@ -54,10 +54,11 @@ func versionText() string {
 // main exits 1 with it, as any verb would.
 var versionErr error
 
-func init() {
-	// Cobra adds --version when Version is non-empty; the template calls
-	// versionText lazily, so ordinary commands never pay for it.
-	rootCmd.Version = "koopq"
+// setVersionFlag gives root its --version flag. Cobra adds --version when
+// Version is non-empty; the template calls versionText lazily, so
+// ordinary commands never pay for it.
+func setVersionFlag(root *cobra.Command) {
+	root.Version = "koopq"
 	cobra.AddTemplateFunc("koopqVersion", versionText)
-	rootCmd.SetVersionTemplate("{{koopqVersion}}")
+	root.SetVersionTemplate("{{koopqVersion}}")
 }
