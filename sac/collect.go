@@ -194,14 +194,10 @@ func MeanEpisodeReturn(d *dataset.Dataset) float64 {
 // EpisodeReturns is the mean return over d's complete episodes (those ending
 // in a terminal or timeout) and their count; NaN and 0 when there is none.
 func EpisodeReturns(d *dataset.Dataset) (mean float64, episodes int) {
-	var sum, ret float64
-	for i := 0; i < d.Len(); i++ {
-		ret += float64(d.Rewards[i])
-		if d.Terminals[i] == 1 || d.Timeouts[i] == 1 {
-			sum += ret
-			ret = 0
-			episodes++
-		}
+	var sum float64
+	for _, ret := range dataset.CompleteReturns(d.Episodes()) {
+		sum += ret
+		episodes++
 	}
 	if episodes == 0 {
 		return math.NaN(), 0

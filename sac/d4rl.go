@@ -178,10 +178,13 @@ func concatGenerated(parts ...*Generated) *Generated {
 func CutAfterLastEpisode(g *Generated) *Generated {
 	d := g.Data
 	last := -1
-	for i := d.Len() - 1; i >= 0; i-- {
-		if d.Terminals[i] == 1 || d.Timeouts[i] == 1 {
-			last = i
-			break
+	if eps := d.Episodes(); len(eps) > 0 {
+		e := eps[len(eps)-1]
+		if !e.Complete() && len(eps) > 1 {
+			e = eps[len(eps)-2]
+		}
+		if e.Complete() {
+			last = e.Start + e.Len - 1
 		}
 	}
 	if last < 0 || last == d.Len()-1 {
