@@ -9,6 +9,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/nn"
 )
 
@@ -130,11 +131,11 @@ func Collect(ctx context.Context, cfg CollectConfig, progress func(stage string,
 	return out, info, nil
 }
 
-func progressStage(p func(string, int, int), stage string) func(int, int) {
+func progressStage(p func(string, int, int), stage string) meter.Progress {
 	if p == nil {
 		return nil
 	}
-	return func(done, total int) { p(stage, done, total) }
+	return func(done, total int, _ string) { p(stage, done, total) }
 }
 
 func cloneParams(ps []*nn.Param) []*nn.Param {
@@ -157,7 +158,7 @@ func deterministicReturn(name string, p *Policy, episodes int, rng *rand.Rand) (
 // at episode ends, and records terminals and time-limit timeouts. The last
 // transition is marked as a timeout when it does not end an episode, so the
 // dataset never bootstraps across its own end.
-func Rollouts(ctx context.Context, e env.Env, p *Policy, n int, rng *rand.Rand, progress func(done, total int)) (*dataset.Dataset, error) {
+func Rollouts(ctx context.Context, e env.Env, p *Policy, n int, rng *rand.Rand, progress meter.Progress) (*dataset.Dataset, error) {
 	d := &dataset.Dataset{ObsDim: e.ObservationSpace().Dim(), ActDim: e.ActionSpace().Dim()}
 	act := make([]float64, d.ActDim)
 	obs := e.Reset(rng)
@@ -167,7 +168,7 @@ func Rollouts(ctx context.Context, e env.Env, p *Policy, n int, rng *rand.Rand, 
 				return nil, ctx.Err()
 			}
 			if progress != nil {
-				progress(i, n)
+				progress(i, n, "")
 			}
 		}
 		p.Sample(obs, rng, act)
