@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/internal/suggest"
 	"github.com/koopq/koopq/koopman"
 )
@@ -173,7 +174,7 @@ type Options struct {
 	Workers int
 	// Progress, if non-nil, is told how many transitions have been
 	// precomputed (calls are serialized).
-	Progress func(done, total int)
+	Progress meter.Progress
 	// Symmetry configures the eigendecomposition (zero: koopman defaults).
 	Symmetry koopman.SymmetryConfig
 	// ContactDims are the velocity dimensions for kfc++-contact; nil uses

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/nn"
 )
@@ -92,7 +93,7 @@ func cacheRows(kind cacheKind, N, total int, budget int64) int {
 // allow) with workers goroutines, reporting progress(done, total) (calls are
 // serialized; done counts cached rows).
 func precompute(m *koopman.Model, d *dataset.Dataset, kind cacheKind, budget int64, workers int,
-	sym koopman.SymmetryConfig, progress func(done, total int)) (*latentCache, PrecomputeInfo) {
+	sym koopman.SymmetryConfig, progress meter.Progress) (*latentCache, PrecomputeInfo) {
 	N := m.N()
 	total := d.Len()
 	info := PrecomputeInfo{Transitions: total, BytesPerTransition: bytesPerTransition(kind, N)}
@@ -121,7 +122,7 @@ func precompute(m *koopman.Model, d *dataset.Dataset, kind cacheKind, budget int
 	}
 	wg.Wait()
 	if kind == cacheG && progress != nil {
-		progress(n, n)
+		progress(n, n, "")
 	}
 	info.Fallbacks = job.fallbacks
 	info.Seconds = time.Since(start).Seconds()
@@ -146,7 +147,7 @@ type precomputeJob struct {
 	n        int
 	chunks   int
 	next     atomic.Int64
-	progress func(done, total int)
+	progress meter.Progress
 
 	mu        sync.Mutex
 	done      int
@@ -200,7 +201,7 @@ func (w *precomputeWorker) run() {
 		if w.progress != nil {
 			w.mu.Lock()
 			w.done += hi - lo
-			w.progress(w.done, w.n)
+			w.progress(w.done, w.n, "")
 			w.mu.Unlock()
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/blas"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/koopman"
 )
 
@@ -321,7 +322,7 @@ func loadCache(path string, key [32]byte, kind cacheKind, N, n int) (*latentCach
 // written never fails the augmenter: info.FileError says why, and the
 // computed cache is used.
 func precomputeCached(dir string, m *koopman.Model, d *dataset.Dataset, kind cacheKind, budget int64, workers int,
-	sym koopman.SymmetryConfig, progress func(done, total int)) (*latentCache, PrecomputeInfo) {
+	sym koopman.SymmetryConfig, progress meter.Progress) (*latentCache, PrecomputeInfo) {
 	n := cacheRows(kind, m.N(), d.Len(), budget)
 	if dir == "" || n == 0 {
 		return precompute(m, d, kind, budget, workers, sym, progress)
@@ -335,7 +336,7 @@ func precomputeCached(dir string, m *koopman.Model, d *dataset.Dataset, kind cac
 			Bytes: int64(payloadBytes(kind, m.N(), n)), Fallbacks: fallbacks, File: path, Loaded: true,
 			Seconds: time.Since(start).Seconds()}
 		if progress != nil {
-			progress(n, n)
+			progress(n, n, "")
 		}
 		return c, info
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -71,32 +72,14 @@ func AntMazeCoverage(d *dataset.Dataset, m *mujoco.Maze) (*MazeCoverage, error) 
 	// which the rows do not continue the same trajectory: D4RL's AntMaze
 	// data marks every step within 0.5 m of the goal terminal while the ant
 	// walks on (observations[k+1] = next_observations[k]).
-	reached := false
-	for k := range d.Len() {
-		reached = reached || d.Rewards[k] >= 1
-		if (d.Terminals[k] > 0 && !continues(d, k)) || (d.Timeouts != nil && d.Timeouts[k] > 0) || k == d.Len()-1 {
-			c.Episodes++
-			if reached {
-				c.GoalEpisodes++
-			}
-			reached = false
+	eps := d.EpisodesBy(dataset.EpisodeRule{TerminalContinues: d.Continues})
+	c.Episodes = len(eps)
+	for _, e := range eps {
+		if slices.ContainsFunc(d.Rewards[e.Start:e.Start+e.Len], func(r float32) bool { return r >= 1 }) {
+			c.GoalEpisodes++
 		}
 	}
 	return c, nil
-}
-
-// continues reports whether row k+1 starts where row k ended.
-func continues(d *dataset.Dataset, k int) bool {
-	if k+1 >= d.Len() {
-		return false
-	}
-	n := d.ObsDim
-	for i := range n {
-		if d.Observations[(k+1)*n+i] != d.NextObservations[k*n+i] {
-			return false
-		}
-	}
-	return true
 }
 
 // PlotAntMazeCoverage writes a PNG of the maze (walls dark, the evaluation

@@ -10,6 +10,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/meter"
 )
 
 // AntMazeKind is how a D4RL AntMaze dataset picks starts and goals
@@ -47,7 +48,7 @@ type AntMazeConfig struct {
 	// Seed seeds starts, goals, waypoint noise, action noise and resets.
 	Seed uint64 `json:"seed"`
 	// Progress, if set, is called every 1000 transitions and at the end.
-	Progress func(done, total int) `json:"-"`
+	Progress meter.Progress `json:"-"`
 }
 
 // AntMazeKindOf maps a dataset name to its maze env and kind:
@@ -175,7 +176,7 @@ func AntMazeDataset(cfg AntMazeConfig, lowLevel eval.Policy) (*dataset.Dataset, 
 			qvel = appendF(qvel, v...)
 			obs = next
 			if cfg.Progress != nil && (d.Len()%1000 == 0 || d.Len() == N) {
-				cfg.Progress(d.Len(), N)
+				cfg.Progress(d.Len(), N, "")
 			}
 		}
 	}

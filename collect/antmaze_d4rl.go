@@ -12,6 +12,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env/mujoco"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/policies"
 	"github.com/koopq/koopq/sac"
 )
@@ -127,7 +128,7 @@ type goalPolicy struct {
 // observations, actions, rewards, terminals, timeouts, infos/goal,
 // infos/qpos, infos/qvel and metadata (dataset, kind, evaluation goal,
 // goal policy and its sha256, seed, noise, koopq version).
-func writeAntMaze(name string, opts *D4RLOptions, progress func(done, total int)) (D4RLFile, error) {
+func writeAntMaze(name string, opts *D4RLOptions, progress meter.Progress) (D4RLFile, error) {
 	t0 := time.Now()
 	g := opts.goal
 	f := D4RLFile{Name: name, Path: filepath.Join(opts.Out, name+".hdf5"), Policy: "goal-reaching sac actor " + g.src,

@@ -20,6 +20,7 @@ import (
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/lockfile"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/policies"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
@@ -354,9 +355,9 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		var stage func(done, total int)
+		var stage meter.Progress
 		if progress != nil {
-			stage = func(done, total int) { progress(name, done, total) }
+			stage = func(done, total int, _ string) { progress(name, done, total) }
 		}
 		f, err := writeAntMaze(name, &opts, stage)
 		if err != nil {
@@ -459,11 +460,11 @@ func (j *d4rlJob) write() (D4RLFile, error) {
 
 // stage returns the progress callback of one rollout (nil without
 // progress).
-func (j *d4rlJob) stage(what string) func(done, total int) {
+func (j *d4rlJob) stage(what string) meter.Progress {
 	if j.progress == nil {
 		return nil
 	}
-	return func(done, total int) { j.progress(j.name+" "+what, done, total) }
+	return func(done, total int, _ string) { j.progress(j.name+" "+what, done, total) }
 }
 
 // generate makes the dataset's transitions by its kind, recording its

@@ -118,16 +118,11 @@ func rewardScale(d *dataset.Dataset, steps int) (float64, error) {
 		steps = 1000
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	ret, n, episodes := 0.0, 0, 0
-	for i, r := range d.Rewards {
-		ret += float64(r)
-		n++
-		if d.Terminals[i] != 0 || (i < len(d.Timeouts) && d.Timeouts[i] != 0) || n == steps {
-			lo, hi = math.Min(lo, ret), math.Max(hi, ret)
-			episodes++
-			ret, n = 0, 0
-		}
+	returns := dataset.CompleteReturns(d.EpisodesBy(dataset.EpisodeRule{MaxLen: steps}))
+	for _, ret := range returns {
+		lo, hi = math.Min(lo, ret), math.Max(hi, ret)
 	}
+	episodes := len(returns)
 	if episodes < 2 || !(hi > lo) || math.IsInf(hi-lo, 0) {
 		return 0, fmt.Errorf("cql: normalize_reward needs two complete episodes with different returns; the dataset has %d (returns %v to %v)", episodes, lo, hi)
 	}

@@ -92,7 +92,7 @@ func buildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 			opts.Model = m
 		}
 		if progress != nil {
-			opts.Progress = func(done, total int) { progress(PhasePrecompute, done, total, "koopman precompute") }
+			opts.Progress = func(done, total int, _ string) { progress(PhasePrecompute, done, total, "koopman precompute") }
 		}
 	}
 	return augment.New(cfg.Augment, opts)

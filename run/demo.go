@@ -62,7 +62,7 @@ type DemoResult struct {
 // Demo runs the built-in experiment under outDir and writes results.json,
 // table.md and curves.png there. log receives human-readable progress lines;
 // progress drives a bar for the current stage.
-func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, progress func(stage string, done, total int, msg string)) (*DemoResult, error) {
+func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, progress PhaseProgressFunc) (*DemoResult, error) {
 	start := time.Now()
 	// Check the training settings of every method before the long collection.
 	for _, m := range cfg.Methods {

@@ -17,6 +17,7 @@ import (
 	"github.com/koopq/koopq/cql"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/sac"
@@ -129,8 +130,8 @@ func resumedSegments(meta map[string]string, step int) ([]Segment, error) {
 }
 
 // ProgressFunc reports progress of long work: done of total units, with a
-// short status message.
-type ProgressFunc func(done, total int, msg string)
+// short status message. It is the module's one progress type, meter.Progress.
+type ProgressFunc = meter.Progress
 
 // PhaseProgressFunc reports progress within a named phase (PhaseKoopman,
 // PhasePrecompute, PhaseBC, PhaseCQL): done of total units of that phase.

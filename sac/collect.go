@@ -9,6 +9,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/nn"
 )
 
@@ -130,11 +131,11 @@ func Collect(ctx context.Context, cfg CollectConfig, progress func(stage string,
 	return out, info, nil
 }
 
-func progressStage(p func(string, int, int), stage string) func(int, int) {
+func progressStage(p func(string, int, int), stage string) meter.Progress {
 	if p == nil {
 		return nil
 	}
-	return func(done, total int) { p(stage, done, total) }
+	return func(done, total int, _ string) { p(stage, done, total) }
 }
 
 func cloneParams(ps []*nn.Param) []*nn.Param {
@@ -157,7 +158,7 @@ func deterministicReturn(name string, p *Policy, episodes int, rng *rand.Rand) (
 // at episode ends, and records terminals and time-limit timeouts. The last
 // transition is marked as a timeout when it does not end an episode, so the
 // dataset never bootstraps across its own end.
-func Rollouts(ctx context.Context, e env.Env, p *Policy, n int, rng *rand.Rand, progress func(done, total int)) (*dataset.Dataset, error) {
+func Rollouts(ctx context.Context, e env.Env, p *Policy, n int, rng *rand.Rand, progress meter.Progress) (*dataset.Dataset, error) {
 	d := &dataset.Dataset{ObsDim: e.ObservationSpace().Dim(), ActDim: e.ActionSpace().Dim()}
 	act := make([]float64, d.ActDim)
 	obs := e.Reset(rng)
@@ -167,7 +168,7 @@ func Rollouts(ctx context.Context, e env.Env, p *Policy, n int, rng *rand.Rand, 
 				return nil, ctx.Err()
 			}
 			if progress != nil {
-				progress(i, n)
+				progress(i, n, "")
 			}
 		}
 		p.Sample(obs, rng, act)
@@ -194,14 +195,10 @@ func MeanEpisodeReturn(d *dataset.Dataset) float64 {
 // EpisodeReturns is the mean return over d's complete episodes (those ending
 // in a terminal or timeout) and their count; NaN and 0 when there is none.
 func EpisodeReturns(d *dataset.Dataset) (mean float64, episodes int) {
-	var sum, ret float64
-	for i := 0; i < d.Len(); i++ {
-		ret += float64(d.Rewards[i])
-		if d.Terminals[i] == 1 || d.Timeouts[i] == 1 {
-			sum += ret
-			ret = 0
-			episodes++
-		}
+	var sum float64
+	for _, ret := range dataset.CompleteReturns(d.Episodes()) {
+		sum += ret
+		episodes++
 	}
 	if episodes == 0 {
 		return math.NaN(), 0

@@ -11,6 +11,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/meter"
 )
 
 // D4RLKinds are the D4RL v2 Gym-MuJoCo dataset kinds koopq can generate.
@@ -65,7 +66,7 @@ type Generated struct {
 // The rows are made by two independent streams (seeds (seed, 0) and
 // (seed, 1)) on two goroutines, stream 0's rows first, each ending with a
 // cut episode; the bytes depend only on the arguments, never on scheduling.
-func Generate(ctx context.Context, envName string, p *Policy, n int, seed uint64, progress func(done, total int)) (*Generated, error) {
+func Generate(ctx context.Context, envName string, p *Policy, n int, seed uint64, progress meter.Progress) (*Generated, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("generate %s: %d transitions requested, want > 0", envName, n)
 	}
@@ -75,7 +76,7 @@ func Generate(ctx context.Context, envName string, p *Policy, n int, seed uint64
 	var done [2]atomic.Int64 // rows made per stream; stream 1 writes, stream 0 reports
 	report := func() {
 		if progress != nil {
-			progress(int(done[0].Load()+done[1].Load()), n)
+			progress(int(done[0].Load()+done[1].Load()), n, "")
 		}
 	}
 	pols := [2]*Policy{p, p.Clone()}
@@ -178,10 +179,13 @@ func concatGenerated(parts ...*Generated) *Generated {
 func CutAfterLastEpisode(g *Generated) *Generated {
 	d := g.Data
 	last := -1
-	for i := d.Len() - 1; i >= 0; i-- {
-		if d.Terminals[i] == 1 || d.Timeouts[i] == 1 {
-			last = i
-			break
+	if eps := d.Episodes(); len(eps) > 0 {
+		e := eps[len(eps)-1]
+		if !e.Complete() && len(eps) > 1 {
+			e = eps[len(eps)-2]
+		}
+		if e.Complete() {
+			last = e.Start + e.Len - 1
 		}
 	}
 	if last < 0 || last == d.Len()-1 {

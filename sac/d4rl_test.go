@@ -40,7 +40,7 @@ func TestGenerateDeterministic(t *testing.T) {
 	}
 	last := 0
 	gen := func(seed uint64) *Generated {
-		g, err := Generate(context.Background(), "hopper", p, 2001, seed, func(done, total int) { last = done })
+		g, err := Generate(context.Background(), "hopper", p, 2001, seed, func(done, total int, _ string) { last = done })
 		if err != nil {
 			t.Fatal(err)
 		}
