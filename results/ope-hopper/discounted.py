@@ -3,26 +3,10 @@
 simulator's discounted return (γ = 0.99, 100 episodes, seed 7000:
 results/ope-hopper/sim-g99/*.json, from `koopq eval --gamma 0.99`), for
 docs/ope.md. Standard library only; run from the repository root."""
-import glob, json, math, os
+import glob, json, os, sys
 
-def ranks(x):
-    idx = sorted(range(len(x)), key=lambda i: x[i])
-    r = [0.0] * len(x)
-    i = 0
-    while i < len(idx):
-        j = i
-        while j + 1 < len(idx) and x[idx[j + 1]] == x[idx[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[idx[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return r
-
-def spearman(x, y):
-    rx, ry = ranks(x), ranks(y)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    return sxy / math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from table import spearman  # noqa: E402 (the same rank code as the γ tables)
 
 rows = []
 for f in sorted(glob.glob("results/ope-hopper/sim-g99/*.json")):
