@@ -23,6 +23,7 @@ import (
 	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/internal/suggest"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/rundir"
 )
 
 // QGradient gives an augmenter access to the critic: it writes
@@ -229,23 +230,21 @@ func Register(name string, b Builder) { builders[name] = b }
 
 // Plain CQL, without augmentation, is "cql"; "none", its name before,
 // is an alias that every place taking an augmentation accepts (run
-// directories of older koopqs record it in config.json).
+// directories of older koopqs record it in config.json). The run-directory
+// format owns the names (rundir.AugmentCQL).
 const (
-	CQL       = "cql"
-	CQLLegacy = "none"
+	CQL       = rundir.AugmentCQL
+	CQLLegacy = rundir.AugmentCQLLegacy
 )
 
-// IsCQL tells whether name is plain CQL: "cql", or its alias "none".
-func IsCQL(name string) bool { return name == CQL || name == CQLLegacy }
+// IsCQL tells whether name is plain CQL: "cql", or its alias "none"
+// (rundir.IsPlainCQL).
+func IsCQL(name string) bool { return rundir.IsPlainCQL(name) }
 
 // Label is the name tables, plots and run names give augmentation name:
-// "cql" for plain CQL under either name, else name itself.
-func Label(name string) string {
-	if IsCQL(name) {
-		return CQL
-	}
-	return name
-}
+// "cql" for plain CQL under either name, else name itself
+// (rundir.MethodLabel).
+func Label(name string) string { return rundir.MethodLabel(name) }
 
 // Known tells whether name is an augmentation New builds (an alias included).
 func Known(name string) bool {

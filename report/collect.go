@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 
-	augmentpkg "github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/rundir"
 )
 
@@ -338,7 +337,7 @@ func readRun(dir string) (Result, error) {
 	if cfg.Env == envNone {
 		return Result{}, errNoSimulator
 	}
-	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: augmentpkg.Label(cfg.Augment), Score: float64(rf.Final.Normalized), Order: -1,
+	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rundir.MethodLabel(cfg.Augment), Score: float64(rf.Final.Normalized), Order: -1,
 		Settings: cfg.Settings, Inputs: runInputs(rf.Inputs, cfg.KoopmanModel)}
 	r.Final = r.Score
 	r.Magnitude = readMagnitude(b)
@@ -429,7 +428,7 @@ func readInProgress(dir string) (Result, error) {
 	if cfg.Env == envNone {
 		return Result{}, errNoSimulator
 	}
-	r := Result{Dir: dir, Seed: cfg.CQL.Seed, Augment: augmentpkg.Label(cfg.Augment), Score: math.NaN(), Order: -1, InProgress: true, Settings: settings}
+	r := Result{Dir: dir, Seed: cfg.CQL.Seed, Augment: rundir.MethodLabel(cfg.Augment), Score: math.NaN(), Order: -1, InProgress: true, Settings: settings}
 	if b, err := os.ReadFile(filepath.Join(dir, rundir.InputsFile)); err == nil {
 		var in rundir.Inputs
 		if err := json.Unmarshal(b, &in); err != nil {
@@ -469,7 +468,7 @@ func label(r *Result, dir, data, augment string) error {
 	} else {
 		base := filepath.Base(data)
 		r.Dataset = strings.TrimSuffix(base, filepath.Ext(base))
-		r.Method = augmentpkg.Label(augment)
+		r.Method = rundir.MethodLabel(augment)
 		if r.Precision == "bf16" || strings.HasPrefix(r.Precision, "mixed ") {
 			r.Method += " " + r.Precision
 		}

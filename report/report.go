@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/stats"
 )
@@ -681,7 +680,7 @@ func (rep *Report) chooseBaseline(main []Result, baseline string) error {
 	}
 	if rep.Baseline == "" {
 		for _, r := range main {
-			if augment.IsCQL(r.Augment) {
+			if rundir.IsPlainCQL(r.Augment) {
 				rep.Baseline = r.Method
 				break
 			}

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/rundir"
 )
 
 // Settings are a run's training settings as flattened keys of its config
@@ -51,7 +51,7 @@ func settingsOf(config []byte) (Settings, error) {
 				continue
 			}
 			if a, ok := v.(string); ok && key == "augment" {
-				v = augment.Label(a) // plain CQL, "none" before koopq called it "cql"
+				v = rundir.MethodLabel(a) // plain CQL, "none" before koopq called it "cql"
 			}
 			b, _ := json.Marshal(v) // values decoded from JSON always encode
 			out[key] = string(b)

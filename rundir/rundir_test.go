@@ -216,3 +216,16 @@ func lost(was, now any, at string) string {
 	}
 	return ""
 }
+
+// Plain CQL is labelled "cql" under its current and its legacy name; other
+// augment values are their own labels.
+func TestMethodLabel(t *testing.T) {
+	for in, want := range map[string]string{"cql": "cql", "none": "cql", "kfc++": "kfc++", "": ""} {
+		if got := MethodLabel(in); got != want {
+			t.Errorf("MethodLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if !IsPlainCQL("none") || !IsPlainCQL("cql") || IsPlainCQL("gaussian") {
+		t.Error("IsPlainCQL")
+	}
+}

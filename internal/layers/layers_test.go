@@ -147,6 +147,27 @@ func TestImportsFollowTheLayers(t *testing.T) {
 	}
 }
 
+// TestReportReadsFilesOnly: report turns run directories into tables and
+// must work on results copied from anywhere, so it stands on the format
+// (rundir), the statistics and internal utilities alone, never on a
+// training package.
+func TestReportReadsFilesOnly(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err := build.ImportDir(filepath.Join(root, "report"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range bp.Imports {
+		rel, ok := strings.CutPrefix(imp, module+"/")
+		if ok && rel != "rundir" && rel != "stats" && !strings.HasPrefix(rel, "internal/") {
+			t.Errorf("report imports %s: it may import only rundir, stats and internal packages", rel)
+		}
+	}
+}
+
 // violations reports an upward arrow, an arrow between two entries of one
 // layer, an unlisted package and an unlisted import, and allows arrows
 // inside an entry and downwards.
