@@ -85,3 +85,25 @@ func TestQLearningCleanHasNoDropRecord(t *testing.T) {
 		t.Errorf("clean data: meta %v, dropped %d", d.Meta, conv.DroppedInvalid)
 	}
 }
+
+// The metadata block appears only when there is metadata, and a value is
+// shortened only beyond 100 characters.
+func TestInfoTextMetadata(t *testing.T) {
+	in := &Info{Path: "x.hdf5", Format: "d4rl", ObsDim: 2, ActDim: 1, Rows: 10}
+	var b bytes.Buffer
+	if err := in.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "metadata") {
+		t.Errorf("no metadata, but a metadata block:\n%s", b.String())
+	}
+	in.Meta = map[string]string{"a": strings.Repeat("x", 100), "b": strings.Repeat("y", 101)}
+	b.Reset()
+	if err := in.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	if !strings.Contains(s, strings.Repeat("x", 100)) || !strings.Contains(s, strings.Repeat("y", 97)+"...") || strings.Contains(s, strings.Repeat("y", 98)) {
+		t.Errorf("metadata values:\n%s", s)
+	}
+}
