@@ -107,3 +107,21 @@ func TestInfoTextMetadata(t *testing.T) {
 		t.Errorf("metadata values:\n%s", s)
 	}
 }
+
+// Without DropInvalid, the conversion names the stored row that holds the
+// non-finite observation: the next row when it is the transition's s′
+// (d4rl's s′ = observations[i+1]), the transition's own row when it is s.
+func TestQLearningNamesTheInvalidRow(t *testing.T) {
+	raw := func(bad int) *Raw {
+		obs := []float32{0, 0, 1, 1, 2, 2, 3, 3}
+		obs[2*bad+1] = float32(math.NaN())
+		return &Raw{Path: "mem", N: 4, ObsDim: 2, ActDim: 1, Observations: obs, Actions: []float32{0, 0, 0, 0},
+			Rewards: []float32{1, 1, 1, 1}, Terminals: []float32{0, 0, 0, 1}, Timeouts: []float32{0, 0, 0, 0}, Meta: map[string]string{}}
+	}
+	for bad, want := range map[int]string{2: "row 2 holds NaN or Inf (transition 1)", 0: "row 0 holds NaN or Inf (transition 0)"} {
+		_, _, err := raw(bad).QLearning(ReadOptions{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NaN in observation row %d: %v, want %q", bad, err, want)
+		}
+	}
+}
