@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"testing"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
@@ -182,4 +183,15 @@ func Pendulum(n int, seed uint64) (*dataset.Dataset, error) {
 		}
 	}
 	return d, nil
+}
+
+// PendulumT is Pendulum for a test: it fails t when the data cannot be
+// made.
+func PendulumT(t testing.TB, n int, seed uint64) *dataset.Dataset {
+	t.Helper()
+	d, err := Pendulum(n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

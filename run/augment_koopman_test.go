@@ -9,6 +9,7 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/learntest"
 )
 
 // A run stopped during its own Koopman training (Step 1) saves no model (it
@@ -17,7 +18,7 @@ import (
 // koopman.ckpt, and the resumed run ends with the model an uninterrupted
 // training makes, bit for bit.
 func TestBuildAugmenterResumesKoopmanTraining(t *testing.T) {
-	d := pendulumTransitions(t, 500, 4)
+	d := learntest.PendulumT(t, 500, 4)
 	cfg := DefaultTrainConfig()
 	cfg.Env, cfg.Data, cfg.Augment = "pendulum", "pendulum.hdf5", "kfc++"
 	cfg.KoopmanHidden, cfg.KoopmanLatent = []int{16, 16}, 4
@@ -79,7 +80,7 @@ func TestBuildAugmenterResumesKoopmanTraining(t *testing.T) {
 // (model_batch), and those rows add up to the record's model-branch count;
 // other runs log no model_batch.
 func TestSegmentsRecordAugmenterReport(t *testing.T) {
-	d := pendulumTransitions(t, 400, 5)
+	d := learntest.PendulumT(t, 400, 5)
 	cfg := tinyConfig()
 	cfg.Augment, cfg.LogEvery = "kfc++", 1
 	cfg.AugmentParams.KoopmanProb = 0.5

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/learntest"
 )
 
 // koopq train sets the Koopman learning-rate schedule of a model trained
@@ -52,7 +53,7 @@ func TestKoopmanScheduleParams(t *testing.T) {
 // training stopped, the final learning rate and whether it looks
 // undertrained (two epochs from scratch: still improving at the cap).
 func TestRunKoopmanModelRecordsStop(t *testing.T) {
-	d := pendulumTransitions(t, 300, 4)
+	d := learntest.PendulumT(t, 300, 4)
 	cfg := DefaultTrainConfig()
 	cfg.Env, cfg.Data, cfg.Augment = "pendulum", "pendulum.hdf5", "kfc++"
 	cfg.KoopmanHidden, cfg.KoopmanLatent = []int{8, 8}, 3

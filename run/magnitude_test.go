@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/koopq/koopq/learntest"
 )
 
 // magnitudeKeys are the results.json keys every run has.
@@ -19,7 +21,7 @@ var magnitudeKeys = []string{"shift_rows", "shift_l2_mean", "shift_l2_median", "
 // a run killed and resumed reports the same distances as an uninterrupted
 // one (the histograms travel in the checkpoint).
 func TestShiftL2CalibratesAndRecords(t *testing.T) {
-	d := pendulumTransitions(t, 400, 5)
+	d := learntest.PendulumT(t, 400, 5)
 	cfg := tinyConfig()
 	cfg.AugmentParams.ShiftL2 = 1e-2
 	whole, _ := NewDir(t.TempDir(), "whole")
@@ -79,7 +81,7 @@ func TestShiftL2CalibratesAndRecords(t *testing.T) {
 // model-error floor with direct decoding is refused naming --residual,
 // before the run directory is touched when the model is given.
 func TestKoopmanShiftParts(t *testing.T) {
-	d := pendulumTransitions(t, 400, 5)
+	d := learntest.PendulumT(t, 400, 5)
 	cfg := tinyConfig()
 	cfg.Augment, cfg.CQL.Steps, cfg.EvalEvery = "kfc++", 12, 0
 	cfg.AugmentParams.ShiftSigma = 0.1 // a symmetry shift far below the 2-epoch model's error

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/koopq/koopq/learntest"
 	"github.com/koopq/koopq/run"
 )
 
@@ -17,7 +18,7 @@ import (
 // in the calibration, which share their ε draws), the s4rl-n row's mean ΔS is kfc++'s,
 // and symcheck.json holds every row per magnitude.
 func TestSymcheckMagnitudesPendulum(t *testing.T) {
-	d := pendulumTransitions(t, 1500, 1)
+	d := learntest.PendulumT(t, 1500, 1)
 	m := tinyKoopman(t, d)
 	cfg := DefaultConfig("pendulum")
 	cfg.N, cfg.Seed, cfg.Residual = 400, 7, true

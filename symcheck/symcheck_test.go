@@ -17,17 +17,6 @@ import (
 	"github.com/koopq/koopq/stats"
 )
 
-// pendulumTransitions is learntest.Pendulum: the real Pendulum rolled with
-// random torques, so the simulator reproduces every transition.
-func pendulumTransitions(t *testing.T, n int, seed uint64) *dataset.Dataset {
-	t.Helper()
-	d, err := learntest.Pendulum(n, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 func tinyKoopman(t *testing.T, d *dataset.Dataset) *koopman.Model {
 	t.Helper()
 	tc := koopman.DefaultTrainConfig()
@@ -52,7 +41,7 @@ func finiteStats(t *testing.T, what string, s Stats) {
 // to 1e-6, the simulator reproduces the unshifted data, all numbers are
 // finite, and the JSON, CSV, PNG and summary are written.
 func TestSymcheckPendulum(t *testing.T) {
-	d := pendulumTransitions(t, 1500, 1)
+	d := learntest.PendulumT(t, 1500, 1)
 	m := tinyKoopman(t, d)
 	cfg := DefaultConfig("pendulum")
 	cfg.N, cfg.Seed, cfg.ShiftSigma = 400, 7, 10
@@ -173,7 +162,7 @@ func TestSymcheckPendulum(t *testing.T) {
 // Mismatched dimensions, unknown envs and envs without
 // SetStateFromObservation are errors, not panics.
 func TestSymcheckErrors(t *testing.T) {
-	d := pendulumTransitions(t, 200, 1)
+	d := learntest.PendulumT(t, 200, 1)
 	mc := koopman.DefaultModelConfig(3, 1)
 	mc.Hidden, mc.Latent = []int{8}, 4
 	m, err := koopman.NewModel(mc)
