@@ -254,7 +254,7 @@ func runEpisode(t *testing.T, e *Env, rng *rand.Rand, policy func(obs []float64)
 	}
 }
 
-// TestScriptedPushSucceeds: the scripted controller (scripted_test.go)
+// TestScriptedPushSucceeds: the scripted controller (ScriptedPush, scripted.go)
 // must put the puck within 0.05 m of the goal, and keep it there until the
 // last step, in at least 90% of 50 seeded episodes.
 func TestScriptedPushSucceeds(t *testing.T) {
@@ -262,7 +262,7 @@ func TestScriptedPushSucceeds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2024, 71))
 	var anyN, finalN int
 	for range 50 {
-		a, f := runEpisode(t, e, rng, scripted)
+		a, f := runEpisode(t, e, rng, ScriptedPush)
 		if a {
 			anyN++
 		}
@@ -313,7 +313,7 @@ func roll(t *testing.T, e *Env, seed uint64, steps int) rollout {
 	obs := e.Reset(rng)
 	r.obs = append(r.obs, obs)
 	for range steps {
-		a := scripted(obs)
+		a := ScriptedPush(obs)
 		for i := range a { // perturb so that contacts vary
 			a[i] += 0.3 * (2*rng.Float64() - 1)
 		}
@@ -362,7 +362,7 @@ func TestStateRoundTrip(t *testing.T) {
 	obs := e1.Reset(rand.New(rand.NewPCG(3, 3)))
 	for range 40 { // mid-grasp: the fingers are closing on the puck
 		var err error
-		if obs, _, _, _, err = e1.Step(scripted(obs)); err != nil {
+		if obs, _, _, _, err = e1.Step(ScriptedPush(obs)); err != nil {
 			t.Fatal(err)
 		}
 	}
