@@ -72,7 +72,9 @@ func (d *Dataset) Validate() error {
 			return fmt.Errorf("dataset: %s has %d values, want %d rows × %d = %d", name, len(x), n, width, n*width)
 		}
 		for i, v := range x {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			// All exponent bits set: ±Inf or NaN (one mask instead of two
+			// float64 tests; BenchmarkValidate).
+			if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
 				return fmt.Errorf("dataset: %s row %d holds a non-finite value %v", name, i/width, v)
 			}
 		}
