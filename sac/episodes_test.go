@@ -39,3 +39,56 @@ func TestEpisodeReturnsAndCut(t *testing.T) {
 		}
 	}
 }
+
+// TestSliceCopiesTheRowsAsked: Slice(d, from, to) holds exactly rows
+// [from, to) of every array (checked at from > 0 with 2-D states and
+// actions, where an index computed as from/width instead of from·width
+// would read other rows), copies rather than aliases, and marks its last
+// row a timeout unless that row is terminal.
+func TestSliceCopiesTheRowsAsked(t *testing.T) {
+	const n, o, a = 6, 2, 3
+	d := &dataset.Dataset{ObsDim: o, ActDim: a}
+	for i := range n {
+		for j := range o {
+			d.Observations = append(d.Observations, float32(10*i+j))
+			d.NextObservations = append(d.NextObservations, float32(100+10*i+j))
+		}
+		for j := range a {
+			d.Actions = append(d.Actions, float32(-10*i-j))
+		}
+		d.Rewards = append(d.Rewards, float32(i))
+		d.Terminals = append(d.Terminals, 0)
+		d.Timeouts = append(d.Timeouts, 0)
+	}
+	d.Terminals[4] = 1
+	s := Slice(d, 2, 4)
+	if s.Len() != 2 || s.ObsDim != o || s.ActDim != a {
+		t.Fatalf("Slice(2, 4): %d rows, dims %d/%d", s.Len(), s.ObsDim, s.ActDim)
+	}
+	for r := range 2 {
+		i := r + 2
+		for j := range o {
+			if s.Observations[r*o+j] != float32(10*i+j) || s.NextObservations[r*o+j] != float32(100+10*i+j) {
+				t.Errorf("row %d state %d: %v, %v", r, j, s.Observations[r*o+j], s.NextObservations[r*o+j])
+			}
+		}
+		for j := range a {
+			if s.Actions[r*a+j] != float32(-10*i-j) {
+				t.Errorf("row %d action %d: %v", r, j, s.Actions[r*a+j])
+			}
+		}
+		if s.Rewards[r] != float32(i) {
+			t.Errorf("row %d reward %v", r, s.Rewards[r])
+		}
+	}
+	if s.Timeouts[1] != 1 || s.Timeouts[0] != 0 {
+		t.Errorf("timeouts %v, want [0 1] (the cut end is a time limit)", s.Timeouts)
+	}
+	s.Observations[0] = -1
+	if d.Observations[2*o] == -1 {
+		t.Error("Slice aliases the source")
+	}
+	if e := Slice(d, 3, 5); e.Timeouts[1] != 0 || e.Terminals[1] != 1 {
+		t.Errorf("a slice ending on a terminal: terminals %v timeouts %v, want no added timeout", e.Terminals, e.Timeouts)
+	}
+}
