@@ -88,6 +88,9 @@ func TestSliceCopiesTheRowsAsked(t *testing.T) {
 	if d.Observations[2*o] == -1 {
 		t.Error("Slice aliases the source")
 	}
+	if e := Slice(d, 3, 3); e.Len() != 0 {
+		t.Errorf("an empty slice has %d rows", e.Len())
+	}
 	if e := Slice(d, 3, 5); e.Timeouts[1] != 0 || e.Terminals[1] != 1 {
 		t.Errorf("a slice ending on a terminal: terminals %v timeouts %v, want no added timeout", e.Terminals, e.Timeouts)
 	}
