@@ -216,6 +216,9 @@ func (r *Report) Summary() string {
 		score = fmt.Sprintf("Normalized score, each run's mean of its last %d evaluations", r.Settings.Last)
 	}
 	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s%s\n", score, r.Table.Markdown("dataset"), r.settingsNote()+r.provenanceNote())
+	if r.Success != nil {
+		fmt.Fprintf(&b, "## Success rate, %% of final-evaluation episodes (mean ± std over seeds)\n\n%s\n", r.Success.Markdown(level, r.Settings.BootstrapReps, r.Settings.Seed))
+	}
 	if r.Magnitude != nil {
 		fmt.Fprintf(&b, "## Scores beside the augmentation's size (mean ± std over seeds; ‖s̃ − s‖₂ over every training row, raw state units)\n\n%s\n", r.Magnitude.Markdown())
 	}
@@ -303,7 +306,8 @@ const branchNote = "\nA batch's branch is the run's logged `model_batch`; for ru
 // .tex (when there are ablations), diagnostics.md/.csv (when runs logged
 // training statistics), diagnostics-branches.md/.csv (when Koopman runs'
 // branches are known), magnitude.md/.csv (when runs recorded their
-// augmentation size), summary.md, runs.md/.csv (every run and the
+// augmentation size), success.md/.csv (when runs' envs have a success
+// test), summary.md, runs.md/.csv (every run and the
 // processes that trained it), report.json, and the figures
 // (performance profiles, stats.IQM intervals, one learning-curve plot per dataset,
 // each as PNG and SVG). It returns the paths written.
@@ -345,6 +349,12 @@ func (r *Report) Write(dir string) ([]string, error) {
 		files = append(files, []struct{ name, text string }{
 			{"magnitude.md", r.Magnitude.Markdown()},
 			{"magnitude.csv", r.Magnitude.CSV()},
+		}...)
+	}
+	if r.Success != nil {
+		files = append(files, []struct{ name, text string }{
+			{"success.md", r.Success.Markdown(fmt.Sprintf("%.0f%%", 100*r.Settings.Level), r.Settings.BootstrapReps, r.Settings.Seed)},
+			{"success.csv", r.Success.Table.CSV("dataset", "method")},
 		}...)
 	}
 	if r.BranchDiagnostics != nil {
