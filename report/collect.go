@@ -53,6 +53,9 @@ type Result struct {
 	// whose env has a per-step success test (final_eval's successes); nil,
 	// and omitted, for others.
 	Success *float64 `json:"success_rate,omitempty"`
+	// ScoredBySuccess marks a run whose Score is its success rate (its env
+	// has a success test but no reference returns).
+	ScoredBySuccess bool `json:"scored_by_success,omitempty"`
 	// Order is the run's index in its sweep (−1 outside a sweep); it orders
 	// rows and columns as the spec lists them.
 	Order int `json:"-"`
@@ -349,7 +352,7 @@ func readRun(dir string) (Result, error) {
 		sr := 100 * float64(rf.Final.SuccessRate)
 		r.Success = &sr
 		if math.IsNaN(r.Score) {
-			r.Score = sr // no reference returns: the success rate is the run's score
+			r.Score, r.ScoredBySuccess = sr, true // no reference returns: the success rate is the run's score
 		}
 	}
 	r.Final = r.Score

@@ -117,6 +117,13 @@ func TestSuccessRateTable(t *testing.T) {
 	if !strings.Contains(rep.Summary(), "## Success rate") {
 		t.Error("summary has no success section")
 	}
+	table, err := os.ReadFile(filepath.Join(out, "table.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(table), "Score of metaworld-push-v2: the success rate") || strings.Contains(string(table), "Score of hopper") {
+		t.Errorf("table.md does not say which rows are success rates:\n%s", table)
+	}
 }
 
 func TestNoSuccessTableWithoutSuccessTests(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -207,6 +208,23 @@ func (r *Report) settingsNote() string {
 	return b.String()
 }
 
+// successNote names the datasets whose table score is a success rate in
+// percent rather than a normalized score (a paragraph to follow the
+// paper-format table), or "" when there are none.
+func (r *Report) successNote() string {
+	var ds []string
+	for _, x := range r.Runs {
+		if x.ScoredBySuccess && !slices.Contains(ds, x.Dataset) {
+			ds = append(ds, x.Dataset)
+		}
+	}
+	if len(ds) == 0 {
+		return ""
+	}
+	return "\nScore of " + strings.Join(ds, ", ") + ": the success rate in percent (the env has a success test and no " +
+		"reference returns), which the aggregates pool with the other rows' normalized scores.\n"
+}
+
 // Summary renders the aggregate statistics as Markdown.
 func (r *Report) Summary() string {
 	var b strings.Builder
@@ -215,7 +233,7 @@ func (r *Report) Summary() string {
 	if r.Settings.Last > 1 {
 		score = fmt.Sprintf("Normalized score, each run's mean of its last %d evaluations", r.Settings.Last)
 	}
-	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s%s\n", score, r.Table.Markdown("dataset"), r.settingsNote()+r.provenanceNote())
+	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s%s\n", score, r.Table.Markdown("dataset"), r.settingsNote()+r.successNote()+r.provenanceNote())
 	if r.Success != nil {
 		fmt.Fprintf(&b, "## Success rate, %% of final-evaluation episodes (mean ± std over seeds)\n\n%s\n", r.Success.Markdown(level, r.Settings.BootstrapReps, r.Settings.Seed))
 	}
@@ -322,7 +340,7 @@ func (r *Report) Write(dir string) ([]string, error) {
 		return nil
 	}
 	files := []struct{ name, text string }{
-		{"table.md", r.Table.Markdown("dataset") + r.settingsNote() + r.provenanceNote()},
+		{"table.md", r.Table.Markdown("dataset") + r.settingsNote() + r.successNote() + r.provenanceNote()},
 		{"table.csv", r.Table.CSV("dataset", "method")},
 		{"table.tex", r.Table.LaTeX("dataset")},
 		{"summary.md", r.Summary()},
