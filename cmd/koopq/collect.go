@@ -14,6 +14,7 @@ import (
 
 	"github.com/koopq/koopq/collect"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/env/manip"
 	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
@@ -195,6 +196,9 @@ func (o *collectOptions) validate(args []string) error {
 	}
 	if err := firstErr(needPositive("episodes", o.episodes), needNonNegativeFloat("noise", o.noise)); err != nil {
 		return err
+	}
+	if o.flags.Changed("transitions") && len(args) > 0 && !slices.ContainsFunc(args, func(n string) bool { return !collect.IsManipDataset(n) }) {
+		return fmt.Errorf("--transitions does not size manipulation datasets: give --episodes (of %d steps)", manip.MaxEpisodeSteps)
 	}
 	if o.goalPolicy != "" && len(args) == 0 {
 		return fmt.Errorf("--goal-policy steers AntMaze collection: give AntMaze dataset names (e.g. koopq collect antmaze-umaze-v2 --goal-policy %s)", o.goalPolicy)

@@ -38,4 +38,6 @@ func TestCollectManipulation(t *testing.T) {
 	}
 	bad := runCLI(t, dir, time.Minute, "collect", "hopper-random-v2", "--noise", "0.3", "--out", filepath.Join(dir, "bad"))
 	expectCLIError(t, bad, "--noise", "metaworld-push-v2")
+	bad = runCLI(t, dir, time.Minute, "collect", "metaworld-push-v2", "--transitions", "1000", "--out", filepath.Join(dir, "bad"))
+	expectCLIError(t, bad, "--transitions", "--episodes")
 }
