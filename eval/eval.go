@@ -34,6 +34,9 @@ func CheckEpisodes(episodes int) error {
 // Evaluate runs episodes episodes of the policy made by newPolicy in fresh
 // environments made by name, on workers goroutines. Episode k resets from
 // its own RNG stream (seed, k), so results are identical for any worker count.
+// For an env with a success test (env.Successer) the result also holds each
+// episode's success at any step (Successes) and their fraction
+// (SuccessRate); for other envs Successes is nil.
 func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, workers int) (Result, error) {
 	return EvaluateDiscounted(name, newPolicy, episodes, seed, workers, 0)
 }
