@@ -16,6 +16,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/env/manip"
 	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/internal/atomicfile"
@@ -62,6 +63,13 @@ type D4RLOptions struct {
 	// GoalPolicy is the goal-reaching ant policy file that steers AntMaze
 	// collection (antmaze-… names); "" = the committed one.
 	GoalPolicy string
+
+	// ManipEpisodes is the number of episodes of each manipulation dataset
+	// (metaworld-… names); 0 = DefaultManipEpisodes.
+	ManipEpisodes int
+	// ManipNoise is the action noise std of manipulation datasets; nil =
+	// DefaultManipNoise.
+	ManipNoise *float64
 
 	medium *runMediumResult // RunMedium's answer, computed once per WriteD4RLDatasets
 	goal   *goalPolicy      // the loaded goal-reaching policy (AntMaze names)
@@ -168,17 +176,20 @@ func BestSnapshot(dir string, info *sac.RunInfo, candidates, episodes int) (int,
 
 // D4RLFile describes one written dataset.
 type D4RLFile struct {
-	Name        string  `json:"name"` // e.g. "hopper-medium-v2"
-	Path        string  `json:"path"`
-	Rows        int     `json:"rows"`
-	Episodes    int     `json:"episodes"`    // complete episodes (ending in a terminal or timeout)
-	MeanReturn  float64 `json:"mean_return"` // over complete episodes (AntMaze: the fraction of episodes that reach the evaluation goal)
-	Normalized  float64 `json:"normalized"`  // D4RL-normalized mean return (AntMaze: that fraction in percent)
-	Policy      string  `json:"policy"`
-	SHA256      string  `json:"policy_sha256,omitempty"`
-	SACSteps    int     `json:"sac_steps,omitempty"`
-	Seconds     float64 `json:"seconds"`
-	Description string  `json:"description"`
+	Name       string  `json:"name"` // e.g. "hopper-medium-v2"
+	Path       string  `json:"path"`
+	Rows       int     `json:"rows"`
+	Episodes   int     `json:"episodes"`    // complete episodes (ending in a terminal or timeout)
+	MeanReturn float64 `json:"mean_return"` // over complete episodes (AntMaze: the fraction of episodes that reach the evaluation goal)
+	Normalized float64 `json:"normalized"`  // D4RL-normalized mean return (AntMaze, manipulation: the percentage of episodes that reach the goal)
+	// SuccessEpisodes is, for a manipulation dataset, the number of
+	// episodes whose success test held at some step; nil for others.
+	SuccessEpisodes *int    `json:"success_episodes,omitempty"`
+	Policy          string  `json:"policy"`
+	SHA256          string  `json:"policy_sha256,omitempty"`
+	SACSteps        int     `json:"sac_steps,omitempty"`
+	Seconds         float64 `json:"seconds"`
+	Description     string  `json:"description"`
 }
 
 // D4RLSummaryFile is the summary koopq collect keeps beside the datasets it
@@ -338,7 +349,7 @@ func behaviour(envName, role string, opts *D4RLOptions) (*sac.Policy, string, st
 // AntMazeDataset) steered by opts.GoalPolicy or the committed goal-reaching
 // policy.
 func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, progress func(stage string, done, total int)) ([]D4RLFile, error) {
-	mazes, others, srcs, err := checkD4RLRequest(names, &opts)
+	mazes, manips, others, srcs, err := checkD4RLRequest(names, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -365,51 +376,72 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 		}
 		out = append(out, f)
 	}
+	for _, name := range manips {
+		var stage meter.Progress
+		if progress != nil {
+			stage = func(done, total int, _ string) { progress(name+" episodes", done, total) }
+		}
+		f, err := writeManip(ctx, name, &opts, stage)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, f)
+	}
 	return out, nil
 }
 
 // checkD4RLRequest checks WriteD4RLDatasets' names and opts before any
 // rollout (names, transitions, memory, a writable opts.Out, which it
-// creates) and splits names into AntMaze ones (mazes) and the others, with
-// the sources of the others.
-func checkD4RLRequest(names []string, opts *D4RLOptions) (mazes, others []string, srcs []d4rlSource, err error) {
+// creates) and splits names into AntMaze ones (mazes), manipulation ones
+// (manips) and the others, with the sources of the others.
+func checkD4RLRequest(names []string, opts *D4RLOptions) (mazes, manips, others []string, srcs []d4rlSource, err error) {
 	for _, n := range names {
-		if IsAntMazeDataset(n) {
+		switch {
+		case IsAntMazeDataset(n):
 			mazes = append(mazes, n)
-		} else {
+		case IsManipDataset(n):
+			manips = append(manips, n)
+		default:
 			others = append(others, n)
 		}
 	}
 	if err := checkAntMazeNames(mazes, opts); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
+	}
+	if err := checkManipNames(manips, opts); err != nil {
+		return nil, nil, nil, nil, err
 	}
 	if len(others) > 0 {
 		if srcs, err = CheckD4RLNames(others, opts.FromRun); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
 	if opts.Transitions <= 0 {
-		return nil, nil, nil, fmt.Errorf("--transitions %d must be positive", opts.Transitions)
+		return nil, nil, nil, nil, fmt.Errorf("--transitions %d must be positive", opts.Transitions)
 	}
 	for _, n := range names {
-		envName := n // AntMaze dataset names are env names
-		if !IsAntMazeDataset(n) {
+		envName, rows, what := n, 2*float64(opts.Transitions), fmt.Sprintf("--transitions %d (%s)", opts.Transitions, n) // AntMaze and manipulation dataset names are env names
+		switch {
+		case IsManipDataset(n):
+			c := manipConfig(n, opts)
+			rows, what = float64(c.Episodes*manip.MaxEpisodeSteps), fmt.Sprintf("--episodes %d (%s)", c.Episodes, n)
+		case !IsAntMazeDataset(n):
 			envName = run.EnvOfLabel(n)
 		}
 		if envName == "" {
 			continue
 		}
-		if err := run.CheckCollectMemory(fmt.Sprintf("--transitions %d (%s)", opts.Transitions, n), envName, 2*float64(opts.Transitions)); err != nil {
-			return nil, nil, nil, err
+		if err := run.CheckCollectMemory(what, envName, rows); err != nil {
+			return nil, nil, nil, nil, err
 		}
 	}
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return nil, nil, nil, fmt.Errorf("--out: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("--out: %w", err)
 	}
 	if err := run.CheckWritable("--out", opts.Out); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return mazes, others, srcs, nil
+	return mazes, manips, others, srcs, nil
 }
 
 // d4rlJob writes one non-AntMaze D4RL dataset: src, asked for as label

@@ -72,8 +72,62 @@ type Info struct {
 	NormalizedReturns *Stats `json:"normalized_returns,omitempty"`
 	ScoreEnv          string `json:"score_env,omitempty"`
 
+	// Success summarizes infos/success (SuccessKey) for data that carry a
+	// per-step success flag (koopq's manipulation datasets); nil for
+	// others.
+	Success *SuccessInfo `json:"success,omitempty"`
+
 	Meta map[string]string `json:"meta"`
 	Keys []Key             `json:"keys"`
+}
+
+// SuccessKey is the key of a per-step success flag [N]: nonzero where the
+// task's success test held after the row's step (at next_observations).
+const SuccessKey = "infos/success"
+
+// SuccessInfo is how much of a dataset reached its task's goal.
+type SuccessInfo struct {
+	// Episodes and SuccessEpisodes count the episodes (as Info.Episodes
+	// splits them) and those with the success flag set on any row.
+	Episodes        int     `json:"episodes"`
+	SuccessEpisodes int     `json:"success_episodes"`
+	EpisodeFraction float64 `json:"episode_fraction"` // SuccessEpisodes / Episodes
+	// Rows and SuccessRows count the stored rows and those flagged.
+	Rows        int     `json:"rows"`
+	SuccessRows int     `json:"success_rows"`
+	RowFraction float64 `json:"row_fraction"` // SuccessRows / Rows
+}
+
+// successInfo summarizes the per-step success flags of the rows split into
+// eps. success: [N].
+func successInfo(success []float32, eps []Episode) *SuccessInfo {
+	s := &SuccessInfo{Episodes: len(eps), Rows: len(success), SuccessRows: count1(success)}
+	for _, e := range eps {
+		if count1(success[e.Start:e.Start+e.Len]) > 0 {
+			s.SuccessEpisodes++
+		}
+	}
+	if s.Episodes > 0 {
+		s.EpisodeFraction = float64(s.SuccessEpisodes) / float64(s.Episodes)
+	}
+	if s.Rows > 0 {
+		s.RowFraction = float64(s.SuccessRows) / float64(s.Rows)
+	}
+	return s
+}
+
+// readSuccess reads SuccessKey from the D4RL file at path when it holds
+// one with n rows (nil, nil when it holds none).
+func readSuccess(path string, keys []Key, n int) ([]float32, error) {
+	if _, ok := findKey(keys, SuccessKey); !ok {
+		return nil, nil
+	}
+	f, err := openH5(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readVector(path, f, SuccessKey, n, true)
 }
 
 // Inspect reads the file at path (D4RL layout, or Minari: an HDF5 file with
@@ -115,6 +169,13 @@ func inspect(path string, opts ReadOptions) (*Info, error) {
 		in.Terminals, in.Timeouts = count1(r.Terminals), count1(r.Timeouts)
 		in.Meta, in.Keys = r.Meta, r.Keys
 		eps, rewards = r.Episodes(), r.Rewards
+		succ, err := readSuccess(path, r.Keys, r.N)
+		if err != nil {
+			return nil, err
+		}
+		if succ != nil {
+			in.Success = successInfo(succ, eps)
+		}
 	case "minari":
 		d, conv, ex, err := loadMinariInProcess(path, opts)
 		if err != nil {
@@ -253,6 +314,10 @@ func (in *Info) WriteText(w io.Writer) error {
 	st("returns", in.Returns)
 	if ns := in.NormalizedReturns; ns != nil {
 		p("%-12s mean %.4g  std %.4g  min %.4g  max %.4g  (normalized score, %s references)\n", "normalized", ns.Mean, ns.Std, ns.Min, ns.Max, in.ScoreEnv)
+	}
+	if sc := in.Success; sc != nil {
+		p("%-12s %d of %d episodes (%.1f%%) reach the goal at some step; %d of %d rows (%.1f%%) are at the goal (%s)\n", "success",
+			sc.SuccessEpisodes, sc.Episodes, 100*sc.EpisodeFraction, sc.SuccessRows, sc.Rows, 100*sc.RowFraction, SuccessKey)
 	}
 	st("lengths", in.Lengths)
 	st("rewards", in.Rewards)

@@ -57,6 +57,16 @@ type Env interface {
 	SetState(state []float64) error
 }
 
+// Successer is implemented by environments with a task success test at
+// every step (MetaWorld-style manipulation: info["success"]). Success
+// reports whether the test holds in the state the last Step reached (false
+// after Reset). Evaluation counts an episode as a success when the test
+// held at any of its steps (MetaWorld's success rate); environments
+// without the method have no success rate.
+type Successer interface {
+	Success() bool
+}
+
 // Factory makes a new environment instance.
 type Factory func() (Env, error)
 

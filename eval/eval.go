@@ -34,6 +34,9 @@ func CheckEpisodes(episodes int) error {
 // Evaluate runs episodes episodes of the policy made by newPolicy in fresh
 // environments made by name, on workers goroutines. Episode k resets from
 // its own RNG stream (seed, k), so results are identical for any worker count.
+// For an env with a success test (env.Successer) the result also holds each
+// episode's success at any step (Successes) and their fraction
+// (SuccessRate); for other envs Successes is nil.
 func Evaluate(name string, newPolicy func() Policy, episodes int, seed uint64, workers int) (Result, error) {
 	return EvaluateDiscounted(name, newPolicy, episodes, seed, workers, 0)
 }
@@ -55,6 +58,8 @@ func EvaluateDiscounted(name string, newPolicy func() Policy, episodes int, seed
 	workers = max(1, min(workers, episodes))
 	res := Result{Env: name, Episodes: episodes, Seed: seed, Returns: make([]float64, episodes), Lengths: make([]int, episodes)}
 	disc := make([]float64, episodes)
+	succ := make([]bool, episodes)
+	hasSuccess := false
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -66,14 +71,17 @@ func EvaluateDiscounted(name string, newPolicy func() Policy, episodes int, seed
 				errs[w] = err
 				return
 			}
+			if w == 0 {
+				_, hasSuccess = e.(env.Successer)
+			}
 			p := newPolicy()
 			for k := w; k < episodes; k += workers {
-				ret, dret, n, err := rollout(e, p, rand.New(rand.NewPCG(seed, uint64(k))), gamma)
+				ro, err := rollout(e, p, rand.New(rand.NewPCG(seed, uint64(k))), gamma)
 				if err != nil {
 					errs[w] = fmt.Errorf("eval %s episode %d: %w", name, k, err)
 					return
 				}
-				res.Returns[k], res.Lengths[k], disc[k] = ret, n, dret
+				res.Returns[k], res.Lengths[k], disc[k], succ[k] = ro.ret, ro.n, ro.disc, ro.success
 			}
 		}(w)
 	}
@@ -93,10 +101,14 @@ func EvaluateDiscounted(name string, newPolicy func() Policy, episodes int, seed
 		res.Min, res.Max = math.Min(res.Min, r), math.Max(res.Max, r)
 	}
 	res.Normalized, res.NormalizedStd, res.SuccessRate = Score(math.NaN()), Score(math.NaN()), Score(math.NaN())
+	if hasSuccess {
+		res.Successes = succ
+		res.SuccessRate = Score(SuccessFraction(succ))
+	}
 	if _, ref, ok := ReferenceFor(name); ok {
 		res.Normalized = Score(ref.Normalize(res.Mean))
 		res.NormalizedStd = Score(100 * res.Std / (ref.Expert - ref.Random))
-		if ref.GoalReaching {
+		if ref.GoalReaching && !hasSuccess {
 			n := 0
 			for _, r := range res.Returns {
 				if r >= 1 {
@@ -109,31 +121,57 @@ func EvaluateDiscounted(name string, newPolicy func() Policy, episodes int, seed
 	return res, nil
 }
 
+// SuccessFraction is the fraction of episodes whose entry is true (NaN for
+// none): the success rate of per-episode success flags.
+func SuccessFraction(successes []bool) float64 {
+	if len(successes) == 0 {
+		return math.NaN()
+	}
+	n := 0
+	for _, s := range successes {
+		if s {
+			n++
+		}
+	}
+	return float64(n) / float64(len(successes))
+}
+
 // Rollout runs one episode of p in e from a reset drawn with rng and returns
 // its undiscounted return and length.
 func Rollout(e env.Env, p Policy, rng *rand.Rand) (float64, int, error) {
-	ret, _, n, err := rollout(e, p, rng, 0)
-	return ret, n, err
+	ro, err := rollout(e, p, rng, 0)
+	return ro.ret, ro.n, err
+}
+
+// episode is one rollout's record.
+type episode struct {
+	ret, disc float64 // undiscounted and discounted return
+	n         int     // steps
+	success   bool    // an env.Successer's test held after some step
 }
 
 // rollout is Rollout that also returns the discounted return Σₜ γᵗ rₜ
-// (rewards in the same order as the undiscounted sum, γ⁰ = 1 for the first).
-func rollout(e env.Env, p Policy, rng *rand.Rand, gamma float64) (ret, disc float64, n int, err error) {
+// (rewards in the same order as the undiscounted sum, γ⁰ = 1 for the first)
+// and, for an env.Successer, whether its success test held at any step.
+func rollout(e env.Env, p Policy, rng *rand.Rand, gamma float64) (episode, error) {
+	var ep episode
+	s, _ := e.(env.Successer)
 	obs := e.Reset(rng)
 	act := make([]float64, e.ActionSpace().Dim())
 	w := 1.0
-	for n = 1; ; n++ {
+	for ep.n = 1; ; ep.n++ {
 		p.Act(obs, act)
 		next, r, term, trunc, err := e.Step(act)
 		if err != nil {
-			return ret, disc, n, err
+			return ep, err
 		}
-		ret += r
-		disc += w * r
+		ep.ret += r
+		ep.disc += w * r
 		w *= gamma
+		ep.success = ep.success || (s != nil && s.Success())
 		obs = next
 		if term || trunc {
-			return ret, disc, n, nil
+			return ep, nil
 		}
 	}
 }

@@ -237,3 +237,29 @@ func TestD4RLReferenceValues(t *testing.T) {
 		}
 	}
 }
+
+// An env without a success test records none: its result's JSON is what
+// it was before koopq recorded successes.
+func TestNoSuccessesWithoutSuccessTest(t *testing.T) {
+	res, err := Evaluate("pendulum", func() Policy { return constPolicy{0.5} }, 2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Successes != nil || !math.IsNaN(float64(res.SuccessRate)) {
+		t.Fatalf("pendulum: successes %v, success rate %v; want none", res.Successes, res.SuccessRate)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := keys["successes"]; ok {
+		t.Errorf("pendulum result has a successes key: %s", b)
+	}
+	if string(keys["success_rate"]) != "null" {
+		t.Errorf("pendulum success_rate %s, want null", keys["success_rate"])
+	}
+}

@@ -45,8 +45,17 @@ type Result struct {
 	Base     string `json:"base,omitempty"`
 	Augment  string `json:"augment"`
 	Steps    int    `json:"steps"`
-	// Score is the final evaluation's normalized score.
+	// Score is the final evaluation's normalized score; for a run whose
+	// env has no reference returns but a success test (manipulation), its
+	// success rate in percent (Success).
 	Score float64 `json:"score"`
+	// Success is the final evaluation's success rate in percent for runs
+	// whose env has a per-step success test (final_eval's successes); nil,
+	// and omitted, for others.
+	Success *float64 `json:"success_rate,omitempty"`
+	// ScoredBySuccess marks a run whose Score is its success rate (its env
+	// has a success test but no reference returns).
+	ScoredBySuccess bool `json:"scored_by_success,omitempty"`
 	// Order is the run's index in its sweep (−1 outside a sweep); it orders
 	// rows and columns as the spec lists them.
 	Order int `json:"-"`
@@ -339,6 +348,13 @@ func readRun(dir string) (Result, error) {
 	}
 	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rundir.MethodLabel(cfg.Augment), Score: float64(rf.Final.Normalized), Order: -1,
 		Settings: cfg.Settings, Inputs: runInputs(rf.Inputs, cfg.KoopmanModel)}
+	if len(rf.Final.Successes) > 0 {
+		sr := 100 * float64(rf.Final.SuccessRate)
+		r.Success = &sr
+		if math.IsNaN(r.Score) {
+			r.Score, r.ScoredBySuccess = sr, true // no reference returns: the success rate is the run's score
+		}
+	}
 	r.Final = r.Score
 	r.Magnitude = readMagnitude(b)
 	for _, sg := range rf.Segments {
@@ -357,7 +373,7 @@ func readRun(dir string) (Result, error) {
 		r.Precision = rf.Provenance.BLASPrecision
 	}
 	if math.IsNaN(r.Score) {
-		return r, fmt.Errorf("%s: no normalized score (env %q has no reference returns)", path, cfg.Env)
+		return r, fmt.Errorf("%s: no normalized score (env %q has no reference returns and no success test)", path, cfg.Env)
 	}
 	r.History = historyPoints(rf.History)
 	if err := label(&r, dir, cfg.Data, cfg.Augment); err != nil {
@@ -366,11 +382,16 @@ func readRun(dir string) (Result, error) {
 	return r, nil
 }
 
-// historyPoints are the evaluations of h that have a normalized score.
+// historyPoints are the evaluations of h that have a score: a normalized
+// score, or else a success rate (in percent, as Result.Score).
 func historyPoints(h []rundir.HistoryPoint[json.RawMessage]) []Point {
 	var out []Point
 	for _, p := range h {
-		if v := float64(p.Normalized); !math.IsNaN(v) {
+		v := float64(p.Normalized)
+		if math.IsNaN(v) && p.SuccessRate != nil {
+			v = 100 * float64(*p.SuccessRate)
+		}
+		if !math.IsNaN(v) {
 			out = append(out, Point{Step: p.Step, Score: v})
 		}
 	}

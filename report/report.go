@@ -435,6 +435,9 @@ type Report struct {
 	// Magnitude puts each dataset × method's score beside its
 	// augmentation size (MagnitudeColumns); nil when no run recorded it.
 	Magnitude *Diagnostics `json:"magnitude,omitempty"`
+	// Success tables the success rate of the runs whose env has a success
+	// test (manipulation); nil when no run has one.
+	Success *SuccessReport `json:"success,omitempty"`
 	// SettingDifferences are the training settings that differ between
 	// datasets for the same method (datasets run under different
 	// protocols); empty when every dataset had the same settings.
@@ -584,6 +587,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 	rep.Diagnostics = diagnostics(finished, datasets, methods, DiagnosticColumns)
 	rep.BranchDiagnostics = diagnostics(finished, datasets, methods, BranchColumns)
 	rep.Magnitude = magnitudeTable(finished, datasets, methods)
+	rep.Success = successReport(main, o, stream)
 	return rep, nil
 }
 

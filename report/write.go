@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -207,6 +208,23 @@ func (r *Report) settingsNote() string {
 	return b.String()
 }
 
+// successNote names the datasets whose table score is a success rate in
+// percent rather than a normalized score (a paragraph to follow the
+// paper-format table), or "" when there are none.
+func (r *Report) successNote() string {
+	var ds []string
+	for _, x := range r.Runs {
+		if x.ScoredBySuccess && !slices.Contains(ds, x.Dataset) {
+			ds = append(ds, x.Dataset)
+		}
+	}
+	if len(ds) == 0 {
+		return ""
+	}
+	return "\nScore of " + strings.Join(ds, ", ") + ": the success rate in percent (the env has a success test and no " +
+		"reference returns), which the aggregates pool with the other rows' normalized scores.\n"
+}
+
 // Summary renders the aggregate statistics as Markdown.
 func (r *Report) Summary() string {
 	var b strings.Builder
@@ -215,7 +233,10 @@ func (r *Report) Summary() string {
 	if r.Settings.Last > 1 {
 		score = fmt.Sprintf("Normalized score, each run's mean of its last %d evaluations", r.Settings.Last)
 	}
-	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s%s\n", score, r.Table.Markdown("dataset"), r.settingsNote()+r.provenanceNote())
+	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s%s\n", score, r.Table.Markdown("dataset"), r.settingsNote()+r.successNote()+r.provenanceNote())
+	if r.Success != nil {
+		fmt.Fprintf(&b, "## Success rate, %% of final-evaluation episodes (mean ± std over seeds)\n\n%s\n", r.Success.Markdown(level, r.Settings.BootstrapReps, r.Settings.Seed))
+	}
 	if r.Magnitude != nil {
 		fmt.Fprintf(&b, "## Scores beside the augmentation's size (mean ± std over seeds; ‖s̃ − s‖₂ over every training row, raw state units)\n\n%s\n", r.Magnitude.Markdown())
 	}
@@ -303,7 +324,8 @@ const branchNote = "\nA batch's branch is the run's logged `model_batch`; for ru
 // .tex (when there are ablations), diagnostics.md/.csv (when runs logged
 // training statistics), diagnostics-branches.md/.csv (when Koopman runs'
 // branches are known), magnitude.md/.csv (when runs recorded their
-// augmentation size), summary.md, runs.md/.csv (every run and the
+// augmentation size), success.md/.csv (when runs' envs have a success
+// test), summary.md, runs.md/.csv (every run and the
 // processes that trained it), report.json, and the figures
 // (performance profiles, stats.IQM intervals, one learning-curve plot per dataset,
 // each as PNG and SVG). It returns the paths written.
@@ -318,7 +340,7 @@ func (r *Report) Write(dir string) ([]string, error) {
 		return nil
 	}
 	files := []struct{ name, text string }{
-		{"table.md", r.Table.Markdown("dataset") + r.settingsNote() + r.provenanceNote()},
+		{"table.md", r.Table.Markdown("dataset") + r.settingsNote() + r.successNote() + r.provenanceNote()},
 		{"table.csv", r.Table.CSV("dataset", "method")},
 		{"table.tex", r.Table.LaTeX("dataset")},
 		{"summary.md", r.Summary()},
@@ -345,6 +367,12 @@ func (r *Report) Write(dir string) ([]string, error) {
 		files = append(files, []struct{ name, text string }{
 			{"magnitude.md", r.Magnitude.Markdown()},
 			{"magnitude.csv", r.Magnitude.CSV()},
+		}...)
+	}
+	if r.Success != nil {
+		files = append(files, []struct{ name, text string }{
+			{"success.md", r.Success.Markdown(fmt.Sprintf("%.0f%%", 100*r.Settings.Level), r.Settings.BootstrapReps, r.Settings.Seed)},
+			{"success.csv", r.Success.Table.CSV("dataset", "method")},
 		}...)
 	}
 	if r.BranchDiagnostics != nil {

@@ -480,6 +480,7 @@ type trainRun struct {
 	firstStep   int             // step this process started at
 	prior       []Segment       // segments of the processes before this one (resume)
 	lastEval    float64         // mean return of the last regular evaluation; NaN: none (or no simulator)
+	lastSuccess float64         // its success rate (fraction) in an env with a success test; NaN: none
 	lastOffline cql.Diagnostics // the last offline diagnostics (Env EnvNone)
 }
 
@@ -490,7 +491,7 @@ type trainRun struct {
 func newTrainRun(ctx context.Context, in *CheckedTrain, dir *Dir, inputs Inputs, prov Provenance, opts TrainOptions, start time.Time) (*trainRun, error) {
 	cfg := in.cfg
 	r := &trainRun{ctx: ctx, cfg: cfg, dir: dir, train: in.train, held: in.held, progress: opts.Progress, start: start,
-		ckpt: dir.File(checkpointFile), lastCkpt: -1, lastEval: math.NaN()}
+		ckpt: dir.File(checkpointFile), lastCkpt: -1, lastEval: math.NaN(), lastSuccess: math.NaN()}
 	if r.progress == nil {
 		r.progress = func(string, int, int, string) {}
 	}
@@ -579,7 +580,10 @@ func (r *trainRun) step(step int, st cql.Stats) error {
 		if err != nil {
 			return err
 		}
-		r.lastEval = res.Mean
+		r.lastEval, r.lastSuccess = res.Mean, math.NaN()
+		if res.Successes != nil {
+			r.lastSuccess = float64(res.SuccessRate)
+		}
 		if r.held != nil {
 			r.lastEval = math.NaN()
 		}
@@ -628,7 +632,12 @@ func (r *trainRun) evaluate(step int) (eval.Result, error) {
 		return res, err
 	}
 	crashPoint("eval")
-	r.res.History = append(r.res.History, EvalPoint{Step: step, Mean: res.Mean, Std: res.Std, Normalized: res.Normalized})
+	pt := EvalPoint{Step: step, Mean: res.Mean, Std: res.Std, Normalized: res.Normalized}
+	if res.Successes != nil { // an env with a success test: manipulation
+		sr := res.SuccessRate
+		pt.SuccessRate = &sr
+	}
+	r.res.History = append(r.res.History, pt)
 	return res, r.dir.WriteJSON(rundir.HistoryFile, r.res.History)
 }
 
@@ -637,6 +646,9 @@ func (r *trainRun) report(step int, st cql.Stats) {
 	msg := fmt.Sprintf("q %.3g gap %.3g", st.QData, st.CQLGap)
 	if !math.IsNaN(r.lastEval) {
 		msg += fmt.Sprintf(" return %.1f", r.lastEval)
+		if !math.IsNaN(r.lastSuccess) {
+			msg += fmt.Sprintf(" success %.0f%%", 100*r.lastSuccess)
+		}
 	} else if r.held != nil && r.lastOffline.Transitions > 0 {
 		msg += fmt.Sprintf(" holdout td %.3g mse %.3g", r.lastOffline.TDError, r.lastOffline.ActionMSE)
 	}

@@ -90,6 +90,10 @@ type HistoryPoint[D any] struct {
 	// reference returns, and for a run without a simulator). A point that
 	// lacks the key reads as NaN, no score, not as 0.
 	Normalized Score `json:"normalized_score"`
+	// SuccessRate is the fraction of the evaluation's episodes that
+	// reached the goal (Eval.SuccessRate) in envs with a per-step success
+	// test (Eval.Successes); nil, and omitted, for other envs.
+	SuccessRate *Score `json:"success_rate,omitempty"`
 	// Offline holds the diagnostics on held-out episodes of a run without
 	// a simulator; its return fields are then 0 and the normalized score
 	// null.
@@ -131,9 +135,15 @@ type Eval struct {
 	// reference returns (NaN otherwise); NormalizedStd is the same scaling of Std.
 	Normalized    Score `json:"normalized_score"`
 	NormalizedStd Score `json:"normalized_std"`
-	// SuccessRate is the fraction of episodes with return ≥ 1 in
-	// goal-reaching envs (Reference.GoalReaching); NaN (null) otherwise.
+	// SuccessRate is the fraction of episodes that reached the goal: in
+	// envs with a per-step success test (env.Successer: manipulation) the
+	// episodes whose test held at any step (Successes), in goal-reaching
+	// envs (Reference.GoalReaching: AntMaze) those with return ≥ 1; NaN
+	// (null) otherwise.
 	SuccessRate Score `json:"success_rate"`
+	// Successes says, per episode, whether the env's success test held
+	// at any step; nil (and omitted) for envs without a success test.
+	Successes []bool `json:"successes,omitempty"`
 	// Gamma, when in (0, 1), is the discount of DiscountedReturns, each
 	// episode's Σₜ γᵗ rₜ from its reset (t from 0), and DiscountedMean
 	// their mean: the quantity an off-policy estimate such as FQE targets.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -227,5 +228,29 @@ func TestMethodLabel(t *testing.T) {
 	}
 	if !IsPlainCQL("none") || !IsPlainCQL("cql") || IsPlainCQL("gaussian") {
 		t.Error("IsPlainCQL")
+	}
+}
+
+// A history point records a success rate only for envs with a success
+// test: other points marshal as before, and the rate reads back.
+func TestHistoryPointSuccessRate(t *testing.T) {
+	plain, err := json.Marshal(HistoryPoint[json.RawMessage]{Step: 5, Mean: 1, Normalized: Score(math.NaN())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"step":5,"mean_return":1,"std_return":0,"normalized_score":null}`; string(plain) != want {
+		t.Errorf("point without a success test: %s, want %s", plain, want)
+	}
+	sr := Score(0.25)
+	b, err := json.Marshal(HistoryPoint[json.RawMessage]{Step: 5, Normalized: Score(math.NaN()), SuccessRate: &sr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back HistoryPoint[json.RawMessage]
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.SuccessRate == nil || *back.SuccessRate != 0.25 {
+		t.Fatalf("success rate read back from %s: %v", b, back.SuccessRate)
 	}
 }

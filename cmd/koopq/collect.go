@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/koopq/koopq/collect"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/env/manip"
 	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
@@ -39,6 +42,8 @@ type collectOptions struct {
 	mediumEps   int
 	expertBy    string
 	goalPolicy  string
+	episodes    int
+	noise       float64
 
 	flags *pflag.FlagSet // the command's flags, to tell which were given
 }
@@ -80,6 +85,13 @@ func newCollectCmd() *cobra.Command {
    infos/goal, infos/qpos, infos/qvel, metadata/*. The goal-reaching policy
    is the committed one, or --goal-policy FILE (a snapshot of a
    'koopq collect --env antgoal --run-dir DIR' run).
+
+   Manipulation datasets (MetaWorld-style tasks of koopq's own arm): the
+   task's scripted controller with action noise N(0, --noise²) clipped to
+   [-1, 1], --episodes episodes of 500 steps (timeouts, never terminals),
+   with keys observations, actions, rewards, next_observations, terminals,
+   timeouts, infos/success (1 where the task's success test holds after the
+   step), metadata/*. Names: ` + strings.Join(collect.ManipDatasetNames(), ", ") + `.
 
 2. The SAC run that makes the behaviour policies (D4RL's recipe, resumable):
      koopq collect --env hopper --run-dir DIR [--sac-steps 1000000] [--seed 0]
@@ -126,6 +138,8 @@ func newCollectCmd() *cobra.Command {
 	f.IntVar(&o.mediumEps, "medium-episodes", 0, "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)")
 	f.IntVar(&o.ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
 	f.StringVar(&o.export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
+	f.IntVar(&o.episodes, "episodes", collect.DefaultManipEpisodes, "episodes of 500 steps in each manipulation dataset (metaworld-… names)")
+	f.Float64Var(&o.noise, "noise", collect.DefaultManipNoise, "std of the Gaussian action noise of manipulation datasets (metaworld-… names), before clipping to [-1, 1]")
 	f.StringVar(&o.goalPolicy, "goal-policy", "", "goal-reaching ant policy file (e.g. DIR/snapshots/actor-NNNNNNN.safetensors of a --env antgoal run) that steers AntMaze collection; default: the committed one")
 	return cmd
 }
@@ -175,6 +189,16 @@ func (o *collectOptions) validate(args []string) error {
 	}
 	if o.allowBLAS && !o.resume {
 		return fmt.Errorf("--allow-backend-change only applies with --resume")
+	}
+	if (o.flags.Changed("episodes") || o.flags.Changed("noise")) && !slices.ContainsFunc(args, collect.IsManipDataset) {
+		return fmt.Errorf("--episodes and --noise size and perturb manipulation datasets: give their names (e.g. koopq collect %s)",
+			strings.Join(collect.ManipDatasetNames(), " "))
+	}
+	if err := firstErr(needPositive("episodes", o.episodes), needNonNegativeFloat("noise", o.noise)); err != nil {
+		return err
+	}
+	if o.flags.Changed("transitions") && len(args) > 0 && !slices.ContainsFunc(args, func(n string) bool { return !collect.IsManipDataset(n) }) {
+		return fmt.Errorf("--transitions does not size manipulation datasets: give --episodes (of %d steps)", manip.MaxEpisodeSteps)
 	}
 	if o.goalPolicy != "" && len(args) == 0 {
 		return fmt.Errorf("--goal-policy steers AntMaze collection: give AntMaze dataset names (e.g. koopq collect antmaze-umaze-v2 --goal-policy %s)", o.goalPolicy)
@@ -257,11 +281,19 @@ func (o *collectOptions) run(ctx context.Context, args []string) error {
 // runDatasets writes the D4RL datasets named by args.
 func (o *collectOptions) runDatasets(ctx context.Context, args []string) error {
 	progress, finish := stageBars()
-	files, err := collect.WriteD4RLDatasets(ctx, args, collect.D4RLOptions{Out: o.out, Transitions: o.transitionsOr(1_000_000), Seed: o.seed, FromRun: o.fromRun,
-		MediumBy: o.mediumBy, MediumBand: o.mediumBand, MediumEpisodes: o.mediumEps, GoalPolicy: o.goalPolicy},
-		progress)
+	opts := collect.D4RLOptions{Out: o.out, Transitions: o.transitionsOr(1_000_000), Seed: o.seed, FromRun: o.fromRun,
+		MediumBy: o.mediumBy, MediumBand: o.mediumBand, MediumEpisodes: o.mediumEps, GoalPolicy: o.goalPolicy}
+	if o.flags.Changed("episodes") || o.flags.Changed("noise") {
+		opts.ManipEpisodes, opts.ManipNoise = o.episodes, &o.noise
+	}
+	files, err := collect.WriteD4RLDatasets(ctx, args, opts, progress)
 	finish()
 	for _, fi := range files {
+		if fi.SuccessEpisodes != nil {
+			fmt.Printf("%-28s %8d rows %6d episodes  %5.1f%% reach the goal (%d)  mean return %8.1f  %5.1fs  %s\n",
+				fi.Name, fi.Rows, fi.Episodes, fi.Normalized, *fi.SuccessEpisodes, fi.MeanReturn, fi.Seconds, fi.Path)
+			continue
+		}
 		if collect.IsAntMazeDataset(fi.Name) {
 			fmt.Printf("%-28s %8d rows %6d episodes  %5.1f%% reach the evaluation goal  %5.1fs  %s\n",
 				fi.Name, fi.Rows, fi.Episodes, fi.Normalized, fi.Seconds, fi.Path)

@@ -388,6 +388,7 @@ func trainSeeds(ctx context.Context, cfg run.TrainConfig, seeds []uint64, outRoo
 		seed  uint64
 		score float64 // normalized score
 		ret   float64 // mean return
+		succ  float64 // success rate in percent (NaN: the env has no success test)
 		dir   string
 	}
 	var runs []done
@@ -413,13 +414,27 @@ func trainSeeds(ctx context.Context, cfg run.TrainConfig, seeds []uint64, outRoo
 		if math.IsNaN(v) {
 			normalized = false
 		}
-		runs = append(runs, done{s, v, res.Final.Mean, dir.Path})
+		succ := math.NaN()
+		if res.Final.Successes != nil {
+			succ = 100 * float64(res.Final.SuccessRate)
+		}
+		runs = append(runs, done{s, v, res.Final.Mean, succ, dir.Path})
 	}
 	what := "normalized score"
 	if !normalized {
-		what = "return" // an env without reference returns: raw returns for every seed
+		// An env without reference returns: its success rate where it has
+		// a success test (as koopq report scores it), else raw returns.
+		what = "success rate (%)"
+		for _, r := range runs {
+			if math.IsNaN(r.succ) {
+				what = "return"
+			}
+		}
 		for i := range runs {
 			runs[i].score = runs[i].ret
+			if what != "return" {
+				runs[i].score = runs[i].succ
+			}
 		}
 	}
 	var sum, sq float64

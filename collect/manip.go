@@ -1,0 +1,228 @@
+package collect
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/env/manip"
+	"github.com/koopq/koopq/internal/meter"
+)
+
+// Manipulation datasets (MetaWorld-style tasks of package env/manip): the
+// task's scripted controller with Gaussian action noise. S4RL's own recipe
+// (its Appendix F) could not be read (docs/manipulation.md), so the
+// defaults are koopq's choice, made to give a "medium"-like mix of
+// successful and failed episodes; docs/manipulation.md ("Datasets and
+// evaluation") gives the measured mix and the time to make one.
+const (
+	// DefaultManipEpisodes is the default number of 500-step episodes of a
+	// manipulation dataset (koopq collect --episodes): 200 episodes, 100,000
+	// transitions, made in under a minute on one core (push-v2).
+	DefaultManipEpisodes = 200
+	// DefaultManipNoise is the default standard deviation of the Gaussian
+	// added to every entry of the scripted action before clipping to
+	// [−1, 1] (koopq collect --noise). On push-v2 σ = 0.8 leaves about half
+	// the episodes successful (0.5: all, 1.0: about a quarter, uniform
+	// random actions: none), a "medium" mix of successes and failures.
+	DefaultManipNoise = 0.8
+	// ManipInfoSuccess is the infos/ key of the per-step success flag: 1
+	// where the task's success test (manip.Env.Success, MetaWorld's
+	// info["success"]) holds after the row's step, i.e. at
+	// next_observations, else 0. Stored as float32 like the other infos.
+	ManipInfoSuccess = "success"
+)
+
+// IsManipDataset tells whether name is a manipulation dataset: a task of
+// env/manip's registry that has a scripted controller. The dataset has the
+// task's name (e.g. "metaworld-push-v2").
+func IsManipDataset(name string) bool { return slices.Contains(ManipDatasetNames(), name) }
+
+// ManipDatasetNames lists the manipulation datasets koopq collect can make
+// (every env/manip task with a scripted controller), sorted.
+func ManipDatasetNames() []string {
+	var out []string
+	for _, n := range manip.Names() {
+		if _, err := manip.ScriptedPolicy(n); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ManipConfig configures one manipulation dataset.
+type ManipConfig struct {
+	// Task is the env/manip task name, e.g. "metaworld-push-v2".
+	Task string `json:"task"`
+	// Episodes is the number of episodes, each MaxEpisodeSteps (500) steps.
+	Episodes int `json:"episodes"`
+	// Noise is the standard deviation of the Gaussian added to each of the
+	// scripted action's entries before clipping to [−1, 1] (action units).
+	Noise float64 `json:"noise"`
+	// Seed seeds the resets (object and goal positions) and the noise.
+	Seed uint64 `json:"seed"`
+	// Progress, if set, is called after every episode.
+	Progress meter.Progress `json:"-"`
+}
+
+// ManipStats summarizes a manipulation dataset's episodes.
+type ManipStats struct {
+	Episodes        int     `json:"episodes"`
+	SuccessEpisodes int     `json:"success_episodes"` // episodes whose success test held at some step
+	SuccessRows     int     `json:"success_rows"`     // rows whose success flag is 1
+	MeanReturn      float64 `json:"mean_return"`      // undiscounted, over episodes
+}
+
+// ManipDataset rolls out cfg.Task's scripted controller with Gaussian
+// action noise for cfg.Episodes full episodes and returns the rows in
+// episode order: observations and next_observations [N, 39], actions
+// [N, 4] (the noisy, clipped actions the env executed), rewards [N],
+// terminals all 0 (MetaWorld v2 never terminates), timeouts 1 at each
+// episode's step 500, and infos[ManipInfoSuccess] [N]. N = 500·Episodes.
+// One RNG stream (cfg.Seed) draws every reset and then the episode's
+// noise: the same config gives the same rows on any machine with the same
+// MuJoCo build. The Meta records the provenance.
+func ManipDataset(ctx context.Context, cfg ManipConfig) (*dataset.Dataset, map[string]dataset.Array, ManipStats, error) {
+	var st ManipStats
+	policy, err := manip.ScriptedPolicy(cfg.Task)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	if cfg.Episodes <= 0 || !(cfg.Noise >= 0) || math.IsInf(cfg.Noise, 0) {
+		return nil, nil, st, fmt.Errorf("manipulation dataset %s: episodes %d must be positive and noise %v finite and ≥ 0",
+			cfg.Task, cfg.Episodes, cfg.Noise)
+	}
+	e, err := manip.New(cfg.Task)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	defer e.Close()
+	steps := e.MaxEpisodeSteps()
+	N := cfg.Episodes * steps
+	od, ad := e.ObservationSpace().Dim(), e.ActionSpace().Dim()
+	d := &dataset.Dataset{ObsDim: od, ActDim: ad,
+		Observations: make([]float32, 0, N*od), NextObservations: make([]float32, 0, N*od),
+		Actions: make([]float32, 0, N*ad), Rewards: make([]float32, 0, N),
+		Terminals: make([]float32, 0, N), Timeouts: make([]float32, 0, N),
+		Meta: map[string]string{"env": cfg.Task, "dataset": cfg.Task, "seed": strconv.FormatUint(cfg.Seed, 10),
+			"policy": "scripted " + cfg.Task + " (env/manip ScriptedPolicy)", "algorithm": "scripted controller + Gaussian action noise",
+			"action_noise": strconv.FormatFloat(cfg.Noise, 'g', -1, 64), "episodes": strconv.Itoa(cfg.Episodes),
+			"episode_steps": strconv.Itoa(steps), "success_key": "infos/" + ManipInfoSuccess,
+			"description": fmt.Sprintf("%s's scripted controller, action noise N(0, %g²) clipped to [-1, 1], %d-step episodes (timeouts, never terminals)",
+				cfg.Task, cfg.Noise, steps)}}
+	success := make([]float32, 0, N)
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x3e7a))
+	var sumRet float64
+	for ep := range cfg.Episodes {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, st, err
+		}
+		obs := e.Reset(rng)
+		hit := false
+		for t := 1; t <= steps; t++ {
+			act := policy(obs)
+			for i := range act {
+				act[i] = math.Max(-1, math.Min(1, act[i]+cfg.Noise*rng.NormFloat64()))
+			}
+			next, r, _, trunc, err := e.Step(act)
+			if err != nil {
+				return nil, nil, st, fmt.Errorf("manipulation dataset %s: episode %d step %d: %w", cfg.Task, ep, t, err)
+			}
+			if trunc != (t == steps) {
+				return nil, nil, st, fmt.Errorf("manipulation dataset %s: episode %d: truncated %v at step %d of %d", cfg.Task, ep, trunc, t, steps)
+			}
+			ok := e.Success()
+			d.Append(obs, act, r, next, false, trunc)
+			success = append(success, float32(b2f64(ok)))
+			if ok {
+				st.SuccessRows++
+			}
+			hit = hit || ok
+			sumRet += r
+			obs = next
+		}
+		if hit {
+			st.SuccessEpisodes++
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(ep+1, cfg.Episodes, "")
+		}
+	}
+	st.Episodes = cfg.Episodes
+	st.MeanReturn = sumRet / float64(cfg.Episodes)
+	return d, map[string]dataset.Array{ManipInfoSuccess: {Data: success, Shape: []int{N}}}, st, nil
+}
+
+// checkManipNames checks koopq collect's manipulation dataset names and
+// their options before anything is written.
+func checkManipNames(names []string, opts *D4RLOptions) error {
+	if len(names) == 0 {
+		if opts.ManipEpisodes != 0 || opts.ManipNoise != nil {
+			return fmt.Errorf("--episodes and --noise size and perturb manipulation datasets (%v): give one of those names", ManipDatasetNames())
+		}
+		return nil
+	}
+	if opts.FromRun != "" {
+		return fmt.Errorf("--from-run does not apply to manipulation datasets (%s): their behaviour policy is the task's scripted controller", names[0])
+	}
+	if opts.ManipEpisodes < 0 {
+		return fmt.Errorf("--episodes %d must be positive", opts.ManipEpisodes)
+	}
+	if n := opts.ManipNoise; n != nil && (!(*n >= 0) || math.IsInf(*n, 0)) {
+		return fmt.Errorf("--noise %v must be finite and ≥ 0", *n)
+	}
+	for _, n := range names {
+		if _, err := manip.ScriptedPolicy(n); err != nil {
+			return fmt.Errorf("dataset %q: %w", n, err)
+		}
+		e, err := manip.New(n)
+		if err != nil {
+			return fmt.Errorf("dataset %q: %w", n, err)
+		}
+		e.Close()
+	}
+	return nil
+}
+
+// manipConfig is the config of manipulation dataset name under opts.
+func manipConfig(name string, opts *D4RLOptions) ManipConfig {
+	c := ManipConfig{Task: name, Episodes: DefaultManipEpisodes, Noise: DefaultManipNoise, Seed: opts.Seed}
+	if opts.ManipEpisodes > 0 {
+		c.Episodes = opts.ManipEpisodes
+	}
+	if opts.ManipNoise != nil {
+		c.Noise = *opts.ManipNoise
+	}
+	return c
+}
+
+// writeManip makes manipulation dataset name and writes
+// opts.Out/<name>.hdf5. The returned record's MeanReturn is the mean
+// episode return and Normalized the percentage of episodes that reached
+// the goal at some step (as for AntMaze; the task has no reference
+// returns), SuccessEpisodes their count.
+func writeManip(ctx context.Context, name string, opts *D4RLOptions, progress meter.Progress) (D4RLFile, error) {
+	t0 := time.Now()
+	cfg := manipConfig(name, opts)
+	cfg.Progress = progress
+	f := D4RLFile{Name: name, Path: filepath.Join(opts.Out, name+".hdf5"), Policy: "scripted " + name}
+	d, infos, st, err := ManipDataset(ctx, cfg)
+	if err != nil {
+		return f, err
+	}
+	f.Description = d.Meta["description"]
+	if err := dataset.WriteD4RL(f.Path, d, dataset.WithInfo(ManipInfoSuccess, infos[ManipInfoSuccess])); err != nil {
+		return f, err
+	}
+	f.Rows, f.Episodes, f.MeanReturn = d.Len(), st.Episodes, st.MeanReturn
+	f.Normalized = 100 * float64(st.SuccessEpisodes) / float64(st.Episodes)
+	f.SuccessEpisodes = &st.SuccessEpisodes
+	f.Seconds = time.Since(t0).Seconds()
+	return f, nil
+}
