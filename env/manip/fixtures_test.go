@@ -375,3 +375,52 @@ func TestFixturesRegistered(t *testing.T) {
 		ev.(*Env).Close()
 	}
 }
+
+// TestFixtureStepReward: the reward and success Step reports are the
+// task's reward function of the simulator's state (tool centre, pads,
+// initial positions, goal) and the observed handle, step by step along a
+// scripted episode; and push-v2's state keeps its one-mocap length.
+func TestFixtureStepReward(t *testing.T) {
+	for _, name := range fixtureTasks {
+		e := newTask(t, name)
+		pol, _ := ScriptedPolicy(name)
+		obs := e.Reset(rand.New(rand.NewPCG(12, 1)))
+		var nSuccess int
+		for k := range 120 {
+			a := pol(obs)
+			o, r, _, _, err := e.Step(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := [3]float64{o[ObsObj], o[ObsObj+1], o[ObsObj+2]}
+			if e.ObjPos() != h {
+				t.Fatalf("%s step %d: ObjPos %v, observed %v", name, k, e.ObjPos(), h)
+			}
+			var want float64
+			var ok bool
+			switch name {
+			case DoorCloseName:
+				want, ok = DoorCloseReward(e.TCP(), h, e.Goal(), e.ObjInit(), e.Task().HandInit)
+			case DrawerCloseName:
+				want, ok = DrawerCloseReward(e.gripperState(), h, e.Goal(), a[3])
+			case DrawerOpenName:
+				want, ok = DrawerOpenReward(e.HandPos(), h, e.Goal(), e.gripperState().TCPInit)
+			}
+			if r != want || e.Success() != ok {
+				t.Fatalf("%s step %d: reward %v success %v, want %v %v", name, k, r, e.Success(), want, ok)
+			}
+			if ok {
+				nSuccess++
+			}
+			obs = o
+		}
+		if nSuccess == 0 {
+			t.Errorf("%s: no success in 120 scripted steps", name)
+		}
+	}
+	p := newPush(t)
+	p.Reset(rand.New(rand.NewPCG(1, 1)))
+	if n := len(p.State()); n != 16+15+15+3+4+9+ObsFrame+2 {
+		t.Errorf("push-v2 state has %d entries, want 82", n)
+	}
+}
