@@ -22,9 +22,11 @@ func init() {
 // env.Env.
 //
 // State layout (see State): qpos [nq] | qvel [nv] | qacc_warmstart [nv] |
-// mocap position (3) | mocap quaternion (4) | goal (3) | initial object
-// position (3) | initial tool centre point (3) | previous frame (18) |
-// time | elapsed steps.
+// mocap positions (3 per mocap body) | mocap quaternions (4 per mocap
+// body) | goal (3) | initial object position (3) | initial tool centre
+// point (3) | previous frame (18) | time | elapsed steps. push-v2 has one
+// mocap body (the hand's); the door and drawer tasks have a second one,
+// the fixture's base, which Reset moves to the drawn object position.
 type Env struct {
 	task  Task
 	model *mj.Model
@@ -34,10 +36,10 @@ type Env struct {
 
 	home []float64 // qpos of arm and fingers with the hand settled at HandInit
 
-	hand, rightClaw, leftClaw, rightPad, leftPad, obj int // body ids
+	hand, rightClaw, leftClaw, rightPad, leftPad, obj int // body ids (obj: the puck or the fixture's moving link)
 	rightTip, leftTip                                 int // site ids
 	goalSite                                          int
-	objQpos, objQvel                                  int // puck free joint addresses
+	om                                                objectModel
 
 	goal, objInit, tcpInit [3]float64
 	prev                   [ObsFrame]float64
@@ -58,8 +60,8 @@ func New(name string) (*Env, error) {
 		return nil, fmt.Errorf("env/manip: unknown environment %q (known: %v)", name, Names())
 	}
 	t := mk()
-	puck := [3]float64{0, TableCenterY, TableTopZ + PuckHalfHeight}
-	m, err := mj.LoadXML(sceneMJCF(name, t.HandInit, puck, [3]float64{0.1, 0.8, 0.02}))
+	obj, goal := t.defaultPlacement()
+	m, err := mj.LoadXML(taskMJCF(t, obj, goal))
 	if err != nil {
 		return nil, fmt.Errorf("env/manip %s: %w", name, err)
 	}
@@ -78,7 +80,7 @@ func New(name string) (*Env, error) {
 		name string
 	}{
 		{&e.hand, mj.ObjBody, "hand"}, {&e.rightClaw, mj.ObjBody, "rightclaw"}, {&e.leftClaw, mj.ObjBody, "leftclaw"},
-		{&e.rightPad, mj.ObjBody, "rightpad"}, {&e.leftPad, mj.ObjBody, "leftpad"}, {&e.obj, mj.ObjBody, "obj"},
+		{&e.rightPad, mj.ObjBody, "rightpad"}, {&e.leftPad, mj.ObjBody, "leftpad"},
 		{&e.rightTip, mj.ObjSite, "rightEndEffector"}, {&e.leftTip, mj.ObjSite, "leftEndEffector"},
 		{&e.goalSite, mj.ObjSite, "goal"},
 	}
@@ -87,14 +89,12 @@ func New(name string) (*Env, error) {
 			return nil, fmt.Errorf("env/manip %s: no object %q", name, id.name)
 		}
 	}
-	objJnt := m.ID(mj.ObjJoint, "objjoint")
-	if objJnt < 0 || m.NMocap() != 1 || m.NU() != 2 {
+	if m.NMocap() < 1 || m.BodyMocapID(m.ID(mj.ObjBody, "mocap")) != 0 || m.NU() != 2 || m.JntQposAdr()[armQ-1] != armQ-1 {
 		return nil, fmt.Errorf("env/manip %s: unexpected model layout", name)
 	}
-	e.objQpos = m.JntQposAdr()[objJnt]
-	e.objQvel = m.NV() - 6
-	if e.objQpos != m.NQ()-7 {
-		return nil, fmt.Errorf("env/manip %s: the puck's free joint must be the last joint", name)
+	e.om = newObjectModel(t.kind)
+	if err := e.om.bind(e); err != nil {
+		return nil, fmt.Errorf("env/manip %s: %w", name, err)
 	}
 	low, high := t.observationSpace()
 	e.obsSpace = env.Space{Low: low, High: high}
@@ -135,7 +135,7 @@ func (e *Env) settleHome() error {
 	if d := dist3(e.bodyPos(e.hand), e.task.HandInit); d > 0.01 {
 		return fmt.Errorf("settling the arm: hand ended %.4f m from %v", d, e.task.HandInit)
 	}
-	e.home = append([]float64(nil), e.qpos[:e.objQpos]...)
+	e.home = append([]float64(nil), e.qpos[:armQ]...)
 	return nil
 }
 
@@ -170,11 +170,15 @@ func (e *Env) MaxEpisodeSteps() int { return MaxEpisodeSteps }
 // Goal returns the episode's goal position (metres).
 func (e *Env) Goal() [3]float64 { return e.goal }
 
-// ObjInit returns the puck's position at the start of the episode.
+// ObjInit returns the initial object position the task's reward reads:
+// push-v2's puck at the start of the episode, the door's or drawer-open's
+// drawn base position, drawer-close's handle point after reset pulled the
+// drawer out.
 func (e *Env) ObjInit() [3]float64 { return e.objInit }
 
-// Success reports whether the puck was within PushTargetRadius of the goal
-// after the last Step (false after Reset).
+// Success reports whether the last Step met the task's success test
+// (push-v2: puck within PushTargetRadius of the goal; see the task's
+// reward function for the others); false after Reset.
 func (e *Env) Success() bool { return e.success }
 
 // ElapsedSteps is the number of steps since Reset.
@@ -190,8 +194,17 @@ func (e *Env) MocapPos() [3]float64 { return [3]float64{e.mocapPos[0], e.mocapPo
 // HandPos returns the hand body's position (metres).
 func (e *Env) HandPos() [3]float64 { return e.bodyPos(e.hand) }
 
-// PuckPos returns the puck's centre (metres).
+// PuckPos returns the puck's centre (metres); for the door and drawer
+// tasks, the origin of the moving link (door_link, drawer_link).
 func (e *Env) PuckPos() [3]float64 { return e.bodyPos(e.obj) }
+
+// ObjPos returns the position in the first object slot of the
+// observation: push-v2's puck, the door's handle, the drawers' handle
+// point (metres, unclipped).
+func (e *Env) ObjPos() [3]float64 {
+	f := e.frame()
+	return [3]float64{f[ObsObj], f[ObsObj+1], f[ObsObj+2]}
+}
 
 // TCP returns the tool centre point: the midpoint of the two finger-tip
 // sites (metres).
@@ -212,22 +225,25 @@ func (e *Env) bodyPos(b int) [3]float64 {
 	return [3]float64{e.xpos[3*b], e.xpos[3*b+1], e.xpos[3*b+2]}
 }
 
-// frame returns the current 18 numbers: hand, gripper opening, puck
-// position and quaternion (x, y, z, w with w >= 0), and a zero second slot.
+// frame returns the current 18 numbers: hand, gripper opening, the task's
+// first object slot (position, quaternion) and a zero second slot.
 func (e *Env) frame() [ObsFrame]float64 {
 	var f [ObsFrame]float64
 	h := e.bodyPos(e.hand)
 	copy(f[ObsHand:], h[:])
 	f[ObsGripper] = math.Min(1, math.Max(0, dist3(e.bodyPos(e.rightClaw), e.bodyPos(e.leftClaw))/FingerDistNorm))
-	p := e.bodyPos(e.obj)
-	copy(f[ObsObj:], p[:])
-	q := e.xquat[4*e.obj : 4*e.obj+4]
+	e.om.slot(e, f[ObsObj:ObsObj+7])
+	return f
+}
+
+// scalarLast writes the MuJoCo quaternion q (w, x, y, z) into dst as
+// (x, y, z, w) with w >= 0.
+func scalarLast(dst []float64, q [4]float64) {
 	s := 1.0
 	if q[0] < 0 {
 		s = -1
 	}
-	f[ObsObj+3], f[ObsObj+4], f[ObsObj+5], f[ObsObj+6] = s*q[1], s*q[2], s*q[3], s*q[0]
-	return f
+	dst[0], dst[1], dst[2], dst[3] = s*q[1], s*q[2], s*q[3], s*q[0]
 }
 
 // observe builds [current frame | previous frame | goal], clipped to the
@@ -252,11 +268,14 @@ func (e *Env) gripperState() GripperState {
 
 // Reset starts an episode as MetaWorld v2's reset does: the simulator is
 // reset with the arm at its settled configuration, the mocap is held at
-// HandInit for ResetHandSteps steps with the gripper open, then the puck
-// is placed at a position drawn from the task's range (keeping its resting
-// height) and the goal at a drawn x, y at the puck's height. Both previous-
-// frame and current-frame entries of the first observation describe the
-// state after placement.
+// HandInit for ResetHandSteps steps with the gripper open, then the task
+// places its object. push-v2 puts the puck at a position drawn from the
+// task's range (keeping its resting height) and the goal at a drawn x, y
+// at the puck's height; the door and drawer tasks move the fixture's base
+// to the drawn position (before the hand settles), set the door open or
+// the drawer pulled out as their tasks do, and put the goal at
+// base + GoalOffset. Both previous-frame and current-frame entries of the
+// first observation describe the state after placement.
 func (e *Env) Reset(rng *rand.Rand) []float64 {
 	obj, goal := e.task.Sample(rng)
 	e.stale = e.reset(obj, goal)
@@ -266,9 +285,11 @@ func (e *Env) Reset(rng *rand.Rand) []float64 {
 	return e.observe()
 }
 
-// ResetTo starts an episode like Reset with the puck's x, y and the goal's
-// x, y given instead of drawn (their z are ignored). It is for tests and
-// scripted data collection.
+// ResetTo starts an episode like Reset with the object and goal given
+// instead of drawn. For push-v2 only the x, y of both are used (the z are
+// ignored); for the door and drawer tasks obj is the fixture's base
+// position and goal is ignored (it is obj + GoalOffset). It is for tests
+// and scripted data collection.
 func (e *Env) ResetTo(obj, goal [3]float64) ([]float64, error) {
 	e.stale = e.reset(obj, goal)
 	e.steps = 0
@@ -280,6 +301,7 @@ func (e *Env) ResetTo(obj, goal [3]float64) ([]float64, error) {
 func (e *Env) reset(obj, goal [3]float64) error {
 	e.data.Reset()
 	copy(e.qpos, e.home)
+	e.om.prePlace(e, obj)
 	copy(e.mocapPos, e.task.HandInit[:])
 	copy(e.mocapQuat, MocapQuat[:])
 	if err := e.data.Forward(); err != nil {
@@ -296,14 +318,7 @@ func (e *Env) reset(obj, goal [3]float64) error {
 		return fmt.Errorf("env/manip %s: %w", e.task.Name, err)
 	}
 	e.tcpInit = e.TCP()
-	z := e.xpos[3*e.obj+2]
-	e.objInit = [3]float64{obj[0], obj[1], z}
-	e.goal = [3]float64{goal[0], goal[1], z}
-	copy(e.qpos[e.objQpos:], e.objInit[:])
-	for i := e.objQvel; i < e.objQvel+6; i++ {
-		e.qvel[i] = 0
-	}
-	if err := e.data.Forward(); err != nil {
+	if err := e.om.place(e, obj, goal); err != nil {
 		return fmt.Errorf("env/manip %s: %w", e.task.Name, err)
 	}
 	return nil
@@ -351,18 +366,19 @@ func (e *Env) Step(action []float64) (obs []float64, reward float64, terminated,
 	}
 	e.steps++
 	obs = e.observe()
-	var objPos [3]float64
-	copy(objPos[:], obs[ObsObj:ObsObj+3])
-	reward, e.success = PushReward(e.gripperState(), objPos, e.goal, obs[ObsGripper], a[3])
+	reward, e.success = e.om.reward(e, obs, a)
 	return obs, reward, false, e.steps >= MaxEpisodeSteps, nil
 }
 
-func (e *Env) stateLen() int { return len(e.qpos) + 2*len(e.qvel) + 3 + 4 + 9 + ObsFrame + 2 }
+func (e *Env) stateLen() int {
+	return len(e.qpos) + 2*len(e.qvel) + len(e.mocapPos) + len(e.mocapQuat) + 9 + ObsFrame + 2
+}
 
-// State returns qpos | qvel | qacc_warmstart | mocap pos (3) | mocap quat
-// (4) | goal (3) | initial object position (3) | initial tool centre point
-// (3) | previous frame (18) | time | elapsed steps: everything needed to
-// continue the episode bitwise identically.
+// State returns qpos | qvel | qacc_warmstart | mocap positions (3 each) |
+// mocap quaternions (4 each) | goal (3) | initial object position (3) |
+// initial tool centre point (3) | previous frame (18) | time | elapsed
+// steps: everything needed to continue the episode bitwise identically.
+// push-v2's state has one mocap body, the other tasks' two.
 func (e *Env) State() []float64 {
 	s := make([]float64, 0, e.stateLen())
 	s = append(s, e.qpos...)
@@ -401,8 +417,8 @@ func (e *Env) SetState(state []float64) error {
 	qpos, qvel, warm := take(nq), take(nv), take(nv)
 	copy(e.qpos, qpos)
 	copy(e.qvel, qvel)
-	copy(e.mocapPos, take(3))
-	copy(e.mocapQuat, take(4))
+	copy(e.mocapPos, take(len(e.mocapPos)))
+	copy(e.mocapQuat, take(len(e.mocapQuat)))
 	copy(e.goal[:], take(3))
 	copy(e.objInit[:], take(3))
 	copy(e.tcpInit[:], take(3))
@@ -417,7 +433,7 @@ func (e *Env) SetState(state []float64) error {
 	copy(e.qpos, qpos)
 	copy(e.warm, warm)
 	e.steps = int(steps)
-	e.success = dist3(e.bodyPos(e.obj), e.goal) <= PushTargetRadius && e.steps > 0
+	e.success = e.om.success(e) && e.steps > 0
 	e.stale = nil
 	return nil
 }

@@ -111,3 +111,116 @@ func PushReward(g GripperState, obj, goal [3]float64, opening, gripEffort float6
 	}
 	return reward, objToGoal <= PushTargetRadius
 }
+
+// ToleranceGaussian is Tolerance with dm_control's "gaussian" sigmoid:
+// exp(−½ (d/margin · s)²) with s = sqrt(−2 ln 0.1), so the value is 0.1 at
+// d = margin. door-close-v2 and drawer-close-v2 use it.
+func ToleranceGaussian(x, lo, hi, margin float64) float64 {
+	if lo <= x && x <= hi {
+		return 1
+	}
+	if margin <= 0 {
+		return 0
+	}
+	d := x - hi
+	if x < lo {
+		d = lo - x
+	}
+	d /= margin
+	s := math.Sqrt(-2 * math.Log(valueAtMargin))
+	return math.Exp(-0.5 * (d * s) * (d * s))
+}
+
+// Success thresholds and reward radii of the fixture tasks (metres).
+const (
+	// DoorCloseTargetRadius is door-close-v2's _TARGET_RADIUS: the reward
+	// is 10 once the handle is closer than this to the goal.
+	DoorCloseTargetRadius = 0.05
+	// DoorCloseSuccess is door-close-v2's success distance between the
+	// handle and the goal.
+	DoorCloseSuccess = 0.08
+	// DrawerCloseTargetRadius is drawer-close-v2's TARGET_RADIUS; success
+	// (and reward 10) is a handle–goal distance <= this + 0.015.
+	DrawerCloseTargetRadius = 0.04
+	// DrawerOpenSuccess is drawer-open-v2's success distance between the
+	// handle point and the goal.
+	DrawerOpenSuccess = 0.03
+)
+
+// DoorCloseReward is door-close-v2's compute_reward: 3·hand_in_place +
+// 6·in_place, and exactly 10 once the handle is closer than
+// DoorCloseTargetRadius to the goal. in_place is ToleranceGaussian of the
+// handle–goal distance with bounds [0, 0.05] and margin ‖objInit − goal‖
+// (objInit is the door's base position); hand_in_place is ToleranceGaussian
+// of the tool-centre–goal distance with bounds [0, 0.0125] and margin
+// ‖handInit − handle‖ + 0.1. handle is the observed object position. It
+// returns the reward and whether the step is a success (handle within
+// DoorCloseSuccess of the goal).
+func DoorCloseReward(tcp, handle, goal, objInit, handInit [3]float64) (reward float64, success bool) {
+	objToGoal := dist3(handle, goal)
+	inPlace := ToleranceGaussian(objToGoal, 0, DoorCloseTargetRadius, dist3(objInit, goal))
+	handInPlace := ToleranceGaussian(dist3(tcp, goal), 0, 0.25*DoorCloseTargetRadius, dist3(handInit, handle)+0.1)
+	reward = 3*handInPlace + 6*inPlace
+	if objToGoal < DoorCloseTargetRadius {
+		reward = 10
+	}
+	return reward, objToGoal <= DoorCloseSuccess
+}
+
+// DrawerCloseReward is drawer-close-v2's compute_reward:
+// 10·hamacher(hamacher(reach, closed), in_place), and exactly 10 once the
+// handle point is within DrawerCloseTargetRadius + 0.015 of the goal (the
+// success test). in_place is Tolerance (long tail) of the handle–goal
+// distance with bounds [0, 0.04] and margin |‖objInit − goal‖ − 0.04|
+// (objInit is the handle point after reset); reach is ToleranceGaussian
+// of the tool-centre–handle distance with bounds [0, 0.005] and margin
+// |‖objInit − tcpInit‖ − 0.005|; closed is gripEffort (action[3]) clipped
+// to [0, 1].
+func DrawerCloseReward(g GripperState, handle, goal [3]float64, gripEffort float64) (reward float64, success bool) {
+	const reachRadius = 0.005
+	toGoal := dist3(handle, goal)
+	inPlace := Tolerance(toGoal, 0, DrawerCloseTargetRadius, math.Abs(dist3(g.ObjInit, goal)-DrawerCloseTargetRadius))
+	reach := ToleranceGaussian(dist3(handle, g.TCP), 0, reachRadius, math.Abs(dist3(g.ObjInit, g.TCPInit)-reachRadius))
+	reach = Hamacher(reach, math.Min(math.Max(0, gripEffort), 1))
+	reward = Hamacher(reach, inPlace)
+	success = toGoal <= DrawerCloseTargetRadius+0.015
+	if success {
+		reward = 1
+	}
+	return 10 * reward, success
+}
+
+// DrawerOpenReward is drawer-open-v2's compute_reward: 5·(caging +
+// opening). opening is Tolerance (long tail) of the handle–goal distance
+// with bounds [0, 0.02] and margin DrawerOpenMaxDist; caging is Tolerance
+// (long tail) of ‖(handle − hand)·(3, 3, 1)‖ with bounds [0, 0.01] and
+// margin ‖(goal + (0, 0.2, 0) − tcpInit)·(3, 3, 1)‖. hand is the observed
+// hand position (not the tool centre). It returns the reward and whether
+// the handle point is within DrawerOpenSuccess of the goal.
+func DrawerOpenReward(hand, handle, goal, tcpInit [3]float64) (reward float64, success bool) {
+	toGoal := dist3(handle, goal)
+	opening := Tolerance(toGoal, 0, 0.02, DrawerOpenMaxDist)
+	scale := [3]float64{3, 3, 1}
+	var e, e0 [3]float64
+	for i := range 3 {
+		e[i] = (handle[i] - hand[i]) * scale[i]
+		init := goal[i] - tcpInit[i]
+		if i == 1 {
+			init += DrawerOpenMaxDist
+		}
+		e0[i] = init * scale[i]
+	}
+	var zero [3]float64
+	caging := Tolerance(dist3(e, zero), 0, 0.01, dist3(e0, zero))
+	return 5 * (caging + opening), toGoal <= DrawerOpenSuccess
+}
+
+// quatMul returns the Hamilton product a·b of quaternions (w, x, y, z).
+func quatMul(a, b [4]float64) [4]float64 {
+	return [4]float64{
+		a[0]*b[0] - a[1]*b[1] - a[2]*b[2] - a[3]*b[3],
+		a[0]*b[1] + a[1]*b[0] + a[2]*b[3] - a[3]*b[2],
+		a[0]*b[2] - a[1]*b[3] + a[2]*b[0] + a[3]*b[1],
+		a[0]*b[3] + a[1]*b[2] - a[2]*b[1] + a[3]*b[0],
+	}
+}

@@ -157,6 +157,39 @@ func fs(v ...float64) string {
 // puck-and-goal task, with the mocap body and the puck at the given
 // initial positions.
 func sceneMJCF(name string, handInit, puckInit, goal [3]float64) string {
+	return buildScene(name, handInit, puckMJCF(puckInit), "", goal)
+}
+
+// taskMJCF returns the MJCF document of task t with its object (or
+// fixture base) at obj and the goal site at goal.
+func taskMJCF(t Task, obj, goal [3]float64) string {
+	switch t.kind {
+	case kindDoorClose:
+		return buildScene(t.Name, t.HandInit, doorMJCF(obj), doorExclude, goal)
+	case kindDrawerClose, kindDrawerOpen:
+		return buildScene(t.Name, t.HandInit, drawerMJCF(obj), drawerExclude, goal)
+	}
+	return sceneMJCF(t.Name, t.HandInit, obj, goal)
+}
+
+// puckMJCF is push-v2's scene fragment: a free cylinder named obj.
+func puckMJCF(puckInit [3]float64) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("    <body name=\"obj\" pos=\"%s\">\n", fs(puckInit[:]...))
+	w("      <joint name=\"objjoint\" type=\"free\" limited=\"false\" damping=\"0\" armature=\"0\"/>\n")
+	w("      <inertial pos=\"0 0 0\" mass=\"%s\" diaginertia=\"8.80012e-04 8.80012e-04 8.80012e-04\"/>\n", ff(PuckMass))
+	w("      <geom name=\"objGeom\" type=\"cylinder\" pos=\"0 0 0\" size=\"%s\" solimp=\"0.99 0.99 0.01\" solref=\"0.01 1\" contype=\"1\" conaffinity=\"1\" friction=\"1 0.1 0.002\" condim=\"4\"/>\n",
+		fs(PuckRadius, PuckHalfHeight))
+	w("    </body>\n")
+	return b.String()
+}
+
+// buildScene returns the MJCF document of the arm, gripper and table with
+// the hand's mocap body at handInit, the task's scene fragment (bodies
+// placed in the world after the mocap), the goal site, and the task's
+// contact exclusions (a <contact> section's body, "" for none).
+func buildScene(name string, handInit [3]float64, fragment, exclude string, goal [3]float64) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("<mujoco model=%q>\n", name)
@@ -220,14 +253,12 @@ func sceneMJCF(name string, handInit, puckInit, goal [3]float64) string {
 	w("    <body name=\"mocap\" mocap=\"true\" pos=\"%s\" quat=\"%s\">\n", fs(handInit[:]...), fs(MocapQuat[:]...))
 	w("      <site name=\"mocap\" pos=\"0 0 0\" size=\"0.01\"/>\n")
 	w("    </body>\n")
-	w("    <body name=\"obj\" pos=\"%s\">\n", fs(puckInit[:]...))
-	w("      <joint name=\"objjoint\" type=\"free\" limited=\"false\" damping=\"0\" armature=\"0\"/>\n")
-	w("      <inertial pos=\"0 0 0\" mass=\"%s\" diaginertia=\"8.80012e-04 8.80012e-04 8.80012e-04\"/>\n", ff(PuckMass))
-	w("      <geom name=\"objGeom\" type=\"cylinder\" pos=\"0 0 0\" size=\"%s\" solimp=\"0.99 0.99 0.01\" solref=\"0.01 1\" contype=\"1\" conaffinity=\"1\" friction=\"1 0.1 0.002\" condim=\"4\"/>\n",
-		fs(PuckRadius, PuckHalfHeight))
-	w("    </body>\n")
+	b.WriteString(fragment)
 	w("    <site name=\"goal\" pos=\"%s\" size=\"0.02\"/>\n", fs(goal[:]...))
 	w("  </worldbody>\n")
+	if exclude != "" {
+		w("  <contact>\n%s  </contact>\n", exclude)
+	}
 	w("  <equality>\n    <weld body1=\"mocap\" body2=\"hand\" relpose=\"0 0 0 1 0 0 0\" solref=\"0.02 1\"/>\n  </equality>\n")
 	w("  <actuator>\n")
 	w("    <position name=\"r_close\" joint=\"r_close\" kp=\"%s\" ctrllimited=\"true\" ctrlrange=\"-1 1\"/>\n", ff(GripperKp))

@@ -65,6 +65,9 @@ func (e *Env) HandPos() [3]float64 { return [3]float64{} }
 // PuckPos returns zeros in this build.
 func (e *Env) PuckPos() [3]float64 { return [3]float64{} }
 
+// ObjPos returns zeros in this build.
+func (e *Env) ObjPos() [3]float64 { return [3]float64{} }
+
 // TCP returns zeros in this build.
 func (e *Env) TCP() [3]float64 { return [3]float64{} }
 

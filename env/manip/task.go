@@ -6,8 +6,28 @@ import (
 	"sort"
 )
 
-// PushName is the registry name of the push task.
-const PushName = "metaworld-push-v2"
+// Registry names of the tasks.
+const (
+	// PushName is push-v2: push a puck to a goal on the table.
+	PushName = "metaworld-push-v2"
+	// DoorCloseName is door-close-v2: swing an open hinged door shut.
+	DoorCloseName = "metaworld-door-close-v2"
+	// DrawerCloseName is drawer-close-v2: push a pulled-out drawer shut.
+	DrawerCloseName = "metaworld-drawer-close-v2"
+	// DrawerOpenName is drawer-open-v2: pull a closed drawer fully open.
+	DrawerOpenName = "metaworld-drawer-open-v2"
+)
+
+// taskKind selects a task's scene fragment, reset placement, object slot,
+// reward and success test.
+type taskKind int
+
+const (
+	kindPush taskKind = iota
+	kindDoorClose
+	kindDrawerClose
+	kindDrawerOpen
+)
 
 // Task holds the constants of one MetaWorld v2 task: workspace bounds,
 // initial hand position, and the ranges that Reset draws the object and
@@ -27,8 +47,18 @@ type Task struct {
 	ObjLow, ObjHigh   [3]float64
 	GoalLow, GoalHigh [3]float64
 	// MinObjGoalXY is the smallest horizontal object–goal distance a reset
-	// accepts; draws closer than this are redrawn.
+	// accepts; draws closer than this are redrawn (push-v2 only).
 	MinObjGoalXY float64
+	// GoalFollowsObj marks tasks whose reset draws only the object (the
+	// fixture's base: door or drawer body position) and places the goal at
+	// obj + GoalOffset, as door-close-v2 and the drawer tasks do. GoalLow
+	// and GoalHigh then only bound the observed goal.
+	GoalFollowsObj bool
+	// GoalOffset is the goal's offset from the drawn object position when
+	// GoalFollowsObj is set (metres).
+	GoalOffset [3]float64
+
+	kind taskKind
 }
 
 // Push returns push-v2's constants (sawyer_push_v2.py).
@@ -46,7 +76,54 @@ func Push() Task {
 	}
 }
 
-var tasks = map[string]func() Task{PushName: Push}
+// The fixture tasks share push-v2's hand bounds.
+var (
+	mwHandLow  = [3]float64{-0.5, 0.40, 0.05}
+	mwHandHigh = [3]float64{0.5, 1, 0.5}
+)
+
+// DoorClose returns door-close-v2's constants (sawyer_door_close_v2.py):
+// the door's base is drawn from [0, 0.1]×[0.85, 0.95]×{0.15}, the goal is
+// base + (0.2, −0.2, 0), and the hand starts at (−0.5, 0.6, 0.2).
+func DoorClose() Task {
+	return Task{
+		Name: DoorCloseName, HandLow: mwHandLow, HandHigh: mwHandHigh,
+		HandInit: [3]float64{-0.5, 0.6, 0.2},
+		ObjLow:   [3]float64{0, 0.85, 0.15}, ObjHigh: [3]float64{0.1, 0.95, 0.15},
+		GoalLow: [3]float64{0.2, 0.65, 0.1499}, GoalHigh: [3]float64{0.3, 0.75, 0.1501},
+		GoalFollowsObj: true, GoalOffset: [3]float64{0.2, -0.2, 0},
+		kind: kindDoorClose,
+	}
+}
+
+// DrawerClose returns drawer-close-v2's constants
+// (sawyer_drawer_close_v2.py): the drawer's base is drawn from
+// [−0.1, 0.1]×{0.9}×{0}, the goal is base + (0, −0.16, 0.09) (the handle
+// point of the closed drawer), and the goal space is the hand bounds.
+func DrawerClose() Task {
+	return Task{
+		Name: DrawerCloseName, HandLow: mwHandLow, HandHigh: mwHandHigh,
+		HandInit: [3]float64{0, 0.6, 0.2},
+		ObjLow:   [3]float64{-0.1, 0.9, 0}, ObjHigh: [3]float64{0.1, 0.9, 0},
+		GoalLow: mwHandLow, GoalHigh: mwHandHigh,
+		GoalFollowsObj: true, GoalOffset: [3]float64{0, -0.16, 0.09},
+		kind: kindDrawerClose,
+	}
+}
+
+// DrawerOpen returns drawer-open-v2's constants (sawyer_drawer_open_v2.py):
+// as DrawerClose, with the goal at base + (0, −0.16 − DrawerOpenMaxDist,
+// 0.09), 0.2 m in front of the closed handle point.
+func DrawerOpen() Task {
+	t := DrawerClose()
+	t.Name, t.kind = DrawerOpenName, kindDrawerOpen
+	t.GoalOffset = [3]float64{0, -0.16 - DrawerOpenMaxDist, 0.09}
+	return t
+}
+
+var tasks = map[string]func() Task{
+	PushName: Push, DoorCloseName: DoorClose, DrawerCloseName: DrawerClose, DrawerOpenName: DrawerOpen,
+}
 
 // Names lists the registered task names in sorted order.
 func Names() []string {
@@ -61,8 +138,17 @@ func Names() []string {
 // Sample draws the object and goal positions as MetaWorld's reset does:
 // six uniform numbers (object x, y, z then goal x, y, z) from rng, drawn
 // again while the horizontal object–goal distance is below MinObjGoalXY.
-// The z values are returned as drawn; push-v2 ignores them.
+// The z values are returned as drawn; push-v2 ignores them. For a task
+// with GoalFollowsObj it draws the object's three numbers only and returns
+// goal = obj + GoalOffset.
 func (t Task) Sample(rng *rand.Rand) (obj, goal [3]float64) {
+	if t.GoalFollowsObj {
+		for i := range 3 {
+			obj[i] = t.ObjLow[i] + (t.ObjHigh[i]-t.ObjLow[i])*rng.Float64()
+			goal[i] = obj[i] + t.GoalOffset[i]
+		}
+		return obj, goal
+	}
 	for {
 		for i := range 3 {
 			obj[i] = t.ObjLow[i] + (t.ObjHigh[i]-t.ObjLow[i])*rng.Float64()
@@ -86,8 +172,11 @@ const (
 	// ‖right claw − left claw‖ / FingerDistNorm clipped to [0, 1].
 	ObsGripper = 3
 	// ObsObj is the offset of the two object slots, each position (3) then
-	// quaternion (4, scalar last: x, y, z, w, as scipy returns it); unused
-	// slots are zero. push-v2 fills the first slot with the puck.
+	// quaternion (4); unused slots are zero. push-v2 fills the first slot
+	// with the puck (quaternion scalar last: x, y, z, w, as scipy returns
+	// it), door-close-v2 with the handle (scalar last), drawer-close-v2
+	// with the handle point and a zero quaternion, drawer-open-v2 with the
+	// handle point and the drawer's MuJoCo quaternion (scalar first).
 	ObsObj = 4
 	// ObsFrame is the length of one frame (hand, gripper, objects).
 	ObsFrame = 18
@@ -125,4 +214,21 @@ func (t Task) observationSpace() (low, high []float64) {
 		low[ObsGoal+i], high[ObsGoal+i] = t.GoalLow[i], t.GoalHigh[i]
 	}
 	return low, high
+}
+
+// defaultPlacement is the object and goal position the model is compiled
+// with (MetaWorld's XML defaults); Reset moves both.
+func (t Task) defaultPlacement() (obj, goal [3]float64) {
+	switch t.kind {
+	case kindDoorClose:
+		obj = [3]float64{0, 0.9, 0.15}
+	case kindDrawerClose, kindDrawerOpen:
+		obj = [3]float64{0, 0.9, 0}
+	default:
+		return [3]float64{0, TableCenterY, TableTopZ + PuckHalfHeight}, [3]float64{0.1, 0.8, 0.02}
+	}
+	for i := range 3 {
+		goal[i] = obj[i] + t.GoalOffset[i]
+	}
+	return obj, goal
 }
