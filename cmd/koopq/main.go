@@ -20,7 +20,7 @@ import (
 	"github.com/koopq/koopq/sweep"
 
 	_ "github.com/koopq/koopq/env/classic" // registers cartpole, pendulum, mountaincar-continuous, ...
-	_ "github.com/koopq/koopq/env/manip"   // registers metaworld-push-v2
+	_ "github.com/koopq/koopq/env/manip"   // registers the metaworld-* tasks
 	_ "github.com/koopq/koopq/env/mujoco"  // registers hopper, halfcheetah, walker2d, ant
 )
 
