@@ -100,7 +100,8 @@ func koopmanTrainParams() param.Table[koopmanTrainOptions] {
 
 // newKoopmanTrainCmd makes 'koopq koopman train'.
 func newKoopmanTrainCmd() *cobra.Command {
-	o := &koopmanTrainOptions{}
+	o := new(koopmanTrainOptions)
+	*o = defaultKoopmanTrainOptions() // the fields without a flag too (e.g. tc.HuberDelta)
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Fit E, K(a) = K0 + Σ a_i K_i, D on an offline dataset",

@@ -31,7 +31,8 @@ type symcheckOptions struct {
 
 // newSymcheckCmd makes 'koopq symcheck'.
 func newSymcheckCmd() *cobra.Command {
-	o := &symcheckOptions{}
+	o := new(symcheckOptions)
+	*o = defaultSymcheckOptions()
 	cmd := &cobra.Command{
 		Use:   "symcheck",
 		Short: "ΔS/ΔE study: do KFC++ symmetry shifts stay on the simulator's dynamics better than random latent shifts?",
@@ -122,7 +123,7 @@ func (o *symcheckOptions) validate() error {
 			return err
 		}
 	}
-	if err := firstErr(symcheckParams().Validate(o), needWidths("train-hidden", o.hidden)); err != nil {
+	if err := firstErr(needWidths("train-hidden", o.hidden), symcheckParams().Validate(o)); err != nil {
 		return err
 	}
 	if o.out != "" {

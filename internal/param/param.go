@@ -175,7 +175,8 @@ func (r Row[T]) Name() string {
 // Check validates the row's field of v against its range. The message
 // names the row; with a config key the value follows " = " ("--gamma
 // (cql.gamma) = 1: must be in [0, 1)"), without one it follows the flag
-// as it is typed ("--batch 0: must be a positive number").
+// as it is typed ("--batch 0: must be a positive number", "--hidden 64,0:
+// every entry must be a positive number").
 func (r Row[T]) Check(v *T) error {
 	switch x := r.Field(v).(type) {
 	case *float64:
@@ -200,7 +201,7 @@ func (r Row[T]) Check(v *T) error {
 	case *[]string:
 		for _, e := range *x {
 			if !r.Range.ContainsString(e) {
-				return fmt.Errorf("%s %q: every entry must be %s", r.Name(), *x, listChoices(r.Range.choices))
+				return fmt.Errorf("%s %q: every entry must be %s", r.Name(), e, listChoices(r.Range.choices))
 			}
 		}
 	default:
@@ -235,10 +236,24 @@ func eachNum[T, E any](r Row[T], xs []E, f func(E) float64) error {
 	}
 	for _, e := range xs {
 		if !r.Range.Contains(f(e)) {
-			return fmt.Errorf("%s%v: every entry must be %s", r.valueSep(), xs, r.Range)
+			return fmt.Errorf("%s%s: every entry must be %s", r.valueSep(), r.list(xs), r.Range)
 		}
 	}
 	return nil
+}
+
+// list writes a slice value as an error shows it: "[2 0]" after a config
+// key, else as typed on the command line, "2,0".
+func (r Row[T]) list(xs any) string {
+	if r.Key != "" {
+		return fmt.Sprint(xs)
+	}
+	v := reflect.ValueOf(xs)
+	s := make([]string, v.Len())
+	for i := range s {
+		s[i] = fmt.Sprint(v.Index(i).Interface())
+	}
+	return strings.Join(s, ",")
 }
 
 // Copy sets the row's field in dst to its value in src (a slice is copied,
@@ -278,9 +293,11 @@ func (t Table[T]) Validate(v *T) error {
 }
 
 // Register adds a flag for every row to f, bound to the row's field of
-// dst, with the default taken from the same field of def (dst's fields
-// are set to def's). A field type Register cannot bind is an error naming
-// the flag (a bug in the table, caught by the table's test).
+// dst, with the default taken from the same field of def (the rows'
+// fields of dst are set to def's; other fields of dst are left alone, so
+// start dst from def when fields without a flag need their defaults too).
+// A field type Register cannot bind is an error naming the flag (a bug in
+// the table, caught by the table's test).
 func (t Table[T]) Register(f *pflag.FlagSet, dst *T, def T) error {
 	for _, r := range t {
 		r.Copy(dst, &def)

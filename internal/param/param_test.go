@@ -165,9 +165,9 @@ func TestValidateErrors(t *testing.T) {
 		{func(o *opts) { o.F = 1 }, "--f (sect.f) = 1: must be in [0, 1)"},
 		{func(o *opts) { o.F = math.NaN() }, "--f (sect.f) = NaN: must be in [0, 1)"},
 		{func(o *opts) { o.D = 0 }, "--d 0s: must be a positive number"},
-		{func(o *opts) { o.IS = []int{2, 0} }, "--is [2 0]: every entry must be a positive number"},
+		{func(o *opts) { o.IS = []int{2, 0} }, "--is 2,0: every entry must be a positive number"},
 		{func(o *opts) { o.FS = []float64{0.5, 2} }, "--fs (fs) = [0.5 2]: every entry must be in [0, 1]"},
-		{func(o *opts) { o.SS = []string{"a", "c"} }, `--ss ["a" "c"]: every entry must be a or b`},
+		{func(o *opts) { o.SS = []string{"a", "c"} }, `--ss "c": every entry must be a or b`},
 	}
 	for _, c := range cases {
 		o := good()
