@@ -40,8 +40,13 @@ It prints a table of normalized scores and writes results.json, table.md, curves
 			return o.run(cmd.Context())
 		},
 	}
-	demoParams().MustRegister(cmd.Flags(), o, demoOptions{seeds: 2, steps: run.DefaultDemoConfig().Train.CQL.Steps})
+	demoParams().MustRegister(cmd.Flags(), o, defaultDemoOptions())
 	return cmd
+}
+
+// defaultDemoOptions is the flag defaults (run.DefaultDemoConfig's steps, 2 seeds).
+func defaultDemoOptions() demoOptions {
+	return demoOptions{seeds: 2, steps: run.DefaultDemoConfig().Train.CQL.Steps}
 }
 
 // demoParams is the table of 'koopq demo' settings.

@@ -63,10 +63,15 @@ func newEvalCmd() *cobra.Command {
 	}
 	o.flags = cmd.Flags()
 	f := cmd.Flags()
-	evalParams().MustRegister(f, o, evalOptions{policy: "random", episodes: 10, workers: 2})
+	evalParams().MustRegister(f, o, defaultEvalOptions())
 	// --run repeats (a string array, not a comma list): declared here, outside the table.
 	f.StringArrayVar(&o.runDirs, "run", nil, "replay the final evaluation of the finished runs in this directory (a run, a sweep slot, a sweep or 'train --out' directory; repeatable) and compare each with its results.json; with --episodes and --seed, re-evaluate their final policies on fresh episodes")
 	return cmd
+}
+
+// defaultEvalOptions is the flag defaults (a random policy, 10 episodes on 2 workers).
+func defaultEvalOptions() evalOptions {
+	return evalOptions{policy: "random", episodes: 10, workers: 2}
 }
 
 // evalParams is the table of 'koopq eval' settings; eval.CheckEpisodes

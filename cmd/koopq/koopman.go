@@ -348,8 +348,13 @@ func newKoopmanInspectCmd() *cobra.Command {
 			return o.run(cmd.OutOrStdout())
 		},
 	}
-	koopmanInspectParams().MustRegister(cmd.Flags(), o, koopmanInspectOptions{nDiag: 1000, epsStd: 3e-3, maxCond: 1e4})
+	koopmanInspectParams().MustRegister(cmd.Flags(), o, defaultKoopmanInspectOptions())
 	return cmd
+}
+
+// defaultKoopmanInspectOptions is the flag defaults (1000 sampled transitions and the authors' diagnostics settings).
+func defaultKoopmanInspectOptions() koopmanInspectOptions {
+	return koopmanInspectOptions{nDiag: 1000, epsStd: 3e-3, maxCond: 1e4}
 }
 
 // koopmanInspectParams is the table of 'koopq koopman inspect' settings.

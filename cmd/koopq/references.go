@@ -37,8 +37,13 @@ func newReferencesCmd() *cobra.Command {
 			return o.run(cmd.Context())
 		},
 	}
-	referencesParams().MustRegister(cmd.Flags(), o, referencesOptions{envName: "pendulum", sacSteps: 30000, episodes: 100, hidden: sac.DefaultNetConfig().Hidden})
+	referencesParams().MustRegister(cmd.Flags(), o, defaultReferencesOptions())
 	return cmd
+}
+
+// defaultReferencesOptions is the flag defaults (pendulum, a 30000-step SAC expert, 100 episodes).
+func defaultReferencesOptions() referencesOptions {
+	return referencesOptions{envName: "pendulum", sacSteps: 30000, episodes: 100, hidden: sac.DefaultNetConfig().Hidden}
 }
 
 // referencesParams is the table of 'koopq references' settings.

@@ -225,9 +225,14 @@ finish in time.`,
 			return o.run()
 		},
 	}
-	sweepPlanParams().MustRegister(c.Flags(), o, sweepPlanOptions{})
+	sweepPlanParams().MustRegister(c.Flags(), o, defaultSweepPlanOptions())
 	selectionFlags(c.Flags(), &o.only, &o.order)
 	return c
+}
+
+// defaultSweepPlanOptions is the flag defaults (none: the spec decides).
+func defaultSweepPlanOptions() sweepPlanOptions {
+	return sweepPlanOptions{}
 }
 
 // sweepPlanParams is the table of 'koopq sweep plan' settings (the run
@@ -415,10 +420,17 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 	}
 	o.flags = c.Flags()
 	f := c.Flags()
-	sweepRunParams().MustRegister(f, o, sweepRunOptions{executor: "local", poll: 5 * time.Second, progressEvery: 30 * time.Second,
-		allowDirty: os.Getenv("KOOPQ_ALLOW_DIRTY") == "1"})
+	sweepRunParams().MustRegister(f, o, defaultSweepRunOptions())
 	selectionFlags(f, &o.only, &o.order)
 	return c
+}
+
+// defaultSweepRunOptions is the flag defaults: local execution, Slurm
+// polled every 5 s, progress every 30 s, dirty binaries refused unless
+// $KOOPQ_ALLOW_DIRTY=1.
+func defaultSweepRunOptions() sweepRunOptions {
+	return sweepRunOptions{executor: "local", poll: 5 * time.Second, progressEvery: 30 * time.Second,
+		allowDirty: os.Getenv("KOOPQ_ALLOW_DIRTY") == "1"}
 }
 
 // sweepRunParams is the table of 'koopq sweep run' settings. What

@@ -53,8 +53,13 @@ shown next to physical a = −1 and a = +1 respectively.`,
 			return o.run(cmd.OutOrStdout())
 		},
 	}
-	symmetriesCartPoleParams().MustRegister(cmd.Flags(), o, symmetriesCartPoleOptions{episodes: 100, steps: 1000, truncate: 1e-3, eps: 0.05})
+	symmetriesCartPoleParams().MustRegister(cmd.Flags(), o, defaultSymmetriesCartPoleOptions())
 	return cmd
+}
+
+// defaultSymmetriesCartPoleOptions is the flag defaults (the paper's 100 × 1000 steps).
+func defaultSymmetriesCartPoleOptions() symmetriesCartPoleOptions {
+	return symmetriesCartPoleOptions{episodes: 100, steps: 1000, truncate: 1e-3, eps: 0.05}
 }
 
 // symmetriesCartPoleParams is the table of 'koopq symmetries cartpole'

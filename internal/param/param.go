@@ -33,6 +33,7 @@ const (
 	openUnit
 	openFraction
 	between
+	atLeast
 	oneOf
 )
 
@@ -61,6 +62,10 @@ var (
 // Between is the closed interval [lo, hi], e.g. Between(0, 256) for a
 // thread count.
 func Between(lo, hi float64) Range { return Range{kind: between, lo: lo, hi: hi} }
+
+// AtLeast is [lo, ∞), e.g. AtLeast(1) for a count whose error should say
+// "must be at least 1".
+func AtLeast(lo float64) Range { return Range{kind: atLeast, lo: lo} }
 
 // OneOf accepts exactly the given strings (case-sensitive). Include "" to
 // accept an empty value (a "not set" default); the error message lists the
@@ -92,6 +97,8 @@ func (r Range) String() string {
 		return "in (0, 1)"
 	case between:
 		return fmt.Sprintf("%v to %v", r.lo, r.hi)
+	case atLeast:
+		return fmt.Sprintf("at least %v", r.lo)
 	case oneOf:
 		return "one of " + listChoices(r.choices)
 	}
@@ -133,6 +140,8 @@ func (r Range) Contains(v float64) bool {
 		return v > 0 && v < 1
 	case between:
 		return v >= r.lo && v <= r.hi
+	case atLeast:
+		return v >= r.lo
 	case oneOf:
 		return false
 	}

@@ -25,6 +25,7 @@ func TestRangeBoundaries(t *testing.T) {
 		{OpenUnit, []float64{1e-9, 1}, []float64{0, 1 + 1e-9}, "in (0, 1]"},
 		{OpenFraction, []float64{1e-9, 1 - 1e-9}, []float64{0, 1}, "in (0, 1)"},
 		{Between(0, 256), []float64{0, 256}, []float64{-1, 257}, "0 to 256"},
+		{AtLeast(1), []float64{1, 1e308}, []float64{0.999, -1}, "at least 1"},
 	}
 	for _, c := range cases {
 		for _, v := range c.in {
@@ -53,7 +54,7 @@ func TestRangeBoundaries(t *testing.T) {
 	if e.Contains(0) || e.String() != "one of l2, sign or raw" {
 		t.Errorf("OneOf: Contains(0) %v, String %q", e.Contains(0), e)
 	}
-	if !OneOf("a").Equal(OneOf("a")) || OneOf("a").Equal(OneOf("b")) || Positive.Equal(NonNegative) || !Between(0, 1).Equal(Between(0, 1)) {
+	if !OneOf("a").Equal(OneOf("a")) || OneOf("a").Equal(OneOf("b")) || Positive.Equal(NonNegative) || !Between(0, 1).Equal(Between(0, 1)) || AtLeast(1).Equal(Between(1, 1)) {
 		t.Error("Equal")
 	}
 }
