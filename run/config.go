@@ -17,134 +17,94 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/regfile"
 	"github.com/koopq/koopq/internal/suggest"
 )
-
-// Range is the set of values a numeric Param accepts. Every float must also
-// be finite (NaN and ±Inf are always errors).
-type Range int
-
-// The ranges of Param values.
-const (
-	AnyValue    Range = iota // any finite number
-	Positive                 // > 0
-	NonNegative              // >= 0
-	Fraction                 // in [0, 1]
-	Discount                 // in [0, 1)
-	OpenUnit                 // in (0, 1]
-)
-
-func (r Range) String() string {
-	return [...]string{"a finite number", "a positive number", "a non-negative number", "in [0, 1]", "in [0, 1)", "in (0, 1]"}[r]
-}
-
-func (r Range) ok(v float64) bool {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return false
-	}
-	switch r {
-	case Positive:
-		return v > 0
-	case NonNegative:
-		return v >= 0
-	case Fraction:
-		return v >= 0 && v <= 1
-	case Discount:
-		return v >= 0 && v < 1
-	case OpenUnit:
-		return v > 0 && v <= 1
-	}
-	return true
-}
 
 // Param is one setting of a training run: the command-line flag that sets
 // it, its dotted key in config.json and YAML config files (the JSON field
 // names of TrainConfig), where it lives, and which values are valid. The
 // table TrainParams drives the train command's flags, config-file
 // validation, and the error messages (which name both the flag and the key).
-type Param struct {
-	Flag  string                   // flag name without dashes, e.g. "lr-actor"
-	Key   string                   // config key, e.g. "cql.lr_actor"
-	Usage string                   // help text (the default comes from the paper preset)
-	Field func(c *TrainConfig) any // pointer to the field: *int, *uint64, *float64, *bool, *string or *[]int
-	Range Range                    // for numbers and the elements of []int
-}
+// A row's Field points at *int, *uint64, *float64, *bool, *string, *[]int
+// or *[]float64; its Range (internal/param) checks numbers and list entries.
+type Param = param.Row[TrainConfig]
 
 // TrainParams lists every setting of TrainConfig that has a flag.
-func TrainParams() []Param {
-	return []Param{
-		{"data", "data", "dataset: D4RL-layout HDF5 file, Minari main_data.hdf5 or Minari dataset directory (required)", func(c *TrainConfig) any { return &c.Data }, AnyValue},
-		{"env", "env", "environment to evaluate in, e.g. pendulum, hopper; none: no simulator, offline diagnostics instead (default: the dataset's recorded env, else none)", func(c *TrainConfig) any { return &c.Env }, AnyValue},
-		{"holdout-fraction", "holdout_fraction", "with --env none: share of episodes held out for the offline diagnostics (0: 0.05)", func(c *TrainConfig) any { return &c.HoldoutFraction }, Fraction},
-		{"action-low", "action_low", "with --env none: lower action bound per dimension (default: the data's minimum)", func(c *TrainConfig) any { return &c.ActionLow }, AnyValue},
-		{"action-high", "action_high", "with --env none: upper action bound per dimension (default: the data's maximum)", func(c *TrainConfig) any { return &c.ActionHigh }, AnyValue},
-		{"drop-invalid", "read_options.drop_invalid", "drop transitions with NaN/Inf instead of failing", func(c *TrainConfig) any { return &c.ReadOptions.DropInvalid }, AnyValue},
-		{"terminate-on-end", "read_options.terminate_on_end", "keep time-limit steps (d4rl's terminate_on_end)", func(c *TrainConfig) any { return &c.ReadOptions.TerminateOnEnd }, AnyValue},
-		{"use-next-observations", "read_options.use_next_observations", "take s' from the stored next_observations instead of observations[i+1]", func(c *TrainConfig) any { return &c.ReadOptions.UseNextObservations }, AnyValue},
-		{"max-episode-steps", "read_options.max_episode_steps", "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback; 0: none)", func(c *TrainConfig) any { return &c.ReadOptions.MaxEpisodeSteps }, NonNegative},
-		{"augment", "augment", "state augmentation: " + strings.Join(augment.Names(), ", ") + " (cql: plain CQL; none is an alias)", func(c *TrainConfig) any { return &c.Augment }, AnyValue},
-		{"gaussian-sigma", "gaussian_sigma", "S4RL-N noise σ (also KFC's non-Koopman branch)", func(c *TrainConfig) any { return &c.GaussianSigma }, NonNegative},
-		{"koopman", "koopman_model", "trained Koopman model (koopq koopman train); trained for the run when empty and needed", func(c *TrainConfig) any { return &c.KoopmanModel }, AnyValue},
-		{"koopman-prob", "augment_params.koopman_prob", "p_K: per-batch probability of the Koopman shift (else S4RL-N)", func(c *TrainConfig) any { return &c.AugmentParams.KoopmanProb }, Fraction},
-		{"shift-sigma", "augment_params.shift_sigma", "KFC/KFC++ ε scale in units of 3e-3 (authors' code 1.0, README 0.5)", func(c *TrainConfig) any { return &c.AugmentParams.ShiftSigma }, NonNegative},
-		{"residual", "augment_params.residual", "gauge-corrected decoding s̃ = s + D(g̃) − D(g)", func(c *TrainConfig) any { return &c.AugmentParams.Residual }, AnyValue},
-		{"latent-sigma", "augment_params.latent_sigma", "vae-noise ablation: latent noise σ", func(c *TrainConfig) any { return &c.AugmentParams.LatentSigma }, NonNegative},
-		{"fwd-sigma", "augment_params.fwd_sigma", "fwd-prediction ablation: noise σ", func(c *TrainConfig) any { return &c.AugmentParams.FwdSigma }, NonNegative},
-		{"adv-eps", "augment_params.adv_eps", "S4RL-Adv step size ε", func(c *TrainConfig) any { return &c.AugmentParams.AdvEps }, NonNegative},
-		{"adv-mode", "augment_params.adv_mode", "S4RL-Adv direction: l2, sign or raw", func(c *TrainConfig) any { return &c.AugmentParams.AdvMode }, AnyValue},
-		{"shift-l2", "augment_params.shift_l2", "calibrate the augmenter's scale so the mean ‖s̃_t − s_t‖₂ equals this (0: off; paper's KFC: 2.6e-4)", func(c *TrainConfig) any { return &c.AugmentParams.ShiftL2 }, NonNegative},
-		{"cache-gib", "augment_params.cache_gib", "memory budget of the per-transition Koopman cache (GiB)", func(c *TrainConfig) any { return &c.AugmentParams.CacheGiB }, NonNegative},
-		{"koopman-max-epochs", "koopman_train.max_epochs", "max epochs when a Koopman model is trained for the run", func(c *TrainConfig) any { return &c.KoopmanTrain.MaxEpochs }, Positive},
-		{"koopman-batch", "koopman_train.batch", "Koopman training minibatch", func(c *TrainConfig) any { return &c.KoopmanTrain.Batch }, Positive},
-		{"koopman-lr", "koopman_train.lr", "Koopman training Adam learning rate", func(c *TrainConfig) any { return &c.KoopmanTrain.LR }, Positive},
-		{"koopman-ae-weight", "koopman_train.ae_weight", "γ_ae, weight of the autoencoder loss", func(c *TrainConfig) any { return &c.KoopmanTrain.AEWeight }, NonNegative},
-		{"koopman-noise", "koopman_train.noise_sigma", "σ of the noise on autoencoder inputs (state units)", func(c *TrainConfig) any { return &c.KoopmanTrain.NoiseSigma }, NonNegative},
-		{"koopman-patience", "koopman_train.patience", "early-stopping patience in epochs (0: off)", func(c *TrainConfig) any { return &c.KoopmanTrain.Patience }, NonNegative},
-		{"koopman-lr-patience", "koopman_train.lr_patience", "Koopman training: epochs of plateau before the learning rate is multiplied by koopman-lr-factor (0: constant)", func(c *TrainConfig) any { return &c.KoopmanTrain.LRPatience }, NonNegative},
-		{"koopman-lr-factor", "koopman_train.lr_factor", "Koopman training: learning-rate factor on a plateau, in (0, 1)", func(c *TrainConfig) any { return &c.KoopmanTrain.LRFactor }, NonNegative},
-		{"koopman-min-lr", "koopman_train.min_lr", "Koopman training: learning-rate floor; a plateau at it stops training", func(c *TrainConfig) any { return &c.KoopmanTrain.MinLR }, NonNegative},
-		{"koopman-val-fraction", "koopman_train.val_fraction", "held-out share of transitions for Koopman validation", func(c *TrainConfig) any { return &c.KoopmanTrain.ValFraction }, OpenUnit},
-		{"koopman-hidden", "koopman_hidden", "encoder/decoder widths of a Koopman model trained for the run (default: paper 512,512)", func(c *TrainConfig) any { return &c.KoopmanHidden }, Positive},
-		{"koopman-latent", "koopman_latent", "latent size N of a Koopman model trained for the run (0: paper 32)", func(c *TrainConfig) any { return &c.KoopmanLatent }, NonNegative},
-		{"hidden", "cql.net.hidden", "hidden widths of actor and critics, e.g. 256,256", func(c *TrainConfig) any { return &c.CQL.Net.Hidden }, Positive},
-		{"init", "cql.net.init", "weight init: xavier (authors) or orthogonal (CORL)", func(c *TrainConfig) any { return &c.CQL.Net.Init }, AnyValue},
-		{"gamma", "cql.gamma", "discount γ", func(c *TrainConfig) any { return &c.CQL.Gamma }, Discount},
-		{"tau", "cql.tau", "target Polyak rate τ", func(c *TrainConfig) any { return &c.CQL.Tau }, OpenUnit},
-		{"lr-actor", "cql.lr_actor", "policy learning rate", func(c *TrainConfig) any { return &c.CQL.LRActor }, Positive},
-		{"lr-critic", "cql.lr_critic", "Q learning rate", func(c *TrainConfig) any { return &c.CQL.LRCritic }, Positive},
-		{"lr-alpha-prime", "cql.lr_alpha_prime", "Lagrange α' learning rate", func(c *TrainConfig) any { return &c.CQL.LRAlphaPrime }, Positive},
-		{"batch", "cql.batch", "minibatch size", func(c *TrainConfig) any { return &c.CQL.Batch }, Positive},
-		{"num-actions", "cql.num_actions", "sampled actions per source in the CQL logsumexp (×3 sources)", func(c *TrainConfig) any { return &c.CQL.NumActions }, Positive},
-		{"min-q-weight", "cql.min_q_weight", "CQL regularizer weight (min-Q weight)", func(c *TrainConfig) any { return &c.CQL.MinQWeight }, NonNegative},
-		{"temp", "cql.temp", "logsumexp temperature", func(c *TrainConfig) any { return &c.CQL.Temp }, Positive},
-		{"lagrange", "cql.lagrange", "tune α' with the Lagrange threshold (--lagrange=false turns it off)", func(c *TrainConfig) any { return &c.CQL.Lagrange }, AnyValue},
-		{"lagrange-thresh", "cql.lagrange_thresh", "Lagrange threshold τ_lagrange", func(c *TrainConfig) any { return &c.CQL.LagrangeThres }, AnyValue},
-		{"alpha", "cql.alpha", "entropy weight α (initial value with --auto-entropy)", func(c *TrainConfig) any { return &c.CQL.Alpha }, Positive},
-		{"auto-entropy", "cql.auto_entropy", "tune α toward entropy −|A|", func(c *TrainConfig) any { return &c.CQL.AutoEntropy }, AnyValue},
-		{"backup-entropy", "cql.backup_entropy", "subtract α log π in the Bellman target", func(c *TrainConfig) any { return &c.CQL.BackupEntropy }, AnyValue},
-		{"bc-steps", "cql.bc_steps", "behaviour-cloning warm-up steps of the actor", func(c *TrainConfig) any { return &c.CQL.BCSteps }, NonNegative},
-		{"steps", "cql.steps", "gradient steps (with --resume: a larger value extends the run)", func(c *TrainConfig) any { return &c.CQL.Steps }, Positive},
-		{"actor-init", "cql.actor_init", "actor initialization: net (as --init) or torch (CORL: PyTorch default hidden layers, Xavier gain 1e-2 output)", func(c *TrainConfig) any { return &c.CQL.ActorInit }, AnyValue},
-		{"log-std-offset", "cql.log_std_offset", "CORL's log σ offset: log σ = raw + offset", func(c *TrainConfig) any { return &c.CQL.LogStdOffset }, AnyValue},
-		{"normalize-reward", "cql.normalize_reward", "scale rewards by reward-episode-steps/(max − min episode return) (CORL, hopper-medium)", func(c *TrainConfig) any { return &c.CQL.NormalizeReward }, AnyValue},
-		{"reward-episode-steps", "cql.reward_episode_steps", "episode length cap used by --normalize-reward (0: CORL's 1000)", func(c *TrainConfig) any { return &c.CQL.RewardEpisodeSteps }, NonNegative},
-		{"q1-hidden", "cql.q1_hidden", "hidden widths of the first critic (empty: --hidden; CORL AntMaze: 5×256)", func(c *TrainConfig) any { return &c.CQL.Q1Hidden }, Positive},
-		{"q2-hidden", "cql.q2_hidden", "hidden widths of the second critic (empty: --hidden; CORL AntMaze: 3×256)", func(c *TrainConfig) any { return &c.CQL.Q2Hidden }, Positive},
-		{"reward-scale", "cql.reward_scale", "rewards become scale·r + bias in the Bellman target (0 means 1; CORL AntMaze: 10)", func(c *TrainConfig) any { return &c.CQL.RewardScale }, AnyValue},
-		{"reward-bias", "cql.reward_bias", "reward bias added after --reward-scale (CORL AntMaze: −5)", func(c *TrainConfig) any { return &c.CQL.RewardBias }, AnyValue},
-		{"max-target-backup", "cql.max_target_backup", "back up the largest min-Q over --num-actions samples of π(·|s') (CORL AntMaze)", func(c *TrainConfig) any { return &c.CQL.MaxTargetBackup }, AnyValue},
-		{"clip-diff", "cql.clip_diff", "clamp each state's CQL difference to [--clip-diff-min, --clip-diff-max] (CORL AntMaze)", func(c *TrainConfig) any { return &c.CQL.ClipDiff }, AnyValue},
-		{"clip-diff-min", "cql.clip_diff_min", "lower clamp of --clip-diff (CORL AntMaze: −200)", func(c *TrainConfig) any { return &c.CQL.ClipDiffMin }, AnyValue},
-		{"clip-diff-max", "cql.clip_diff_max", "upper clamp of --clip-diff (CORL AntMaze: none, written as 1.8e308)", func(c *TrainConfig) any { return &c.CQL.ClipDiffMax }, AnyValue},
-		{"push-up-clean", "cql.push_up_clean", "CQL's push-up term Q(s, a) at the clean state instead of the shifted s̃ (authors: shifted)", func(c *TrainConfig) any { return &c.CQL.PushUpClean }, AnyValue},
-		{"log-alpha-prime-init", "cql.log_alpha_prime_init", "starting log α' of the Lagrange multiplier (authors 0, CORL 1)", func(c *TrainConfig) any { return &c.CQL.LogAlphaPrimeInit }, AnyValue},
-		{"normalize-states", "cql.normalize_states", "standardize states with the dataset mean/std", func(c *TrainConfig) any { return &c.CQL.Normalize }, AnyValue},
-		{"seed", "cql.seed", "random seed (minibatches, policy noise, augmentation, evaluation; also koopman_train.seed)", func(c *TrainConfig) any { return &c.CQL.Seed }, AnyValue},
-		{"eval-every", "eval_every", "steps between evaluations (0: only at the end; when not given and above --steps: --steps/10)", func(c *TrainConfig) any { return &c.EvalEvery }, NonNegative},
-		{"eval-episodes", "eval_episodes", "episodes per evaluation", func(c *TrainConfig) any { return &c.EvalEpisodes }, Positive},
-		{"log-every", "log_every", "steps between metric rows (0: none; when not given and --steps is below 10× it: --steps/100, at least 1)", func(c *TrainConfig) any { return &c.LogEvery }, NonNegative},
-		{"checkpoint-every", "checkpoint_every", "steps between checkpoints (0: only at the end and on a signal)", func(c *TrainConfig) any { return &c.CheckpointEvery }, NonNegative},
+func TrainParams() param.Table[TrainConfig] {
+	return param.Table[TrainConfig]{
+		param.New("data", "data", "dataset: D4RL-layout HDF5 file, Minari main_data.hdf5 or Minari dataset directory (required)", func(c *TrainConfig) any { return &c.Data }, param.AnyValue),
+		param.New("env", "env", "environment to evaluate in, e.g. pendulum, hopper; none: no simulator, offline diagnostics instead (default: the dataset's recorded env, else none)", func(c *TrainConfig) any { return &c.Env }, param.AnyValue),
+		param.New("holdout-fraction", "holdout_fraction", "with --env none: share of episodes held out for the offline diagnostics (0: 0.05)", func(c *TrainConfig) any { return &c.HoldoutFraction }, param.Fraction),
+		param.New("action-low", "action_low", "with --env none: lower action bound per dimension (default: the data's minimum)", func(c *TrainConfig) any { return &c.ActionLow }, param.AnyValue),
+		param.New("action-high", "action_high", "with --env none: upper action bound per dimension (default: the data's maximum)", func(c *TrainConfig) any { return &c.ActionHigh }, param.AnyValue),
+		param.New("drop-invalid", "read_options.drop_invalid", "drop transitions with NaN/Inf instead of failing", func(c *TrainConfig) any { return &c.ReadOptions.DropInvalid }, param.AnyValue),
+		param.New("terminate-on-end", "read_options.terminate_on_end", "keep time-limit steps (d4rl's terminate_on_end)", func(c *TrainConfig) any { return &c.ReadOptions.TerminateOnEnd }, param.AnyValue),
+		param.New("use-next-observations", "read_options.use_next_observations", "take s' from the stored next_observations instead of observations[i+1]", func(c *TrainConfig) any { return &c.ReadOptions.UseNextObservations }, param.AnyValue),
+		param.New("max-episode-steps", "read_options.max_episode_steps", "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback; 0: none)", func(c *TrainConfig) any { return &c.ReadOptions.MaxEpisodeSteps }, param.NonNegative),
+		param.New("augment", "augment", "state augmentation: "+strings.Join(augment.Names(), ", ")+" (cql: plain CQL; none is an alias)", func(c *TrainConfig) any { return &c.Augment }, param.AnyValue),
+		param.New("gaussian-sigma", "gaussian_sigma", "S4RL-N noise σ (also KFC's non-Koopman branch)", func(c *TrainConfig) any { return &c.GaussianSigma }, param.NonNegative),
+		param.New("koopman", "koopman_model", "trained Koopman model (koopq koopman train); trained for the run when empty and needed", func(c *TrainConfig) any { return &c.KoopmanModel }, param.AnyValue),
+		param.New("koopman-prob", "augment_params.koopman_prob", "p_K: per-batch probability of the Koopman shift (else S4RL-N)", func(c *TrainConfig) any { return &c.AugmentParams.KoopmanProb }, param.Fraction),
+		param.New("shift-sigma", "augment_params.shift_sigma", "KFC/KFC++ ε scale in units of 3e-3 (authors' code 1.0, README 0.5)", func(c *TrainConfig) any { return &c.AugmentParams.ShiftSigma }, param.NonNegative),
+		param.New("residual", "augment_params.residual", "gauge-corrected decoding s̃ = s + D(g̃) − D(g)", func(c *TrainConfig) any { return &c.AugmentParams.Residual }, param.AnyValue),
+		param.New("latent-sigma", "augment_params.latent_sigma", "vae-noise ablation: latent noise σ", func(c *TrainConfig) any { return &c.AugmentParams.LatentSigma }, param.NonNegative),
+		param.New("fwd-sigma", "augment_params.fwd_sigma", "fwd-prediction ablation: noise σ", func(c *TrainConfig) any { return &c.AugmentParams.FwdSigma }, param.NonNegative),
+		param.New("adv-eps", "augment_params.adv_eps", "S4RL-Adv step size ε", func(c *TrainConfig) any { return &c.AugmentParams.AdvEps }, param.NonNegative),
+		param.New("adv-mode", "augment_params.adv_mode", "S4RL-Adv direction: l2, sign or raw", func(c *TrainConfig) any { return &c.AugmentParams.AdvMode }, param.OneOf("", "l2", "sign", "raw")),
+		param.New("shift-l2", "augment_params.shift_l2", "calibrate the augmenter's scale so the mean ‖s̃_t − s_t‖₂ equals this (0: off; paper's KFC: 2.6e-4)", func(c *TrainConfig) any { return &c.AugmentParams.ShiftL2 }, param.NonNegative),
+		param.New("cache-gib", "augment_params.cache_gib", "memory budget of the per-transition Koopman cache (GiB)", func(c *TrainConfig) any { return &c.AugmentParams.CacheGiB }, param.NonNegative),
+		param.New("koopman-max-epochs", "koopman_train.max_epochs", "max epochs when a Koopman model is trained for the run", func(c *TrainConfig) any { return &c.KoopmanTrain.MaxEpochs }, param.Positive),
+		param.New("koopman-batch", "koopman_train.batch", "Koopman training minibatch", func(c *TrainConfig) any { return &c.KoopmanTrain.Batch }, param.Positive),
+		param.New("koopman-lr", "koopman_train.lr", "Koopman training Adam learning rate", func(c *TrainConfig) any { return &c.KoopmanTrain.LR }, param.Positive),
+		param.New("koopman-ae-weight", "koopman_train.ae_weight", "γ_ae, weight of the autoencoder loss", func(c *TrainConfig) any { return &c.KoopmanTrain.AEWeight }, param.NonNegative),
+		param.New("koopman-noise", "koopman_train.noise_sigma", "σ of the noise on autoencoder inputs (state units)", func(c *TrainConfig) any { return &c.KoopmanTrain.NoiseSigma }, param.NonNegative),
+		param.New("koopman-patience", "koopman_train.patience", "early-stopping patience in epochs (0: off)", func(c *TrainConfig) any { return &c.KoopmanTrain.Patience }, param.NonNegative),
+		param.New("koopman-lr-patience", "koopman_train.lr_patience", "Koopman training: epochs of plateau before the learning rate is multiplied by koopman-lr-factor (0: constant)", func(c *TrainConfig) any { return &c.KoopmanTrain.LRPatience }, param.NonNegative),
+		param.New("koopman-lr-factor", "koopman_train.lr_factor", "Koopman training: learning-rate factor on a plateau, in (0, 1)", func(c *TrainConfig) any { return &c.KoopmanTrain.LRFactor }, param.NonNegative),
+		param.New("koopman-min-lr", "koopman_train.min_lr", "Koopman training: learning-rate floor; a plateau at it stops training", func(c *TrainConfig) any { return &c.KoopmanTrain.MinLR }, param.NonNegative),
+		param.New("koopman-val-fraction", "koopman_train.val_fraction", "held-out share of transitions for Koopman validation", func(c *TrainConfig) any { return &c.KoopmanTrain.ValFraction }, param.OpenUnit),
+		param.New("koopman-hidden", "koopman_hidden", "encoder/decoder widths of a Koopman model trained for the run (default: paper 512,512)", func(c *TrainConfig) any { return &c.KoopmanHidden }, param.Positive),
+		param.New("koopman-latent", "koopman_latent", "latent size N of a Koopman model trained for the run (0: paper 32)", func(c *TrainConfig) any { return &c.KoopmanLatent }, param.NonNegative),
+		param.New("hidden", "cql.net.hidden", "hidden widths of actor and critics, e.g. 256,256", func(c *TrainConfig) any { return &c.CQL.Net.Hidden }, param.Positive),
+		param.New("init", "cql.net.init", "weight init: xavier (authors) or orthogonal (CORL)", func(c *TrainConfig) any { return &c.CQL.Net.Init }, param.AnyValue),
+		param.New("gamma", "cql.gamma", "discount γ", func(c *TrainConfig) any { return &c.CQL.Gamma }, param.Discount),
+		param.New("tau", "cql.tau", "target Polyak rate τ", func(c *TrainConfig) any { return &c.CQL.Tau }, param.OpenUnit),
+		param.New("lr-actor", "cql.lr_actor", "policy learning rate", func(c *TrainConfig) any { return &c.CQL.LRActor }, param.Positive),
+		param.New("lr-critic", "cql.lr_critic", "Q learning rate", func(c *TrainConfig) any { return &c.CQL.LRCritic }, param.Positive),
+		param.New("lr-alpha-prime", "cql.lr_alpha_prime", "Lagrange α' learning rate", func(c *TrainConfig) any { return &c.CQL.LRAlphaPrime }, param.Positive),
+		param.New("batch", "cql.batch", "minibatch size", func(c *TrainConfig) any { return &c.CQL.Batch }, param.Positive),
+		param.New("num-actions", "cql.num_actions", "sampled actions per source in the CQL logsumexp (×3 sources)", func(c *TrainConfig) any { return &c.CQL.NumActions }, param.Positive),
+		param.New("min-q-weight", "cql.min_q_weight", "CQL regularizer weight (min-Q weight)", func(c *TrainConfig) any { return &c.CQL.MinQWeight }, param.NonNegative),
+		param.New("temp", "cql.temp", "logsumexp temperature", func(c *TrainConfig) any { return &c.CQL.Temp }, param.Positive),
+		param.New("lagrange", "cql.lagrange", "tune α' with the Lagrange threshold (--lagrange=false turns it off)", func(c *TrainConfig) any { return &c.CQL.Lagrange }, param.AnyValue),
+		param.New("lagrange-thresh", "cql.lagrange_thresh", "Lagrange threshold τ_lagrange", func(c *TrainConfig) any { return &c.CQL.LagrangeThres }, param.AnyValue),
+		param.New("alpha", "cql.alpha", "entropy weight α (initial value with --auto-entropy)", func(c *TrainConfig) any { return &c.CQL.Alpha }, param.Positive),
+		param.New("auto-entropy", "cql.auto_entropy", "tune α toward entropy −|A|", func(c *TrainConfig) any { return &c.CQL.AutoEntropy }, param.AnyValue),
+		param.New("backup-entropy", "cql.backup_entropy", "subtract α log π in the Bellman target", func(c *TrainConfig) any { return &c.CQL.BackupEntropy }, param.AnyValue),
+		param.New("bc-steps", "cql.bc_steps", "behaviour-cloning warm-up steps of the actor", func(c *TrainConfig) any { return &c.CQL.BCSteps }, param.NonNegative),
+		param.New("steps", "cql.steps", "gradient steps (with --resume: a larger value extends the run)", func(c *TrainConfig) any { return &c.CQL.Steps }, param.Positive),
+		param.New("actor-init", "cql.actor_init", "actor initialization: net (as --init) or torch (CORL: PyTorch default hidden layers, Xavier gain 1e-2 output)", func(c *TrainConfig) any { return &c.CQL.ActorInit }, param.AnyValue),
+		param.New("log-std-offset", "cql.log_std_offset", "CORL's log σ offset: log σ = raw + offset", func(c *TrainConfig) any { return &c.CQL.LogStdOffset }, param.AnyValue),
+		param.New("normalize-reward", "cql.normalize_reward", "scale rewards by reward-episode-steps/(max − min episode return) (CORL, hopper-medium)", func(c *TrainConfig) any { return &c.CQL.NormalizeReward }, param.AnyValue),
+		param.New("reward-episode-steps", "cql.reward_episode_steps", "episode length cap used by --normalize-reward (0: CORL's 1000)", func(c *TrainConfig) any { return &c.CQL.RewardEpisodeSteps }, param.NonNegative),
+		param.New("q1-hidden", "cql.q1_hidden", "hidden widths of the first critic (empty: --hidden; CORL AntMaze: 5×256)", func(c *TrainConfig) any { return &c.CQL.Q1Hidden }, param.Positive),
+		param.New("q2-hidden", "cql.q2_hidden", "hidden widths of the second critic (empty: --hidden; CORL AntMaze: 3×256)", func(c *TrainConfig) any { return &c.CQL.Q2Hidden }, param.Positive),
+		param.New("reward-scale", "cql.reward_scale", "rewards become scale·r + bias in the Bellman target (0 means 1; CORL AntMaze: 10)", func(c *TrainConfig) any { return &c.CQL.RewardScale }, param.AnyValue),
+		param.New("reward-bias", "cql.reward_bias", "reward bias added after --reward-scale (CORL AntMaze: −5)", func(c *TrainConfig) any { return &c.CQL.RewardBias }, param.AnyValue),
+		param.New("max-target-backup", "cql.max_target_backup", "back up the largest min-Q over --num-actions samples of π(·|s') (CORL AntMaze)", func(c *TrainConfig) any { return &c.CQL.MaxTargetBackup }, param.AnyValue),
+		param.New("clip-diff", "cql.clip_diff", "clamp each state's CQL difference to [--clip-diff-min, --clip-diff-max] (CORL AntMaze)", func(c *TrainConfig) any { return &c.CQL.ClipDiff }, param.AnyValue),
+		param.New("clip-diff-min", "cql.clip_diff_min", "lower clamp of --clip-diff (CORL AntMaze: −200)", func(c *TrainConfig) any { return &c.CQL.ClipDiffMin }, param.AnyValue),
+		param.New("clip-diff-max", "cql.clip_diff_max", "upper clamp of --clip-diff (CORL AntMaze: none, written as 1.8e308)", func(c *TrainConfig) any { return &c.CQL.ClipDiffMax }, param.AnyValue),
+		param.New("push-up-clean", "cql.push_up_clean", "CQL's push-up term Q(s, a) at the clean state instead of the shifted s̃ (authors: shifted)", func(c *TrainConfig) any { return &c.CQL.PushUpClean }, param.AnyValue),
+		param.New("log-alpha-prime-init", "cql.log_alpha_prime_init", "starting log α' of the Lagrange multiplier (authors 0, CORL 1)", func(c *TrainConfig) any { return &c.CQL.LogAlphaPrimeInit }, param.AnyValue),
+		param.New("normalize-states", "cql.normalize_states", "standardize states with the dataset mean/std", func(c *TrainConfig) any { return &c.CQL.Normalize }, param.AnyValue),
+		param.New("seed", "cql.seed", "random seed (minibatches, policy noise, augmentation, evaluation; also koopman_train.seed)", func(c *TrainConfig) any { return &c.CQL.Seed }, param.AnyValue),
+		param.New("eval-every", "eval_every", "steps between evaluations (0: only at the end; when not given and above --steps: --steps/10)", func(c *TrainConfig) any { return &c.EvalEvery }, param.NonNegative),
+		param.New("eval-episodes", "eval_episodes", "episodes per evaluation", func(c *TrainConfig) any { return &c.EvalEpisodes }, param.Positive),
+		param.New("log-every", "log_every", "steps between metric rows (0: none; when not given and --steps is below 10× it: --steps/100, at least 1)", func(c *TrainConfig) any { return &c.LogEvery }, param.NonNegative),
+		param.New("checkpoint-every", "checkpoint_every", "steps between checkpoints (0: only at the end and on a signal)", func(c *TrainConfig) any { return &c.CheckpointEvery }, param.NonNegative),
 	}
 }
 
@@ -168,45 +128,13 @@ func ScaleIntervals(c *TrainConfig, logGiven, evalGiven bool) {
 	}
 }
 
-// CopyParam sets p's field in dst to its value in src.
-func CopyParam(p Param, dst, src *TrainConfig) {
-	d, s := reflect.ValueOf(p.Field(dst)).Elem(), reflect.ValueOf(p.Field(src)).Elem()
-	if s.Kind() == reflect.Slice {
-		d.Set(reflect.AppendSlice(reflect.MakeSlice(s.Type(), 0, s.Len()), s))
-		return
-	}
-	d.Set(s)
-}
-
 // Validate checks every setting without touching the disk: numbers finite
 // and in range, required fields present, known environment and
 // augmentation, and a run that reaches the CQL phase. Errors name the flag
 // and the config key.
 func (c TrainConfig) Validate() error {
-	for _, p := range TrainParams() {
-		name := fmt.Sprintf("--%s (%s)", p.Flag, p.Key)
-		switch v := p.Field(&c).(type) {
-		case *float64:
-			if !p.Range.ok(*v) {
-				return fmt.Errorf("%s = %v: must be %s", name, *v, p.Range)
-			}
-		case *int:
-			if !p.Range.ok(float64(*v)) {
-				return fmt.Errorf("%s = %d: must be %s", name, *v, p.Range)
-			}
-		case *[]int:
-			for _, x := range *v {
-				if !p.Range.ok(float64(x)) {
-					return fmt.Errorf("%s = %v: every entry must be %s", name, *v, p.Range)
-				}
-			}
-		case *[]float64:
-			for _, x := range *v {
-				if !p.Range.ok(x) {
-					return fmt.Errorf("%s = %v: every entry must be %s", name, *v, p.Range)
-				}
-			}
-		}
+	if err := TrainParams().Validate(&c); err != nil {
+		return err
 	}
 	switch {
 	case c.Data == "":
@@ -228,11 +156,6 @@ func (c TrainConfig) Validate() error {
 	if !augment.Known(c.Augment) {
 		return fmt.Errorf("--augment (augment) %q: unknown augmentation (known: %s; none is an alias of cql)%s", c.Augment,
 			strings.Join(augment.Names(), ", "), suggest.Hint(c.Augment, augment.Names()))
-	}
-	switch c.AugmentParams.AdvMode {
-	case "", "l2", "sign", "raw":
-	default:
-		return fmt.Errorf("--adv-mode (augment_params.adv_mode) %q: want l2, sign or raw", c.AugmentParams.AdvMode)
 	}
 	if err := c.checkShiftL2(); err != nil {
 		return err

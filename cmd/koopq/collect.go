@@ -16,6 +16,7 @@ import (
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/manip"
 	"github.com/koopq/koopq/env/mujoco"
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
@@ -50,7 +51,8 @@ type collectOptions struct {
 
 // newCollectCmd makes 'koopq collect'.
 func newCollectCmd() *cobra.Command {
-	o := &collectOptions{}
+	o := new(collectOptions)
+	*o = defaultCollectOptions()
 	cmd := &cobra.Command{
 		Use:   "collect [DATASET...]",
 		Short: "Make D4RL-style datasets: from committed SAC policies (hopper-medium-v2, ...), a resumable 1M-step SAC run, or a small in-memory SAC pipeline",
@@ -116,32 +118,50 @@ func newCollectCmd() *cobra.Command {
 		},
 	}
 	o.flags = cmd.Flags()
-	f := cmd.Flags()
-	f.StringVar(&o.envName, "env", "pendulum", "environment (see 'koopq eval --help' for names)")
-	f.StringVar(&o.out, "out", "data", "output directory for datasets")
-	f.IntVar(&o.sacSteps, "sac-steps", 20000, "online SAC environment steps (the --run-dir recipe run defaults to 1000000)")
-	f.IntVar(&o.transitions, "transitions", 100000, "transitions in the random, medium and expert datasets (default 1000000 for D4RL names, as D4RL)")
-	f.IntVar(&o.evalEvery, "snapshot-every", 1000, "SAC steps between policy snapshots (the --run-dir recipe run defaults to 5000)")
-	f.Uint64Var(&o.seed, "seed", 0, "random seed (SAC run, or dataset rollouts)")
-	f.IntSliceVar(&o.hidden, "hidden", []int{256, 256}, "SAC hidden layer widths, comma-separated (e.g. 256,256)")
-	f.Float64Var(&o.medium, "medium-level", 1.0/3, "in-memory mode: medium policy's level between random (0) and expert (1) return")
-	f.StringVar(&o.runDir, "run-dir", "", "directory of the resumable D4RL-recipe SAC run (checkpoints, snapshots, replay buffer)")
-	f.BoolVar(&o.resume, "resume", false, "continue the SAC run in --run-dir from its last checkpoint")
-	f.BoolVar(&o.allowBLAS, "allow-backend-change", false, "with --resume: continue a run made under another GEMM backend/kernel "+
-		"(no longer bit-identical to an uninterrupted run; recorded in result.json's blas_history)")
-	f.StringVar(&o.fromRun, "from-run", "", "take policies and replay buffer for dataset names from this SAC run directory")
-	f.Float64Var(&o.mediumScore, "medium-score", 0, "D4RL-normalized return at which the run picks its medium policy (default: D4RL v2's medium dataset: hopper 44, halfcheetah 41, walker2d 62)")
-	f.StringVar(&o.mediumBy, "medium-by", "", "medium rule: stochastic (first snapshot whose stochastic return is within --medium-band of the level; default for new runs) or deterministic (first whose deterministic return reaches it); with --from-run/--export-policies it overrides the run's rule")
-	f.Float64Var(&o.mediumBand, "medium-band", collect.D4RLMediumBand, "half-width of the stochastic medium rule's band, in D4RL-normalized points")
-	f.StringVar(&o.expertBy, "expert-by", "final", fmt.Sprintf("with --export-policies: the expert is the run's final actor (final, D4RL's rule) or the best of its %d "+
-		"snapshots with the highest recorded stochastic returns, re-measured over --medium-episodes (default 50) episodes (best)", collect.ExpertCandidates))
-	f.IntVar(&o.mediumEps, "medium-episodes", 0, "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)")
-	f.IntVar(&o.ckptEvery, "checkpoint-every", 10000, "SAC steps between checkpoints of the --run-dir run")
-	f.StringVar(&o.export, "export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)")
-	f.IntVar(&o.episodes, "episodes", collect.DefaultManipEpisodes, "episodes of 500 steps in each manipulation dataset (metaworld-… names)")
-	f.Float64Var(&o.noise, "noise", collect.DefaultManipNoise, "std of the Gaussian action noise of manipulation datasets (metaworld-… names), before clipping to [-1, 1]")
-	f.StringVar(&o.goalPolicy, "goal-policy", "", "goal-reaching ant policy file (e.g. DIR/snapshots/actor-NNNNNNN.safetensors of a --env antgoal run) that steers AntMaze collection; default: the committed one")
+	collectParams().MustRegister(cmd.Flags(), o, defaultCollectOptions())
 	return cmd
+}
+
+// defaultCollectOptions is the flag defaults (the in-memory pipeline's
+// sizes; the --run-dir recipe run and D4RL names have their own, applied
+// when the flags are not given).
+func defaultCollectOptions() collectOptions {
+	return collectOptions{envName: "pendulum", out: "data", sacSteps: 20000, transitions: 100000, evalEvery: 1000,
+		hidden: []int{256, 256}, medium: 1.0 / 3, mediumBand: collect.D4RLMediumBand, expertBy: "final", ckptEvery: 10000,
+		episodes: collect.DefaultManipEpisodes, noise: collect.DefaultManipNoise}
+}
+
+// collectParams is the table of 'koopq collect' settings. Checks that
+// depend on the mode (--medium-level in the in-memory pipeline, flags a
+// resumed run cannot change) are code in validate.
+func collectParams() param.Table[collectOptions] {
+	type o = collectOptions
+	return param.Table[o]{
+		param.New("env", "", "environment (see 'koopq eval --help' for names)", func(o *o) any { return &o.envName }, param.AnyValue),
+		param.New("out", "", "output directory for datasets", func(o *o) any { return &o.out }, param.AnyValue),
+		param.New("sac-steps", "", "online SAC environment steps (the --run-dir recipe run defaults to 1000000)", func(o *o) any { return &o.sacSteps }, param.Positive),
+		param.New("transitions", "", "transitions in the random, medium and expert datasets (default 1000000 for D4RL names, as D4RL)", func(o *o) any { return &o.transitions }, param.Positive),
+		param.New("snapshot-every", "", "SAC steps between policy snapshots (the --run-dir recipe run defaults to 5000)", func(o *o) any { return &o.evalEvery }, param.Positive),
+		param.New("seed", "", "random seed (SAC run, or dataset rollouts)", func(o *o) any { return &o.seed }, param.AnyValue),
+		param.New("hidden", "", "SAC hidden layer widths, comma-separated (e.g. 256,256)", func(o *o) any { return &o.hidden }, param.Positive),
+		param.New("medium-level", "", "in-memory mode: medium policy's level between random (0) and expert (1) return", func(o *o) any { return &o.medium }, param.AnyValue),
+		param.New("run-dir", "", "directory of the resumable D4RL-recipe SAC run (checkpoints, snapshots, replay buffer)", func(o *o) any { return &o.runDir }, param.AnyValue),
+		param.New("resume", "", "continue the SAC run in --run-dir from its last checkpoint", func(o *o) any { return &o.resume }, param.AnyValue),
+		param.New("allow-backend-change", "", "with --resume: continue a run made under another GEMM backend/kernel "+
+			"(no longer bit-identical to an uninterrupted run; recorded in result.json's blas_history)", func(o *o) any { return &o.allowBLAS }, param.AnyValue),
+		param.New("from-run", "", "take policies and replay buffer for dataset names from this SAC run directory", func(o *o) any { return &o.fromRun }, param.AnyValue),
+		param.New("medium-score", "", "D4RL-normalized return at which the run picks its medium policy (default: D4RL v2's medium dataset: hopper 44, halfcheetah 41, walker2d 62)", func(o *o) any { return &o.mediumScore }, param.NonNegative),
+		param.New("medium-by", "", "medium rule: stochastic (first snapshot whose stochastic return is within --medium-band of the level; default for new runs) or deterministic (first whose deterministic return reaches it); with --from-run/--export-policies it overrides the run's rule", func(o *o) any { return &o.mediumBy }, param.OneOf("", "stochastic", "deterministic")),
+		param.New("medium-band", "", "half-width of the stochastic medium rule's band, in D4RL-normalized points", func(o *o) any { return &o.mediumBand }, param.NonNegative),
+		param.New("expert-by", "", fmt.Sprintf("with --export-policies: the expert is the run's final actor (final, D4RL's rule) or the best of its %d "+
+			"snapshots with the highest recorded stochastic returns, re-measured over --medium-episodes (default 50) episodes (best)", collect.ExpertCandidates), func(o *o) any { return &o.expertBy }, param.OneOf("final", "best")),
+		param.New("medium-episodes", "", "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)", func(o *o) any { return &o.mediumEps }, param.NonNegative),
+		param.New("checkpoint-every", "", "SAC steps between checkpoints of the --run-dir run", func(o *o) any { return &o.ckptEvery }, param.Positive),
+		param.New("export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)", func(o *o) any { return &o.export }, param.AnyValue),
+		param.New("episodes", "", "episodes of 500 steps in each manipulation dataset (metaworld-… names)", func(o *o) any { return &o.episodes }, param.Positive),
+		param.New("noise", "", "std of the Gaussian action noise of manipulation datasets (metaworld-… names), before clipping to [-1, 1]", func(o *o) any { return &o.noise }, param.NonNegative),
+		param.New("goal-policy", "", "goal-reaching ant policy file (e.g. DIR/snapshots/actor-NNNNNNN.safetensors of a --env antgoal run) that steers AntMaze collection; default: the committed one", func(o *o) any { return &o.goalPolicy }, param.AnyValue),
+	}
 }
 
 // collectMode is which of collect's modes its arguments and flags ask for.
@@ -178,10 +198,7 @@ func (o *collectOptions) transitionsOr(def int) int {
 // validate checks the flags before any work: those of every mode, then
 // those of the mode the arguments ask for.
 func (o *collectOptions) validate(args []string) error {
-	if err := firstErr(needWidths("hidden", o.hidden), needPositive("sac-steps", o.sacSteps),
-		needPositive("snapshot-every", o.evalEvery), needPositive("transitions", o.transitions),
-		needPositive("checkpoint-every", o.ckptEvery), needNonNegative("medium-episodes", o.mediumEps),
-		needNonNegativeFloat("medium-band", o.mediumBand), needNonNegativeFloat("medium-score", o.mediumScore)); err != nil {
+	if err := firstErr(needWidths("hidden", o.hidden), collectParams().Validate(o)); err != nil {
 		return err
 	}
 	if o.flags.Changed("expert-by") && o.export == "" {
@@ -193,9 +210,6 @@ func (o *collectOptions) validate(args []string) error {
 	if (o.flags.Changed("episodes") || o.flags.Changed("noise")) && !slices.ContainsFunc(args, collect.IsManipDataset) {
 		return fmt.Errorf("--episodes and --noise size and perturb manipulation datasets: give their names (e.g. koopq collect %s)",
 			strings.Join(collect.ManipDatasetNames(), " "))
-	}
-	if err := firstErr(needPositive("episodes", o.episodes), needNonNegativeFloat("noise", o.noise)); err != nil {
-		return err
 	}
 	if o.flags.Changed("transitions") && len(args) > 0 && !slices.ContainsFunc(args, func(n string) bool { return !collect.IsManipDataset(n) }) {
 		return fmt.Errorf("--transitions does not size manipulation datasets: give --episodes (of %d steps)", manip.MaxEpisodeSteps)

@@ -16,6 +16,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/param"
 )
 
 // referenceNames lists the environments with normalized-score references.
@@ -61,20 +62,37 @@ with --coverage a PNG of the visited x-y positions over the maze walls.`,
 			return o.run(cmd.OutOrStdout(), args[0])
 		},
 	}
-	fl := cmd.Flags()
-	fl.BoolVar(&o.read.DropInvalid, "drop-invalid", false, "drop transitions with NaN/Inf instead of failing (and report how many)")
-	fl.BoolVar(&o.read.TerminateOnEnd, "terminate-on-end", false, "keep time-limit steps (d4rl's terminate_on_end)")
-	fl.BoolVar(&o.read.UseNextObservations, "use-next-observations", false, "take s' from the stored next_observations instead of observations[i+1]")
-	fl.IntVar(&o.read.MaxEpisodeSteps, "max-episode-steps", 0, "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)")
-	fl.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
-	fl.StringVar(&o.coveragePNG, "coverage", "", "AntMaze data: write a PNG of the visited x-y positions over the maze to this file")
-	fl.StringVar(&o.envName, "env", "", "environment whose reference returns give the normalized score (default: from the file's metadata)")
+	datasetInfoParams().MustRegister(cmd.Flags(), o, defaultDatasetInfoOptions())
 	return cmd
 }
 
-// run summarizes the dataset at path on w. Its flags can only be checked
-// against the file (its metadata names the env), so there is no validate.
+// defaultDatasetInfoOptions is the flag defaults (d4rl.qlearning_dataset's conventions).
+func defaultDatasetInfoOptions() datasetInfoOptions {
+	return datasetInfoOptions{}
+}
+
+// datasetInfoParams is the table of 'koopq dataset info' settings: the
+// reading flags (with this command's own help) and the output switches.
+func datasetInfoParams() param.Table[datasetInfoOptions] {
+	type o = datasetInfoOptions
+	return param.Table[o]{
+		param.New("drop-invalid", "", "drop transitions with NaN/Inf instead of failing (and report how many)", func(o *o) any { return &o.read.DropInvalid }, param.AnyValue),
+		param.New("terminate-on-end", "", "keep time-limit steps (d4rl's terminate_on_end)", func(o *o) any { return &o.read.TerminateOnEnd }, param.AnyValue),
+		param.New("use-next-observations", "", "take s' from the stored next_observations instead of observations[i+1]", func(o *o) any { return &o.read.UseNextObservations }, param.AnyValue),
+		param.New("max-episode-steps", "", "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)", func(o *o) any { return &o.read.MaxEpisodeSteps }, param.NonNegative),
+		param.New("json", "", "print the summary as JSON", func(o *o) any { return &o.asJSON }, param.AnyValue),
+		param.New("coverage", "", "AntMaze data: write a PNG of the visited x-y positions over the maze to this file", func(o *o) any { return &o.coveragePNG }, param.AnyValue),
+		param.New("env", "", "environment whose reference returns give the normalized score (default: from the file's metadata)", func(o *o) any { return &o.envName }, param.AnyValue),
+	}
+}
+
+// run summarizes the dataset at path on w. Past the table's ranges its
+// flags can only be checked against the file (its metadata names the env),
+// so there is no separate validate.
 func (o *datasetInfoOptions) run(w io.Writer, path string) error {
+	if err := datasetInfoParams().Validate(o); err != nil {
+		return err
+	}
 	start := time.Now()
 	in, err := dataset.Inspect(path, o.read)
 	if err != nil {

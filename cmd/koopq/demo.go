@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/run"
 )
 
@@ -39,17 +40,29 @@ It prints a table of normalized scores and writes results.json, table.md, curves
 			return o.run(cmd.Context())
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.out, "out", "", "output directory (default runs/demo-<time>)")
-	f.IntVar(&o.seeds, "seeds", 2, "CQL seeds per dataset and method")
-	f.IntVar(&o.steps, "steps", run.DefaultDemoConfig().Train.CQL.Steps, "CQL gradient steps per run")
+	demoParams().MustRegister(cmd.Flags(), o, defaultDemoOptions())
 	return cmd
+}
+
+// defaultDemoOptions is the flag defaults (run.DefaultDemoConfig's steps, 2 seeds).
+func defaultDemoOptions() demoOptions {
+	return demoOptions{seeds: 2, steps: run.DefaultDemoConfig().Train.CQL.Steps}
+}
+
+// demoParams is the table of 'koopq demo' settings.
+func demoParams() param.Table[demoOptions] {
+	type o = demoOptions
+	return param.Table[o]{
+		param.New("out", "", "output directory (default runs/demo-<time>)", func(o *o) any { return &o.out }, param.AnyValue),
+		param.New("seeds", "", "CQL seeds per dataset and method", func(o *o) any { return &o.seeds }, param.Positive),
+		param.New("steps", "", "CQL gradient steps per run", func(o *o) any { return &o.steps }, param.Positive),
+	}
 }
 
 // validate checks the counts and that --out, when given, is a new or empty
 // directory.
 func (o *demoOptions) validate() error {
-	if err := firstErr(needPositive("seeds", o.seeds), needPositive("steps", o.steps)); err != nil {
+	if err := demoParams().Validate(o); err != nil {
 		return err
 	}
 	if o.out == "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/manip"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
@@ -65,26 +66,37 @@ func newEvalCmd() *cobra.Command {
 	}
 	o.flags = cmd.Flags()
 	f := cmd.Flags()
-	f.StringVar(&o.envName, "env", "", "environment (default: the one recorded in the policy file)")
-	f.StringVar(&o.policy, "policy", "random", "policy file (policy.safetensors from 'koopq train'), 'random' (uniform actions) or 'untrained' (a freshly initialized 2×256 actor, seeded by --seed)")
-	f.IntVar(&o.episodes, "episodes", 10, "episodes")
-	f.Uint64Var(&o.seed, "seed", 0, "seed of the episodes' initial states")
-	f.IntVar(&o.workers, "workers", 2, "parallel episode workers")
-	f.Float64Var(&o.gamma, "gamma", 0, "also report the discounted return Σ γᵗ rₜ per episode with this discount in (0, 1) (0: none)")
-	f.StringVar(&o.jsonOut, "json", "", "also write the result to this JSON file")
+	evalParams().MustRegister(f, o, defaultEvalOptions())
+	// --run repeats (a string array, not a comma list): declared here, outside the table.
 	f.StringArrayVar(&o.runDirs, "run", nil, "replay the final evaluation of the finished runs in this directory (a run, a sweep slot, a sweep or 'train --out' directory; repeatable) and compare each with its results.json; with --episodes and --seed, re-evaluate their final policies on fresh episodes")
 	return cmd
+}
+
+// defaultEvalOptions is the flag defaults (a random policy, 10 episodes on 2 workers).
+func defaultEvalOptions() evalOptions {
+	return evalOptions{policy: "random", episodes: 10, workers: 2}
+}
+
+// evalParams is the table of 'koopq eval' settings; eval.CheckEpisodes
+// and the --run combinations are code in validate.
+func evalParams() param.Table[evalOptions] {
+	type o = evalOptions
+	return param.Table[o]{
+		param.New("env", "", "environment (default: the one recorded in the policy file)", func(o *o) any { return &o.envName }, param.AnyValue),
+		param.New("policy", "", "policy file (policy.safetensors from 'koopq train'), 'random' (uniform actions) or 'untrained' (a freshly initialized 2×256 actor, seeded by --seed)", func(o *o) any { return &o.policy }, param.AnyValue),
+		param.New("episodes", "", "episodes", func(o *o) any { return &o.episodes }, param.Positive),
+		param.New("seed", "", "seed of the episodes' initial states", func(o *o) any { return &o.seed }, param.AnyValue),
+		param.New("workers", "", "parallel episode workers", func(o *o) any { return &o.workers }, param.Positive),
+		param.New("gamma", "", "also report the discounted return Σ γᵗ rₜ per episode with this discount in (0, 1) (0: none)", func(o *o) any { return &o.gamma }, param.Discount),
+		param.New("json", "", "also write the result to this JSON file", func(o *o) any { return &o.jsonOut }, param.AnyValue),
+	}
 }
 
 // validate checks the flags and the output file; run checks the env and
 // that the policy fits it, all before the first episode.
 func (o *evalOptions) validate() error {
-	if err := firstErr(needPositive("episodes", o.episodes), eval.CheckEpisodes(o.episodes),
-		needPositive("workers", o.workers)); err != nil {
+	if err := firstErr(evalParams().Validate(o), eval.CheckEpisodes(o.episodes)); err != nil {
 		return err
-	}
-	if !(o.gamma >= 0 && o.gamma < 1) {
-		return fmt.Errorf("--gamma %v: the discount must be in (0, 1) (0: undiscounted returns only)", o.gamma)
 	}
 	if o.jsonOut != "" {
 		if err := needOutFile("json", o.jsonOut); err != nil {

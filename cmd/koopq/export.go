@@ -10,6 +10,7 @@ import (
 
 	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/fingerprint"
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/version"
 	"github.com/koopq/koopq/onnx"
 	"github.com/koopq/koopq/run"
@@ -42,11 +43,24 @@ func newExportCmd() *cobra.Command {
 			return o.run()
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.policy, "policy", "", "policy file (policy.safetensors) or a run directory holding one")
-	f.StringVar(&o.out, "out", "policy.onnx", "ONNX file to write")
-	f.BoolVar(&o.stochastic, "stochastic", false, "add the log-σ head as a second output 'log_std'")
+	exportParams().MustRegister(cmd.Flags(), o, defaultExportOptions())
 	return cmd
+}
+
+// defaultExportOptions is the flag defaults (policy.onnx).
+func defaultExportOptions() exportOptions {
+	return exportOptions{out: "policy.onnx"}
+}
+
+// exportParams is the table of 'koopq export' settings (files and a
+// switch: no ranges; validate checks the files).
+func exportParams() param.Table[exportOptions] {
+	type o = exportOptions
+	return param.Table[o]{
+		param.New("policy", "", "policy file (policy.safetensors) or a run directory holding one", func(o *o) any { return &o.policy }, param.AnyValue),
+		param.New("out", "", "ONNX file to write", func(o *o) any { return &o.out }, param.AnyValue),
+		param.New("stochastic", "", "add the log-σ head as a second output 'log_std'", func(o *o) any { return &o.stochastic }, param.AnyValue),
+	}
 }
 
 // validate checks that --policy is given and --out can be written; run

@@ -10,6 +10,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/internal/fingerprint"
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/ope"
 	"github.com/koopq/koopq/run"
 )
@@ -52,7 +53,8 @@ type fqeOptions struct {
 
 // newFQECmd makes 'koopq fqe'.
 func newFQECmd() *cobra.Command {
-	o := &fqeOptions{cfg: ope.DefaultConfig()}
+	o := new(fqeOptions)
+	*o = defaultFQEOptions()
 	cmd := &cobra.Command{
 		Use:   "fqe",
 		Short: "Estimate a policy's return from a dataset alone (Fitted Q Evaluation)",
@@ -65,24 +67,40 @@ func newFQECmd() *cobra.Command {
 			return o.run()
 		},
 	}
-	cfg := &o.cfg
-	f := cmd.Flags()
-	f.StringVar(&o.policy, "policy", "", "policy file (policy.safetensors) or a run directory holding one")
-	f.StringVar(&o.data, "data", "", "dataset: D4RL-layout HDF5, Minari main_data.hdf5 or Minari dataset directory")
-	f.StringVar(&o.envName, "env", "", "environment for the normalized score (default: the policy's recorded env, else the data's)")
-	f.Float64Var(&cfg.Gamma, "gamma", cfg.Gamma, "discount of the estimated value")
-	f.IntVar(&cfg.Steps, "steps", cfg.Steps, "gradient steps")
-	f.IntVar(&cfg.Batch, "batch", cfg.Batch, "minibatch rows")
-	f.Float64Var(&cfg.LR, "lr", cfg.LR, "Adam learning rate")
-	f.Float64Var(&cfg.Tau, "tau", cfg.Tau, "Polyak rate of the target network")
-	f.IntSliceVar(&cfg.Hidden, "hidden", cfg.Hidden, "hidden widths of the Q network")
-	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed (initialization, minibatches, bootstrap)")
-	f.IntVar(&cfg.Fits, "fits", 1, "independent Q fits averaged (seeds seed … seed+fits−1); their spread is reported")
-	f.IntVar(&cfg.Bootstrap, "bootstrap", cfg.Bootstrap, "bootstrap resamples over episodes (0: no interval)")
-	f.Float64Var(&cfg.Level, "level", cfg.Level, "confidence level of the interval")
-	f.IntVar(&o.horizon, "horizon", 1000, "episode horizon H of the undiscounted estimate")
-	f.StringVar(&o.jsonOut, "json", "", "also write the result to this JSON file")
+	fqeParams().MustRegister(cmd.Flags(), o, defaultFQEOptions())
 	return cmd
+}
+
+// defaultFQEOptions is the flag defaults: ope.DefaultConfig, one fit, a
+// 1000-step horizon.
+func defaultFQEOptions() fqeOptions {
+	o := fqeOptions{cfg: ope.DefaultConfig(), horizon: 1000}
+	o.cfg.Fits = 1
+	return o
+}
+
+// fqeParams is the table of 'koopq fqe' settings; ope.Config.Validate
+// keeps the checks across settings (--level only matters with
+// --bootstrap, the network's layout).
+func fqeParams() param.Table[fqeOptions] {
+	type o = fqeOptions
+	return param.Table[o]{
+		param.New("policy", "", "policy file (policy.safetensors) or a run directory holding one", func(o *o) any { return &o.policy }, param.AnyValue),
+		param.New("data", "", "dataset: D4RL-layout HDF5, Minari main_data.hdf5 or Minari dataset directory", func(o *o) any { return &o.data }, param.AnyValue),
+		param.New("env", "", "environment for the normalized score (default: the policy's recorded env, else the data's)", func(o *o) any { return &o.envName }, param.AnyValue),
+		param.New("gamma", "", "discount of the estimated value", func(o *o) any { return &o.cfg.Gamma }, param.OpenFraction),
+		param.New("steps", "", "gradient steps", func(o *o) any { return &o.cfg.Steps }, param.Positive),
+		param.New("batch", "", "minibatch rows", func(o *o) any { return &o.cfg.Batch }, param.Positive),
+		param.New("lr", "", "Adam learning rate", func(o *o) any { return &o.cfg.LR }, param.Positive),
+		param.New("tau", "", "Polyak rate of the target network", func(o *o) any { return &o.cfg.Tau }, param.OpenUnit),
+		param.New("hidden", "", "hidden widths of the Q network", func(o *o) any { return &o.cfg.Hidden }, param.Positive),
+		param.New("seed", "", "seed (initialization, minibatches, bootstrap)", func(o *o) any { return &o.cfg.Seed }, param.AnyValue),
+		param.New("fits", "", "independent Q fits averaged (seeds seed … seed+fits−1); their spread is reported", func(o *o) any { return &o.cfg.Fits }, param.Between(1, 1000)),
+		param.New("bootstrap", "", "bootstrap resamples over episodes (0: no interval)", func(o *o) any { return &o.cfg.Bootstrap }, param.NonNegative),
+		param.New("level", "", "confidence level of the interval", func(o *o) any { return &o.cfg.Level }, param.OpenFraction),
+		param.New("horizon", "", "episode horizon H of the undiscounted estimate", func(o *o) any { return &o.horizon }, param.Positive),
+		param.New("json", "", "also write the result to this JSON file", func(o *o) any { return &o.jsonOut }, param.AnyValue),
+	}
 }
 
 // fqeLong is the long help of 'koopq fqe'.
@@ -109,7 +127,7 @@ func (o *fqeOptions) validate() error {
 	if o.data == "" {
 		return fmt.Errorf("--data is required: a D4RL-layout or Minari HDF5 file")
 	}
-	if err := firstErr(needPositive("horizon", o.horizon), needPositive("fits", o.cfg.Fits), o.cfg.Validate()); err != nil {
+	if err := firstErr(fqeParams().Validate(o), o.cfg.Validate()); err != nil {
 		return err
 	}
 	if o.jsonOut != "" {

@@ -15,8 +15,8 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/internal/lockfile"
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/koopman"
-	"github.com/koopq/koopq/nn"
 	"github.com/koopq/koopq/run"
 )
 
@@ -37,29 +37,71 @@ func newKoopmanCmd() *cobra.Command {
 }
 
 // koopmanTrainOptions holds the flag values of 'koopq koopman train'.
+// The settings of koopmanTrainParams write straight into the model and
+// training configs.
 type koopmanTrainOptions struct {
-	data, envName, out                   string
-	epochs, latent                       int
-	hidden                               []int
-	batch, patience, nDiag               int
-	seed                                 uint64
-	lr, aeWeight, noise, valFrac, epsStd float64
-	lrPatience                           int
-	lrFactor, minLR, minDelta            float64
-	encHidden, encOut, decHidden         string
-	maxCond                              float64
-	ropts                                dataset.ReadOptions
-	resume                               bool
-	allowBackend                         bool
+	data, envName, out string
+	model              koopman.ModelConfig // Latent, Hidden and activations; dimensions come from the data, Seed from tc
+	tc                 koopman.TrainConfig
+	nDiag              int     // transitions for the final diagnostics (0: all)
+	epsStd, maxCond    float64 // diagnostics: KFC++ ε std, eigenbasis condition limit
+	ropts              dataset.ReadOptions
+	resume             bool
+	allowBackend       bool
 
 	// finished is set by validate when --resume finds the model already
 	// trained: run then only says so.
 	finished bool
 }
 
+// defaultKoopmanTrainOptions is the flag defaults: paper sizes, the
+// authors' activations and koopman.DefaultTrainConfig.
+func defaultKoopmanTrainOptions() koopmanTrainOptions {
+	return koopmanTrainOptions{model: koopman.DefaultModelConfig(0, 0), tc: koopman.DefaultTrainConfig(), nDiag: 1000, epsStd: 3e-3, maxCond: 1e4}
+}
+
+// activations are the names nn.ParseActivation accepts.
+var activations = param.OneOf("tanh", "relu", "identity", "linear", "none")
+
+// koopmanTrainParams is the table of 'koopq koopman train' settings: its
+// flags, defaults (defaultKoopmanTrainOptions) and range checks. Checks
+// across settings (min-lr ≤ lr) are koopman.TrainConfig.Validate's.
+func koopmanTrainParams() param.Table[koopmanTrainOptions] {
+	type o = koopmanTrainOptions
+	t := param.Table[o]{
+		param.New("data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)", func(o *o) any { return &o.data }, param.AnyValue),
+		param.New("env", "", "environment name, recorded in the model metadata", func(o *o) any { return &o.envName }, param.AnyValue),
+		param.New("out", "", "output model file, e.g. model.safetensors (required)", func(o *o) any { return &o.out }, param.AnyValue),
+		param.New("max-epochs", "", "maximum epochs (paper: 75; authors' code: up to 400)", func(o *o) any { return &o.tc.MaxEpochs }, param.Positive),
+		param.New("seed", "", "seed for weights, split, shuffling and noise", func(o *o) any { return &o.tc.Seed }, param.AnyValue),
+		param.New("latent", "", "Koopman latent dimension N", func(o *o) any { return &o.model.Latent }, param.Positive),
+		param.New("hidden", "", "hidden layer widths of encoder and decoder, e.g. 512,512 (paper)", func(o *o) any { return &o.model.Hidden }, param.Positive),
+		param.New("batch", "", "minibatch size", func(o *o) any { return &o.tc.Batch }, param.Positive),
+		param.New("lr", "", "Adam learning rate", func(o *o) any { return &o.tc.LR }, param.Positive),
+		param.New("ae-weight", "", "γ_ae, weight of the autoencoder loss (authors' code: 10)", func(o *o) any { return &o.tc.AEWeight }, param.NonNegative),
+		param.New("noise", "", "σ of the Gaussian noise on autoencoder inputs (state units)", func(o *o) any { return &o.tc.NoiseSigma }, param.NonNegative),
+		param.New("val-fraction", "", "validation share of transitions", func(o *o) any { return &o.tc.ValFraction }, param.OpenFraction),
+		param.New("patience", "", "early stopping: epochs without a --min-delta relative validation improvement (0: off)", func(o *o) any { return &o.tc.Patience }, param.NonNegative),
+		param.New("min-delta", "", "relative validation improvement that counts for --patience and --lr-patience", func(o *o) any { return &o.tc.MinDelta }, param.NonNegative),
+		param.New("lr-patience", "", "epochs without improvement before the learning rate is multiplied by --lr-factor (0: constant rate)", func(o *o) any { return &o.tc.LRPatience }, param.NonNegative),
+		param.New("lr-factor", "", "learning-rate factor on a plateau, in (0, 1) (authors' code: 0.5)", func(o *o) any { return &o.tc.LRFactor }, param.OpenFraction),
+		param.New("min-lr", "", "learning-rate floor; a plateau at it stops training (stopped: min_lr)", func(o *o) any { return &o.tc.MinLR }, param.NonNegative),
+		param.New("enc-act", "", "encoder hidden activation (tanh, relu, identity)", func(o *o) any { return &o.model.EncoderHidden }, activations),
+		param.New("enc-out-act", "", "encoder output activation", func(o *o) any { return &o.model.EncoderOutput }, activations),
+		param.New("dec-act", "", "decoder hidden activation (its output is linear)", func(o *o) any { return &o.model.DecoderHidden }, activations),
+		param.New("diag-n", "", "transitions sampled for the final diagnostics (0: all)", func(o *o) any { return &o.nDiag }, param.NonNegative),
+		param.New("eps-std", "", "KFC++ ε std for the shift diagnostics (authors: shift_sigma·3e-3)", func(o *o) any { return &o.epsStd }, param.Positive),
+		param.New("max-cond", "", "eigenbasis condition number above which the scalar fallback generator is used", func(o *o) any { return &o.maxCond }, param.Positive),
+		param.New("resume", "", "continue the interrupted training whose checkpoint is MODEL.ckpt", func(o *o) any { return &o.resume }, param.AnyValue),
+		param.New("allow-backend-change", "", "with --resume: continue a training checkpointed under another GEMM backend, precision or kernel", func(o *o) any { return &o.allowBackend }, param.AnyValue),
+	}
+	return append(t, readParams(func(o *o) *dataset.ReadOptions { return &o.ropts })...)
+}
+
 // newKoopmanTrainCmd makes 'koopq koopman train'.
 func newKoopmanTrainCmd() *cobra.Command {
-	o := &koopmanTrainOptions{}
+	o := new(koopmanTrainOptions)
+	*o = defaultKoopmanTrainOptions() // the fields without a flag too (e.g. tc.HuberDelta)
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Fit E, K(a) = K0 + Σ a_i K_i, D on an offline dataset",
@@ -102,34 +144,9 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
-	f.StringVar(&o.envName, "env", "", "environment name, recorded in the model metadata")
-	f.StringVar(&o.out, "out", "", "output model file, e.g. model.safetensors (required)")
-	f.IntVar(&o.epochs, "max-epochs", 75, "maximum epochs (paper: 75; authors' code: up to 400)")
-	f.IntVar(&o.epochs, "epochs", 75, "old name of --max-epochs")
+	koopmanTrainParams().MustRegister(f, o, defaultKoopmanTrainOptions())
+	f.IntVar(&o.tc.MaxEpochs, "epochs", o.tc.MaxEpochs, "old name of --max-epochs")
 	_ = f.MarkDeprecated("epochs", "use --max-epochs (train: --koopman-max-epochs)")
-	f.Uint64Var(&o.seed, "seed", 0, "seed for weights, split, shuffling and noise")
-	f.IntVar(&o.latent, "latent", 32, "Koopman latent dimension N")
-	f.IntSliceVar(&o.hidden, "hidden", []int{512, 512}, "hidden layer widths of encoder and decoder, e.g. 512,512 (paper)")
-	f.IntVar(&o.batch, "batch", 256, "minibatch size")
-	f.Float64Var(&o.lr, "lr", 3e-4, "Adam learning rate")
-	f.Float64Var(&o.aeWeight, "ae-weight", 10, "γ_ae, weight of the autoencoder loss (authors' code: 10)")
-	f.Float64Var(&o.noise, "noise", 6e-2, "σ of the Gaussian noise on autoencoder inputs (state units)")
-	f.Float64Var(&o.valFrac, "val-fraction", 0.3, "validation share of transitions")
-	f.IntVar(&o.patience, "patience", 10, "early stopping: epochs without a --min-delta relative validation improvement (0: off)")
-	f.Float64Var(&o.minDelta, "min-delta", 1e-3, "relative validation improvement that counts for --patience and --lr-patience")
-	f.IntVar(&o.lrPatience, "lr-patience", 5, "epochs without improvement before the learning rate is multiplied by --lr-factor (0: constant rate)")
-	f.Float64Var(&o.lrFactor, "lr-factor", 0.5, "learning-rate factor on a plateau, in (0, 1) (authors' code: 0.5)")
-	f.Float64Var(&o.minLR, "min-lr", 1e-5, "learning-rate floor; a plateau at it stops training (stopped: min_lr)")
-	f.StringVar(&o.encHidden, "enc-act", "tanh", "encoder hidden activation (tanh, relu, identity)")
-	f.StringVar(&o.encOut, "enc-out-act", "tanh", "encoder output activation")
-	f.StringVar(&o.decHidden, "dec-act", "tanh", "decoder hidden activation (its output is linear)")
-	f.IntVar(&o.nDiag, "diag-n", 1000, "transitions sampled for the final diagnostics (0: all)")
-	f.Float64Var(&o.epsStd, "eps-std", 3e-3, "KFC++ ε std for the shift diagnostics (authors: shift_sigma·3e-3)")
-	f.Float64Var(&o.maxCond, "max-cond", 1e4, "eigenbasis condition number above which the scalar fallback generator is used")
-	f.BoolVar(&o.resume, "resume", false, "continue the interrupted training whose checkpoint is MODEL.ckpt")
-	f.BoolVar(&o.allowBackend, "allow-backend-change", false, "with --resume: continue a training checkpointed under another GEMM backend, precision or kernel")
-	addReadFlags(cmd, &o.ropts)
 	return cmd
 }
 
@@ -165,26 +182,12 @@ func (o *koopmanTrainOptions) validate() error {
 	case o.allowBackend && !o.resume:
 		return fmt.Errorf("--allow-backend-change only applies with --resume")
 	}
-	if err := firstErr(
-		needPositive("max-epochs", o.epochs), needPositive("latent", o.latent), needWidths("hidden", o.hidden),
-		needPositive("batch", o.batch), needNonNegative("patience", o.patience), needNonNegative("diag-n", o.nDiag),
-		needPositiveFloat("lr", o.lr), needNonNegativeFloat("ae-weight", o.aeWeight), needNonNegativeFloat("noise", o.noise),
-		needNonNegative("lr-patience", o.lrPatience), needNonNegativeFloat("min-lr", o.minLR), needNonNegativeFloat("min-delta", o.minDelta),
-		needPositiveFloat("eps-std", o.epsStd), needPositiveFloat("max-cond", o.maxCond), needReadOptions(o.ropts),
-	); err != nil {
+	if err := firstErr(needWidths("hidden", o.model.Hidden), koopmanTrainParams().Validate(o), o.tc.Validate()); err != nil {
 		return err
 	}
 	if o.envName != "" {
 		if _, err := env.Make(o.envName); err != nil {
 			return fmt.Errorf("--env: %w", err)
-		}
-	}
-	if !(o.valFrac > 0 && o.valFrac < 1) {
-		return fmt.Errorf("--val-fraction %v: must be in (0, 1)", o.valFrac)
-	}
-	for flag, a := range map[string]string{"enc-act": o.encHidden, "enc-out-act": o.encOut, "dec-act": o.decHidden} {
-		if _, ok := nn.ParseActivation(a); !ok {
-			return fmt.Errorf("--%s %q: want tanh, relu or identity", flag, a)
 		}
 	}
 	return nil
@@ -204,19 +207,13 @@ func (o *koopmanTrainOptions) prepare() (*dataset.Dataset, *koopman.Model, koopm
 			return nil, nil, tc, err
 		}
 	}
-	mc := koopman.DefaultModelConfig(d.ObsDim, d.ActDim)
-	mc.Latent, mc.Seed = o.latent, o.seed
-	mc.Hidden = o.hidden
-	mc.EncoderHidden, mc.EncoderOutput, mc.DecoderHidden = o.encHidden, o.encOut, o.decHidden
+	mc := o.model
+	mc.ObsDim, mc.ActDim, mc.Seed = d.ObsDim, d.ActDim, o.tc.Seed
 	m, err := koopman.NewModel(mc)
 	if err != nil {
 		return nil, nil, tc, err
 	}
-	tc = koopman.DefaultTrainConfig()
-	tc.MaxEpochs, tc.Batch, tc.LR, tc.AEWeight, tc.NoiseSigma = o.epochs, o.batch, o.lr, o.aeWeight, o.noise
-	tc.ValFraction, tc.Patience, tc.Seed = o.valFrac, o.patience, o.seed
-	tc.LRPatience, tc.LRFactor, tc.MinLR, tc.MinDelta = o.lrPatience, o.lrFactor, o.minLR, o.minDelta
-	return d, m, tc, tc.Validate()
+	return d, m, o.tc, nil
 }
 
 // run trains the model under the training's lock, then diagnoses and
@@ -302,7 +299,7 @@ func (o *koopmanTrainOptions) train(cmd *cobra.Command, m *koopman.Model, d *dat
 // and removes the checkpoint.
 func (o *koopmanTrainOptions) write(w io.Writer, m *koopman.Model, d *dataset.Dataset, res *koopman.TrainResult) error {
 	dc := koopman.DefaultDiagConfig()
-	dc.Samples, dc.EpsStd, dc.Seed, dc.Symmetry.MaxCond = o.nDiag, o.epsStd, o.seed, o.maxCond
+	dc.Samples, dc.EpsStd, dc.Seed, dc.Symmetry.MaxCond = o.nDiag, o.epsStd, o.tc.Seed, o.maxCond
 	diag, err := m.Diagnose(d.Observations, d.Actions, d.NextObservations, dc)
 	if err != nil {
 		return err
@@ -351,16 +348,28 @@ func newKoopmanInspectCmd() *cobra.Command {
 			return o.run(cmd.OutOrStdout())
 		},
 	}
-	g := cmd.Flags()
-	g.StringVar(&o.modelPath, "model", "", "model written by 'koopq koopman train' (required)")
-	g.StringVar(&o.data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
-	g.IntVar(&o.nDiag, "n", 1000, "transitions to sample (0: all)")
-	g.Uint64Var(&o.seed, "seed", 0, "seed for the sample and the ε draws")
-	g.Float64Var(&o.epsStd, "eps-std", 3e-3, "KFC++ ε std per eigen-direction (authors: shift_sigma·3e-3)")
-	g.Float64Var(&o.maxCond, "max-cond", 1e4, "eigenbasis condition number above which the scalar fallback generator is used")
-	g.StringVar(&o.diagOut, "json", "", "also write the diagnostics as JSON to this file")
-	addReadFlags(cmd, &o.ropts)
+	koopmanInspectParams().MustRegister(cmd.Flags(), o, defaultKoopmanInspectOptions())
 	return cmd
+}
+
+// defaultKoopmanInspectOptions is the flag defaults (1000 sampled transitions and the authors' diagnostics settings).
+func defaultKoopmanInspectOptions() koopmanInspectOptions {
+	return koopmanInspectOptions{nDiag: 1000, epsStd: 3e-3, maxCond: 1e4}
+}
+
+// koopmanInspectParams is the table of 'koopq koopman inspect' settings.
+func koopmanInspectParams() param.Table[koopmanInspectOptions] {
+	type o = koopmanInspectOptions
+	t := param.Table[o]{
+		param.New("model", "", "model written by 'koopq koopman train' (required)", func(o *o) any { return &o.modelPath }, param.AnyValue),
+		param.New("data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)", func(o *o) any { return &o.data }, param.AnyValue),
+		param.New("n", "", "transitions to sample (0: all)", func(o *o) any { return &o.nDiag }, param.NonNegative),
+		param.New("seed", "", "seed for the sample and the ε draws", func(o *o) any { return &o.seed }, param.AnyValue),
+		param.New("eps-std", "", "KFC++ ε std per eigen-direction (authors: shift_sigma·3e-3)", func(o *o) any { return &o.epsStd }, param.Positive),
+		param.New("max-cond", "", "eigenbasis condition number above which the scalar fallback generator is used", func(o *o) any { return &o.maxCond }, param.Positive),
+		param.New("json", "", "also write the diagnostics as JSON to this file", func(o *o) any { return &o.diagOut }, param.AnyValue),
+	}
+	return append(t, readParams(func(o *o) *dataset.ReadOptions { return &o.ropts })...)
 }
 
 // validate checks the flags before the model and data are read.
@@ -371,8 +380,7 @@ func (o *koopmanInspectOptions) validate() error {
 	if o.data == "" {
 		return fmt.Errorf("--data is required")
 	}
-	if err := firstErr(needNonNegative("n", o.nDiag), needPositiveFloat("eps-std", o.epsStd),
-		needPositiveFloat("max-cond", o.maxCond), needReadOptions(o.ropts)); err != nil {
+	if err := koopmanInspectParams().Validate(o); err != nil {
 		return err
 	}
 	if o.diagOut != "" {
@@ -426,6 +434,9 @@ func modelFinished(out string) bool {
 // lockModel takes the lock of the Koopman training of out (flock on
 // <dir>/.<name>.lock, released by the returned function or when the process
 // dies), so that two processes never train one model and write its
+// lockModel takes the lock of the Koopman training of out (flock on
+// <dir>/.<name>.lock, released by the returned function or when the process
+// dies), so that two processes never train one model and write its
 // checkpoint at once; a second one fails at once naming the holder's pid.
 func lockModel(out string) (unlock func(), err error) {
 	p := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".lock")
@@ -440,19 +451,6 @@ func lockModel(out string) (unlock func(), err error) {
 		return nil, fmt.Errorf("--out %s: locking %s: %w", out, p, err)
 	}
 	return unlock, nil
-}
-
-func addReadFlags(c *cobra.Command, o *dataset.ReadOptions) {
-	f := c.Flags()
-	f.BoolVar(&o.DropInvalid, "drop-invalid", false, "drop transitions with NaN/Inf instead of failing")
-	f.BoolVar(&o.TerminateOnEnd, "terminate-on-end", false, "keep time-limit steps (d4rl's terminate_on_end)")
-	f.BoolVar(&o.UseNextObservations, "use-next-observations", false, "take s' from the stored next_observations")
-	f.IntVar(&o.MaxEpisodeSteps, "max-episode-steps", 0, "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)")
-}
-
-// needReadOptions checks the dataset reading flags.
-func needReadOptions(o dataset.ReadOptions) error {
-	return needNonNegative("max-episode-steps", o.MaxEpisodeSteps)
 }
 
 func nnParams(m *koopman.Model) int {

@@ -75,5 +75,5 @@ func TestKoopmanTrainLRSchedule(t *testing.T) {
 	}
 
 	expectCLIError(t, runCLI(t, dir, time.Minute, "koopman", "train", "--data", fx.Data, "--out", "bad.safetensors",
-		"--lr-factor", "1.5"), "lr_factor")
+		"--lr-factor", "1.5"), "--lr-factor 1.5: must be in (0, 1)")
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 
@@ -90,39 +89,8 @@ func writeJSONFile(path string, v any) error {
 	return nil
 }
 
-// needPositive checks count flags that must be ≥ 1.
-func needPositive(flag string, v int) error {
-	if v < 1 {
-		return fmt.Errorf("--%s %d: must be at least 1", flag, v)
-	}
-	return nil
-}
-
-// needNonNegative checks count flags that may be 0.
-func needNonNegative(flag string, v int) error {
-	if v < 0 {
-		return fmt.Errorf("--%s %d: must not be negative", flag, v)
-	}
-	return nil
-}
-
-// needPositiveFloat checks float flags that must be finite and > 0.
-func needPositiveFloat(flag string, v float64) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
-		return fmt.Errorf("--%s %v: must be a finite number > 0", flag, v)
-	}
-	return nil
-}
-
-// needNonNegativeFloat checks float flags that must be finite and ≥ 0.
-func needNonNegativeFloat(flag string, v float64) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return fmt.Errorf("--%s %v: must be a finite number ≥ 0", flag, v)
-	}
-	return nil
-}
-
-// needWidths checks a --hidden style list of layer widths.
+// needWidths checks a --hidden style list of layer widths: not empty
+// (a table range checks entries only), every width at least 1.
 func needWidths(flag string, v []int) error {
 	if len(v) == 0 {
 		return fmt.Errorf("--%s: give at least one layer width, e.g. --%s 64,64", flag, flag)

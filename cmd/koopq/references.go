@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
@@ -36,14 +37,26 @@ func newReferencesCmd() *cobra.Command {
 			return o.run(cmd.Context())
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.envName, "env", "pendulum", "environment")
-	f.IntVar(&o.sacSteps, "sac-steps", 30000, "online SAC steps for the expert")
-	f.IntVar(&o.episodes, "episodes", 100, "evaluation episodes per policy")
-	f.IntSliceVar(&o.hidden, "hidden", sac.DefaultNetConfig().Hidden, "SAC hidden layer widths of the expert, e.g. 256,256")
-	f.Uint64Var(&o.seed, "seed", 0, "random seed")
-	f.StringVar(&o.jsonOut, "json", "", "also write the measurement to this JSON file")
+	referencesParams().MustRegister(cmd.Flags(), o, defaultReferencesOptions())
 	return cmd
+}
+
+// defaultReferencesOptions is the flag defaults (pendulum, a 30000-step SAC expert, 100 episodes).
+func defaultReferencesOptions() referencesOptions {
+	return referencesOptions{envName: "pendulum", sacSteps: 30000, episodes: 100, hidden: sac.DefaultNetConfig().Hidden}
+}
+
+// referencesParams is the table of 'koopq references' settings.
+func referencesParams() param.Table[referencesOptions] {
+	type o = referencesOptions
+	return param.Table[o]{
+		param.New("env", "", "environment", func(o *o) any { return &o.envName }, param.AnyValue),
+		param.New("sac-steps", "", "online SAC steps for the expert", func(o *o) any { return &o.sacSteps }, param.Positive),
+		param.New("episodes", "", "evaluation episodes per policy", func(o *o) any { return &o.episodes }, param.Positive),
+		param.New("hidden", "", "SAC hidden layer widths of the expert, e.g. 256,256", func(o *o) any { return &o.hidden }, param.Positive),
+		param.New("seed", "", "random seed", func(o *o) any { return &o.seed }, param.AnyValue),
+		param.New("json", "", "also write the measurement to this JSON file", func(o *o) any { return &o.jsonOut }, param.AnyValue),
+	}
 }
 
 // validate checks the env, the flags and the output file.
@@ -51,8 +64,7 @@ func (o *referencesOptions) validate() error {
 	if _, err := env.Make(o.envName); err != nil {
 		return fmt.Errorf("--env: %w", err)
 	}
-	if err := firstErr(needPositive("sac-steps", o.sacSteps), needPositive("episodes", o.episodes),
-		needWidths("hidden", o.hidden)); err != nil {
+	if err := firstErr(needWidths("hidden", o.hidden), referencesParams().Validate(o)); err != nil {
 		return err
 	}
 	if o.jsonOut != "" {

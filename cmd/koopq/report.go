@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/report"
 	"github.com/koopq/koopq/sweep"
@@ -39,16 +40,31 @@ func newReportCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.out, "out", "", "output directory (default <first DIR>/report)")
-	f.StringVar(&o.stats.Baseline, "baseline", "", "method the probability of improvement compares against (default CQL, else the augment-none method)")
-	f.IntVar(&o.stats.Reps, "reps", 2000, "bootstrap resamples")
-	f.Float64Var(&o.stats.Level, "level", 0.95, "confidence level of the intervals")
-	f.Uint64Var(&o.stats.Seed, "seed", 0, "bootstrap seed")
+	reportParams().MustRegister(f, o, defaultReportOptions())
+	// --compare repeats (a string array, not a comma list): declared here, outside the table.
 	f.StringArrayVar(&o.compare, "compare", nil, "extra comparison METHOD:OVER (probability of improvement, Welch mean difference, rank test), e.g. KFC++:S4RL-N or an ablation over its base, KFC++-residual:KFC++ (repeatable)")
-	f.StringVar(&o.refPath, "reference", "", "YAML/JSON file of published scores (label, source, note, scores: {dataset: {method: score}}) shown beside ours")
-	f.BoolVar(&o.inProgress, "in-progress", false, "also draw learning curves of unfinished runs (history.json)")
-	f.IntVar(&o.stats.Last, "last", 1, "score each run by the mean of its last N evaluations (1: the final evaluation)")
 	return cmd
+}
+
+// defaultReportOptions is the flag defaults (2000 resamples, 95% intervals, the final evaluation).
+func defaultReportOptions() reportOptions {
+	return reportOptions{stats: report.Options{Reps: 2000, Level: 0.95, Last: 1}}
+}
+
+// reportParams is the table of 'koopq report' settings; --compare and
+// --reference are parsed in validate.
+func reportParams() param.Table[reportOptions] {
+	type o = reportOptions
+	return param.Table[o]{
+		param.New("out", "", "output directory (default <first DIR>/report)", func(o *o) any { return &o.out }, param.AnyValue),
+		param.New("baseline", "", "method the probability of improvement compares against (default CQL, else the augment-none method)", func(o *o) any { return &o.stats.Baseline }, param.AnyValue),
+		param.New("reps", "", "bootstrap resamples", func(o *o) any { return &o.stats.Reps }, param.Positive),
+		param.New("level", "", "confidence level of the intervals", func(o *o) any { return &o.stats.Level }, param.OpenFraction),
+		param.New("seed", "", "bootstrap seed", func(o *o) any { return &o.stats.Seed }, param.AnyValue),
+		param.New("reference", "", "YAML/JSON file of published scores (label, source, note, scores: {dataset: {method: score}}) shown beside ours", func(o *o) any { return &o.refPath }, param.AnyValue),
+		param.New("in-progress", "", "also draw learning curves of unfinished runs (history.json)", func(o *o) any { return &o.inProgress }, param.AnyValue),
+		param.New("last", "", "score each run by the mean of its last N evaluations (1: the final evaluation)", func(o *o) any { return &o.stats.Last }, param.AtLeast(1)),
+	}
 }
 
 // reportLong is the long help of 'koopq report'.
@@ -82,14 +98,8 @@ The bootstrap is seeded (--seed): the same runs and seed give the same intervals
 // validate checks the statistics flags and parses --compare and
 // --reference into the report options.
 func (o *reportOptions) validate() error {
-	if o.stats.Last < 1 {
-		return fmt.Errorf("--last %d: must be at least 1", o.stats.Last)
-	}
-	if o.stats.Reps <= 0 {
-		return fmt.Errorf("--reps %d: must be positive", o.stats.Reps)
-	}
-	if !(o.stats.Level > 0 && o.stats.Level < 1) {
-		return fmt.Errorf("--level %g: must be between 0 and 1", o.stats.Level)
+	if err := reportParams().Validate(o); err != nil {
+		return err
 	}
 	for _, c := range o.compare {
 		pr, err := report.ParsePair(c)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/serve"
 )
 
@@ -26,7 +27,8 @@ type serveOptions struct {
 
 // newServeCmd makes 'koopq serve'.
 func newServeCmd() *cobra.Command {
-	o := &serveOptions{cfg: serve.DefaultConfig()}
+	o := new(serveOptions)
+	*o = defaultServeOptions()
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a trained policy over HTTP (POST /v1/act, GET /v1/policy, /healthz, /metrics)",
@@ -48,28 +50,39 @@ func newServeCmd() *cobra.Command {
 			return o.run(cmd.Context())
 		},
 	}
-	cfg := &o.cfg
-	f := cmd.Flags()
-	f.StringVar(&o.policy, "policy", "", "policy file (policy.safetensors) or a run directory holding one")
-	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0: any free port, printed at start)")
-	f.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, fmt.Sprintf("most rows in one micro-batch (1 to %d; 1: no batching)", serve.MaxMaxBatch))
-	f.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, fmt.Sprintf("longest wait for a micro-batch to fill after its first request (0 to %v; 0: merge only requests already queued)", serve.MaxMaxWait))
-	f.IntVar(&cfg.MaxRows, "max-rows", cfg.MaxRows, "most observation rows in one request")
-	f.Int64Var(&o.maxBody, "max-body", cfg.MaxBodyBytes, "largest request body in bytes (larger ones get 413)")
-	f.DurationVar(&o.drain, "drain-timeout", 30*time.Second, "on SIGTERM, how long to wait for requests in flight")
+	serveParams().MustRegister(cmd.Flags(), o, defaultServeOptions())
 	return cmd
 }
 
-// validate checks --policy and --drain-timeout; serve.New checks the
-// batching limits.
+// defaultServeOptions is the flag defaults: serve.DefaultConfig, a local
+// address and a 30 s drain.
+func defaultServeOptions() serveOptions {
+	cfg := serve.DefaultConfig()
+	return serveOptions{addr: "127.0.0.1:8080", drain: 30 * time.Second, maxBody: cfg.MaxBodyBytes, cfg: cfg}
+}
+
+// serveParams is the table of 'koopq serve' settings. serve.New checks
+// the batching limits against each other (its errors name the limits).
+func serveParams() param.Table[serveOptions] {
+	type o = serveOptions
+	return param.Table[o]{
+		param.New("policy", "", "policy file (policy.safetensors) or a run directory holding one", func(o *o) any { return &o.policy }, param.AnyValue),
+		param.New("addr", "", "address to listen on (port 0: any free port, printed at start)", func(o *o) any { return &o.addr }, param.AnyValue),
+		param.New("max-batch", "", fmt.Sprintf("most rows in one micro-batch (1 to %d; 1: no batching)", serve.MaxMaxBatch), func(o *o) any { return &o.cfg.MaxBatch }, param.AnyValue),
+		param.New("max-wait", "", fmt.Sprintf("longest wait for a micro-batch to fill after its first request (0 to %v; 0: merge only requests already queued)", serve.MaxMaxWait), func(o *o) any { return &o.cfg.MaxWait }, param.AnyValue),
+		param.New("max-rows", "", "most observation rows in one request", func(o *o) any { return &o.cfg.MaxRows }, param.AnyValue),
+		param.New("max-body", "", "largest request body in bytes (larger ones get 413)", func(o *o) any { return &o.maxBody }, param.AnyValue),
+		param.New("drain-timeout", "", "on SIGTERM, how long to wait for requests in flight", func(o *o) any { return &o.drain }, param.Positive),
+	}
+}
+
+// validate checks --policy and the table's ranges (--drain-timeout);
+// serve.New checks the batching limits.
 func (o *serveOptions) validate() error {
 	if o.policy == "" {
 		return fmt.Errorf("--policy: give a policy file or a run directory")
 	}
-	if o.drain <= 0 {
-		return fmt.Errorf("--drain-timeout %v: must be positive", o.drain)
-	}
-	return nil
+	return serveParams().Validate(o)
 }
 
 // run loads the policy and serves it on --addr until SIGTERM or SIGINT.

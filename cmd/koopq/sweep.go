@@ -20,6 +20,7 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/internal/fingerprint"
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/internal/suggest"
 	"github.com/koopq/koopq/internal/version"
@@ -224,15 +225,30 @@ finish in time.`,
 			return o.run()
 		},
 	}
-	c.Flags().StringVar(&o.out, "out", "", "sweep directory: its finished runs are counted as done and give a measured steps/s")
-	c.Flags().StringSliceVar(&o.sps, "steps-per-sec", nil, "training speed of one run (steps/s) for the estimate: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)")
-	c.Flags().StringVar(&o.dataRoot, "data-root", "", "directory relative dataset and model paths are read from, as in 'sweep run' (default: the spec's directory)")
-	c.Flags().IntVar(&o.jobs, "jobs", 0, "runs at once, for the wall-time estimate (0: cores / threads, as 'sweep run')")
-	c.Flags().IntVar(&o.threads, "threads", 0, "threads per run, as in 'sweep run' (overrides the spec's threads)")
-	c.Flags().DurationVar(&o.timeLimit, "time-limit", 0, "also show which runs 'sweep run --time-limit' would start, when, and which it would hold")
-	c.Flags().BoolVar(&o.retry, "retry-failed", false, "with --time-limit: schedule failed runs too, as 'sweep run --retry-failed' would")
+	sweepPlanParams().MustRegister(c.Flags(), o, defaultSweepPlanOptions())
 	selectionFlags(c.Flags(), &o.only, &o.order)
 	return c
+}
+
+// defaultSweepPlanOptions is the flag defaults (none: the spec decides).
+func defaultSweepPlanOptions() sweepPlanOptions {
+	return sweepPlanOptions{}
+}
+
+// sweepPlanParams is the table of 'koopq sweep plan' settings (the run
+// selection flags are selectionFlags'; --threads also goes through
+// sweep.CheckThreads, shared with the spec's threads, for its hint).
+func sweepPlanParams() param.Table[sweepPlanOptions] {
+	type o = sweepPlanOptions
+	return param.Table[o]{
+		param.New("out", "", "sweep directory: its finished runs are counted as done and give a measured steps/s", func(o *o) any { return &o.out }, param.AnyValue),
+		param.New("steps-per-sec", "", "training speed of one run (steps/s) for the estimate: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)", func(o *o) any { return &o.sps }, param.AnyValue),
+		param.New("data-root", "", "directory relative dataset and model paths are read from, as in 'sweep run' (default: the spec's directory)", func(o *o) any { return &o.dataRoot }, param.AnyValue),
+		param.New("jobs", "", "runs at once, for the wall-time estimate (0: cores / threads, as 'sweep run')", func(o *o) any { return &o.jobs }, param.NonNegative),
+		param.New("threads", "", "threads per run, as in 'sweep run' (overrides the spec's threads)", func(o *o) any { return &o.threads }, param.Between(0, sweep.MaxThreads)),
+		param.New("time-limit", "", "also show which runs 'sweep run --time-limit' would start, when, and which it would hold", func(o *o) any { return &o.timeLimit }, param.NonNegative),
+		param.New("retry-failed", "", "with --time-limit: schedule failed runs too, as 'sweep run --retry-failed' would", func(o *o) any { return &o.retry }, param.AnyValue),
+	}
 }
 
 // validate reads the spec, selects and orders its runs and checks the
@@ -252,10 +268,7 @@ func (o *sweepPlanOptions) validate(specPath string) error {
 	if o.runs, err = o.only.Order(s, runs, o.order); err != nil {
 		return err
 	}
-	if o.jobs < 0 {
-		return fmt.Errorf("--jobs %d: must be positive (0: cores / threads)", o.jobs)
-	}
-	if err := sweep.CheckThreads(o.threads); err != nil {
+	if err := firstErr(sweep.CheckThreads(o.threads), sweepPlanParams().Validate(o)); err != nil {
 		return err
 	}
 	if o.threads > 0 {
@@ -407,22 +420,40 @@ none), so the seeds of a method compute it once ('koopq train --augment-cache').
 	}
 	o.flags = c.Flags()
 	f := c.Flags()
-	f.StringVar(&o.out, "out", "", "sweep directory (one subdirectory per run)")
-	f.StringVar(&o.executor, "executor", "local", "where runs execute: local, slurm or k8s")
-	f.IntVar(&o.jobs, "jobs", 0, "local: concurrent runs (0: cores / threads)")
-	f.IntVar(&o.threads, "threads", 0, "threads per run (overrides the spec's threads; default 1)")
-	f.BoolVar(&o.retry, "retry-failed", false, "execute runs whose last attempt failed again")
-	f.StringVar(&o.dataRoot, "data-root", "", "directory relative dataset paths are read from (default: the spec's directory)")
-	f.StringVar(&o.koopqFlag, "koopq", "", "koopq binary the runs execute (default: this one; for Slurm it must be visible on the nodes)")
-	f.BoolVar(&o.noWait, "no-wait", false, "slurm: submit and return without following the job")
-	f.DurationVar(&o.poll, "poll", 5*time.Second, "slurm: interval between squeue calls")
-	f.DurationVar(&o.progressEvery, "progress-every", 30*time.Second, "local and slurm: interval between progress lines of running runs")
-	f.DurationVar(&o.timeLimit, "time-limit", 0, "local: wall time this sweep may use; runs that would not finish in it are not started, and at the limit active trainers checkpoint and stop")
-	f.StringSliceVar(&o.runSPS, "steps-per-sec", nil, "local, with --time-limit: expected training speed of one run: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)")
-	f.BoolVar(&o.apply, "apply", false, "k8s: kubectl apply the manifests")
-	f.BoolVar(&o.allowDirty, "allow-dirty", os.Getenv("KOOPQ_ALLOW_DIRTY") == "1", "run with a koopq binary built from a tree with uncommitted changes (default: refused, unless $KOOPQ_ALLOW_DIRTY=1): its runs could not be traced to a commit")
+	sweepRunParams().MustRegister(f, o, defaultSweepRunOptions())
 	selectionFlags(f, &o.only, &o.order)
 	return c
+}
+
+// defaultSweepRunOptions is the flag defaults: local execution, Slurm
+// polled every 5 s, progress every 30 s, dirty binaries refused unless
+// $KOOPQ_ALLOW_DIRTY=1.
+func defaultSweepRunOptions() sweepRunOptions {
+	return sweepRunOptions{executor: "local", poll: 5 * time.Second, progressEvery: 30 * time.Second,
+		allowDirty: os.Getenv("KOOPQ_ALLOW_DIRTY") == "1"}
+}
+
+// sweepRunParams is the table of 'koopq sweep run' settings. What
+// depends on the executor (--time-limit only with local, what slurm and
+// k8s need) is code in validate and checkExecutor.
+func sweepRunParams() param.Table[sweepRunOptions] {
+	type o = sweepRunOptions
+	return param.Table[o]{
+		param.New("out", "", "sweep directory (one subdirectory per run)", func(o *o) any { return &o.out }, param.AnyValue),
+		param.New("executor", "", "where runs execute: local, slurm or k8s", func(o *o) any { return &o.executor }, param.OneOf("local", "slurm", "k8s", "kubernetes")),
+		param.New("jobs", "", "local: concurrent runs (0: cores / threads)", func(o *o) any { return &o.jobs }, param.NonNegative),
+		param.New("threads", "", "threads per run (overrides the spec's threads; default 1)", func(o *o) any { return &o.threads }, param.Between(0, sweep.MaxThreads)),
+		param.New("retry-failed", "", "execute runs whose last attempt failed again", func(o *o) any { return &o.retry }, param.AnyValue),
+		param.New("data-root", "", "directory relative dataset paths are read from (default: the spec's directory)", func(o *o) any { return &o.dataRoot }, param.AnyValue),
+		param.New("koopq", "", "koopq binary the runs execute (default: this one; for Slurm it must be visible on the nodes)", func(o *o) any { return &o.koopqFlag }, param.AnyValue),
+		param.New("no-wait", "", "slurm: submit and return without following the job", func(o *o) any { return &o.noWait }, param.AnyValue),
+		param.New("poll", "", "slurm: interval between squeue calls", func(o *o) any { return &o.poll }, param.Positive),
+		param.New("progress-every", "", "local and slurm: interval between progress lines of running runs", func(o *o) any { return &o.progressEvery }, param.Positive),
+		param.New("time-limit", "", "local: wall time this sweep may use; runs that would not finish in it are not started, and at the limit active trainers checkpoint and stop", func(o *o) any { return &o.timeLimit }, param.AnyValue),
+		param.New("steps-per-sec", "", "local, with --time-limit: expected training speed of one run: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)", func(o *o) any { return &o.runSPS }, param.AnyValue),
+		param.New("apply", "", "k8s: kubectl apply the manifests", func(o *o) any { return &o.apply }, param.AnyValue),
+		param.New("allow-dirty", "", "run with a koopq binary built from a tree with uncommitted changes (default: refused, unless $KOOPQ_ALLOW_DIRTY=1): its runs could not be traced to a commit", func(o *o) any { return &o.allowDirty }, param.AnyValue),
+	}
 }
 
 // k8s reports whether --executor is Kubernetes.
@@ -446,10 +477,7 @@ func (o *sweepRunOptions) validate(specPath string) error {
 	if o.out == "" {
 		return fmt.Errorf("--out is required (the sweep directory)")
 	}
-	if o.jobs < 0 {
-		return fmt.Errorf("--jobs %d: must be >= 0", o.jobs)
-	}
-	if err := sweep.CheckThreads(o.threads); err != nil {
+	if err := firstErr(sweep.CheckThreads(o.threads), sweepRunParams().Validate(o)); err != nil {
 		return err
 	}
 	if o.threads > 0 {

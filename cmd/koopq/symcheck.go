@@ -12,6 +12,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/symcheck"
@@ -30,8 +31,8 @@ type symcheckOptions struct {
 
 // newSymcheckCmd makes 'koopq symcheck'.
 func newSymcheckCmd() *cobra.Command {
-	o := &symcheckOptions{cfg: symcheck.DefaultConfig("")}
-	cfg := &o.cfg
+	o := new(symcheckOptions)
+	*o = defaultSymcheckOptions()
 	cmd := &cobra.Command{
 		Use:   "symcheck",
 		Short: "ΔS/ΔE study: do KFC++ symmetry shifts stay on the simulator's dynamics better than random latent shifts?",
@@ -79,22 +80,37 @@ koopman.safetensors in --out.`,
 		},
 	}
 	o.flags = cmd.Flags()
-	f := cmd.Flags()
-	f.StringVar(&o.modelPath, "model", "", "trained Koopman model (koopq koopman train); omitted: train a small one first")
-	f.StringVar(&o.data, "data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)")
-	f.StringVar(&o.envName, "env", "", "simulator the data came from: hopper, walker2d, halfcheetah, ant, pendulum (default: the dataset's env metadata)")
-	f.StringVar(&o.out, "out", "", "output directory (default symcheck-ENV)")
-	f.IntVar(&cfg.N, "n", cfg.N, "transitions sampled")
-	f.Uint64Var(&cfg.Seed, "seed", 0, "seed for the sample, ε and the random shifts (and the model, when trained here)")
-	f.Float64Var(&cfg.ShiftSigma, "shift-sigma", cfg.ShiftSigma, "KFC++ shift scale: ε ~ N(0, (shift-sigma·3e-3)²) per eigendirection (as the kfc++ augmenter)")
-	f.Float64SliceVar(&cfg.ShiftL2, "shift-l2", nil, "calibrate shift-sigma so that the kfc++ mean ‖s̃_t − s_t‖₂ over the sample equals each value (e.g. 2.6e-4,1e-3,1e-2): one table per value, with an s4rl-n row")
-	f.BoolVar(&cfg.Residual, "residual", false, "decode shifts as s + D(g̃) − D(g) (the augmenter's --residual) instead of D(g̃)")
-	f.Float64Var(&cfg.Symmetry.MaxCond, "max-cond", cfg.Symmetry.MaxCond, "eigenbasis condition number above which the scalar fallback generator is used")
-	f.IntVar(&o.epochs, "train-epochs", 30, "without --model: maximum Koopman training epochs")
-	f.IntSliceVar(&o.hidden, "train-hidden", []int{256, 256}, "without --model: hidden layer widths of encoder and decoder, e.g. 256,256")
-	f.IntVar(&o.latent, "train-latent", 32, "without --model: latent dimension N")
-	addReadFlags(cmd, &o.ropts)
+	symcheckParams().MustRegister(cmd.Flags(), o, defaultSymcheckOptions())
 	return cmd
+}
+
+// defaultSymcheckOptions is the flag defaults: symcheck.DefaultConfig and
+// a small Koopman model (2×256, N = 32, 30 epochs) when none is given.
+func defaultSymcheckOptions() symcheckOptions {
+	return symcheckOptions{cfg: symcheck.DefaultConfig(""), epochs: 30, latent: 32, hidden: []int{256, 256}}
+}
+
+// symcheckParams is the table of 'koopq symcheck' settings. --shift-l2's
+// values are checked by symcheck.CheckShiftL2, --train-hidden's emptiness
+// and --out by code in validate.
+func symcheckParams() param.Table[symcheckOptions] {
+	type o = symcheckOptions
+	t := param.Table[o]{
+		param.New("model", "", "trained Koopman model (koopq koopman train); omitted: train a small one first", func(o *o) any { return &o.modelPath }, param.AnyValue),
+		param.New("data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)", func(o *o) any { return &o.data }, param.AnyValue),
+		param.New("env", "", "simulator the data came from: hopper, walker2d, halfcheetah, ant, pendulum (default: the dataset's env metadata)", func(o *o) any { return &o.envName }, param.AnyValue),
+		param.New("out", "", "output directory (default symcheck-ENV)", func(o *o) any { return &o.out }, param.AnyValue),
+		param.New("n", "", "transitions sampled", func(o *o) any { return &o.cfg.N }, param.Positive),
+		param.New("seed", "", "seed for the sample, ε and the random shifts (and the model, when trained here)", func(o *o) any { return &o.cfg.Seed }, param.AnyValue),
+		param.New("shift-sigma", "", "KFC++ shift scale: ε ~ N(0, (shift-sigma·3e-3)²) per eigendirection (as the kfc++ augmenter)", func(o *o) any { return &o.cfg.ShiftSigma }, param.Positive),
+		param.New("shift-l2", "", "calibrate shift-sigma so that the kfc++ mean ‖s̃_t − s_t‖₂ over the sample equals each value (e.g. 2.6e-4,1e-3,1e-2): one table per value, with an s4rl-n row", func(o *o) any { return &o.cfg.ShiftL2 }, param.AnyValue),
+		param.New("residual", "", "decode shifts as s + D(g̃) − D(g) (the augmenter's --residual) instead of D(g̃)", func(o *o) any { return &o.cfg.Residual }, param.AnyValue),
+		param.New("max-cond", "", "eigenbasis condition number above which the scalar fallback generator is used", func(o *o) any { return &o.cfg.Symmetry.MaxCond }, param.Positive),
+		param.New("train-epochs", "", "without --model: maximum Koopman training epochs", func(o *o) any { return &o.epochs }, param.Positive),
+		param.New("train-hidden", "", "without --model: hidden layer widths of encoder and decoder, e.g. 256,256", func(o *o) any { return &o.hidden }, param.Positive),
+		param.New("train-latent", "", "without --model: latent dimension N", func(o *o) any { return &o.latent }, param.Positive),
+	}
+	return append(t, readParams(func(o *o) *dataset.ReadOptions { return &o.ropts })...)
 }
 
 // validate checks the flags before the model and data are read.
@@ -107,9 +123,7 @@ func (o *symcheckOptions) validate() error {
 			return err
 		}
 	}
-	if err := firstErr(needPositive("n", o.cfg.N), needPositiveFloat("shift-sigma", o.cfg.ShiftSigma),
-		needPositiveFloat("max-cond", o.cfg.Symmetry.MaxCond), needPositive("train-epochs", o.epochs),
-		needPositive("train-latent", o.latent), needWidths("train-hidden", o.hidden), needReadOptions(o.ropts)); err != nil {
+	if err := firstErr(needWidths("train-hidden", o.hidden), symcheckParams().Validate(o)); err != nil {
 		return err
 	}
 	if o.out != "" {

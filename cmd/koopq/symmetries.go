@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koopq/koopq/env/classic"
+	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/koopman"
 )
 
@@ -52,20 +53,32 @@ shown next to physical a = −1 and a = +1 respectively.`,
 			return o.run(cmd.OutOrStdout())
 		},
 	}
-	f := cmd.Flags()
-	f.Uint64Var(&o.seed, "seed", 0, "seed for initial states and policy offsets z")
-	f.IntVar(&o.episodes, "episodes", 100, "number of trajectories (paper: 100)")
-	f.IntVar(&o.steps, "steps", 1000, "steps per trajectory (paper: 1000)")
-	f.Float64Var(&o.truncate, "truncate", 1e-3, "zero fitted entries with |K_ij| below this before deriving σ0 (paper: O(1e-4) entries set to zero; 0 disables)")
-	f.Float64Var(&o.eps, "eps", 0.05, "symmetry shift scale ε for the physics check")
-	f.StringVar(&o.out, "out", "", "also write the results as JSON to this file")
+	symmetriesCartPoleParams().MustRegister(cmd.Flags(), o, defaultSymmetriesCartPoleOptions())
 	return cmd
+}
+
+// defaultSymmetriesCartPoleOptions is the flag defaults (the paper's 100 × 1000 steps).
+func defaultSymmetriesCartPoleOptions() symmetriesCartPoleOptions {
+	return symmetriesCartPoleOptions{episodes: 100, steps: 1000, truncate: 1e-3, eps: 0.05}
+}
+
+// symmetriesCartPoleParams is the table of 'koopq symmetries cartpole'
+// settings.
+func symmetriesCartPoleParams() param.Table[symmetriesCartPoleOptions] {
+	type o = symmetriesCartPoleOptions
+	return param.Table[o]{
+		param.New("seed", "", "seed for initial states and policy offsets z", func(o *o) any { return &o.seed }, param.AnyValue),
+		param.New("episodes", "", "number of trajectories (paper: 100)", func(o *o) any { return &o.episodes }, param.Positive),
+		param.New("steps", "", "steps per trajectory (paper: 1000)", func(o *o) any { return &o.steps }, param.Positive),
+		param.New("truncate", "", "zero fitted entries with |K_ij| below this before deriving σ0 (paper: O(1e-4) entries set to zero; 0 disables)", func(o *o) any { return &o.truncate }, param.NonNegative),
+		param.New("eps", "", "symmetry shift scale ε for the physics check", func(o *o) any { return &o.eps }, param.Positive),
+		param.New("out", "", "also write the results as JSON to this file", func(o *o) any { return &o.out }, param.AnyValue),
+	}
 }
 
 // validate checks the flags and the output file.
 func (o *symmetriesCartPoleOptions) validate() error {
-	if err := firstErr(needPositive("episodes", o.episodes), needPositive("steps", o.steps),
-		needNonNegativeFloat("truncate", o.truncate), needPositiveFloat("eps", o.eps)); err != nil {
+	if err := symmetriesCartPoleParams().Validate(o); err != nil {
 		return err
 	}
 	if o.out != "" {

@@ -96,26 +96,8 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 	}
 	o.flags = cmd.Flags()
 	f := cmd.Flags()
-	for _, p := range run.TrainParams() {
-		switch v := p.Field(flagCfg).(type) {
-		case *string:
-			f.StringVar(v, p.Flag, *v, p.Usage)
-		case *bool:
-			f.BoolVar(v, p.Flag, *v, p.Usage)
-		case *int:
-			f.IntVar(v, p.Flag, *v, p.Usage)
-		case *uint64:
-			f.Uint64Var(v, p.Flag, *v, p.Usage)
-		case *float64:
-			f.Float64Var(v, p.Flag, *v, p.Usage)
-		case *[]int:
-			f.IntSliceVar(v, p.Flag, *v, p.Usage)
-		case *[]float64:
-			f.Float64SliceVar(v, p.Flag, *v, p.Usage)
-		default:
-			panic(fmt.Sprintf("train: flag %s has unsupported type %T", p.Flag, v))
-		}
-	}
+	// Defaults are the paper preset's.
+	run.TrainParams().MustRegister(f, flagCfg, run.DefaultTrainConfig())
 	f.StringVar(&o.seedList, "seeds", "", "several seeds, e.g. 0,1,2: one run per seed (<name>-s<seed>), in turn, then their scores side by side")
 	for old, cur := range deprecatedTrainFlags {
 		p := f.Lookup(cur)
@@ -179,7 +161,7 @@ func (o *trainOptions) validate() error {
 func (o *trainOptions) apply(cfg *run.TrainConfig) {
 	for _, p := range run.TrainParams() {
 		if o.flags.Changed(p.Flag) || changedOldName(o.flags, p.Flag) {
-			run.CopyParam(p, cfg, &o.flagCfg)
+			p.Copy(cfg, &o.flagCfg)
 		}
 	}
 	if o.flags.Changed("seed") {
