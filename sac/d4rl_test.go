@@ -3,6 +3,7 @@ package sac
 import (
 	"context"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/koopq/koopq/env"
@@ -62,5 +63,29 @@ func TestGenerateDeterministic(t *testing.T) {
 	}
 	if a.Infos["qpos"].Shape[0] != n || a.Infos["qvel"].Shape[1] != 6 || len(a.Infos["action_log_probs"].Data) != n {
 		t.Fatalf("infos shapes %v %v", a.Infos["qpos"].Shape, a.Infos["qvel"].Shape)
+	}
+}
+
+// TestGenerateRejectsEmptyAndReportsSparsely: zero rows is an error, not
+// an empty dataset, and progress is reported per 10,000 rows of a stream
+// (plus the final count), not per row: 2001 rows make at most four calls.
+func TestGenerateRejectsEmptyAndReportsSparsely(t *testing.T) {
+	e, err := env.Make("pendulum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := RandomPolicy(e, NetConfig{Hidden: []int{8}, Init: "xavier"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(context.Background(), "pendulum", p, 0, 1, nil); err == nil {
+		t.Error("Generate of 0 rows succeeded")
+	}
+	var calls atomic.Int64
+	if _, err := Generate(context.Background(), "pendulum", p, 2001, 1, func(int, int, string) { calls.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n < 1 || n > 4 {
+		t.Errorf("progress called %d times for 2001 rows, want 1 to 4", n)
 	}
 }
