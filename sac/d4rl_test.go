@@ -68,7 +68,8 @@ func TestGenerateDeterministic(t *testing.T) {
 
 // TestGenerateRejectsEmptyAndReportsSparsely: zero rows is an error, not
 // an empty dataset, and progress is reported per 10,000 rows of a stream
-// (plus the final count), not per row: 2001 rows make at most four calls.
+// (plus the final count), not per row: 2001 rows make two to four calls;
+// a cancellation is noticed within 10,000 rows.
 func TestGenerateRejectsEmptyAndReportsSparsely(t *testing.T) {
 	e, err := env.Make("pendulum")
 	if err != nil {
@@ -85,7 +86,18 @@ func TestGenerateRejectsEmptyAndReportsSparsely(t *testing.T) {
 	if _, err := Generate(context.Background(), "pendulum", p, 2001, 1, func(int, int, string) { calls.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
-	if n := calls.Load(); n < 1 || n > 4 {
-		t.Errorf("progress called %d times for 2001 rows, want 1 to 4", n)
+	if n := calls.Load(); n < 2 || n > 4 {
+		t.Errorf("progress called %d times for 2001 rows, want 2 to 4 (the start of stream 0 and the end)", n)
+	}
+	// A context cancelled at stream 0's row 10,000 stops it at its row
+	// 20,000 check (each stream makes 30,000 rows).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := Generate(ctx, "pendulum", p, 60000, 1, func(done, _ int, _ string) {
+		if done >= 10000 {
+			cancel()
+		}
+	}); err == nil {
+		t.Error("Generate ignored a cancelled context")
 	}
 }
