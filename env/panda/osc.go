@@ -29,8 +29,8 @@ type OSC struct {
 	// KpNull is the nullspace stiffness; its damping is 2·sqrt(KpNull).
 	KpNull float64
 
-	minv, jfull, tmp6n, lfull, lpos, lori, jbar, nmat, work []float64
-	chol                                                  []float64
+	minv, jfull, tmp6n, lfull, lpos, lori, jbar, work []float64
+	chol                                              []float64
 }
 
 // NewOSC returns a controller for n arm joints with RoboSuite's default
@@ -39,7 +39,7 @@ func NewOSC(n int) *OSC {
 	return &OSC{n: n, Kp: Kp, KpNull: KpNull,
 		minv: make([]float64, n*n), jfull: make([]float64, 6*n), tmp6n: make([]float64, 6*n),
 		lfull: make([]float64, 36), lpos: make([]float64, 9), lori: make([]float64, 9),
-		jbar: make([]float64, 6*n), nmat: make([]float64, n*n), work: make([]float64, 4*n+36),
+		jbar: make([]float64, 6*n), work: make([]float64, 4*n+36),
 		chol: make([]float64, n*n)}
 }
 
