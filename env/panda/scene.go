@@ -170,7 +170,7 @@ func sceneMJCF(name string, cube [3]float64) string {
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("<mujoco model=%q>\n", name)
 	w("  <compiler angle=\"radian\" coordinate=\"local\" inertiafromgeom=\"auto\"/>\n")
-	w("  <option timestep=\"%s\" gravity=\"0 0 -9.81\"/>\n", ff(Timestep))
+	w("  <option timestep=\"%s\" gravity=\"0 0 -9.81\" impratio=\"20\" cone=\"elliptic\"/>\n", ff(Timestep))
 	w("  <size nconmax=\"200\" njmax=\"600\"/>\n")
 	w("  <worldbody>\n")
 	w("    <geom name=\"floor\" type=\"plane\" size=\"3 3 0.125\" pos=\"0 0 0\" condim=\"3\"/>\n")

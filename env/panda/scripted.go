@@ -43,8 +43,8 @@ func toward(eef []float64, target [3]float64, grip float64) []float64 {
 // move above the cube with the gripper open, descend until the pads are
 // level with the cube's centre, close, and lift. Every decision is a
 // function of the current observation: the fingers' opening (q1 − q2)
-// tells whether the gripper holds the cube (about the cube's width),
-// closed on nothing (near 0), or is open.
+// tells whether the gripper holds the cube (between about the cube's width
+// and its diagonal), closed on nothing (well below the width), or is open.
 func ScriptedLift(obs []float64) []float64 {
 	eef := obs[ObsEEFPos : ObsEEFPos+3]
 	cube := obs[ObsCubePos : ObsCubePos+3]
@@ -52,11 +52,20 @@ func ScriptedLift(obs []float64) []float64 {
 	dxy := math.Hypot(eef[0]-cube[0], eef[1]-cube[1])
 	dz := eef[2] - cube[2]
 	width := 2 * CubeHalf
-	holding := opening > width-0.012 && opening < width+0.006 && dxy < 0.02 && math.Abs(dz-liftGrasp) < 0.02
+	// The pads span 0.0036 … 0.0196 m above the grip site, so they can touch
+	// the cube while dz lies in (−0.0406, 0.0174).
+	// A cube held across its faces reads about width − 0.009 (the pads sink
+	// into it), one held across its diagonal (when its yaw is near 45°) up
+	// to √2·width; until the fingers settle, lift slowly.
+	holding := opening > width-0.02 && opening < math.Sqrt2*width+0.003 && dxy < 0.03 && dz > -0.04 && dz < 0.017
 	switch {
+	case holding && opening > width:
+		a := toward(eef, [3]float64{eef[0], eef[1], TableTopZ + liftTop}, 1)
+		a[2] = math.Min(a[2], 0.2)
+		return a
 	case holding:
 		return toward(eef, [3]float64{eef[0], eef[1], TableTopZ + liftTop}, 1)
-	case opening < width-0.012:
+	case opening < width-0.02:
 		// Closed on nothing (or still opening from a miss): open and rise.
 		return toward(eef, [3]float64{eef[0], eef[1], cube[2] + liftHover}, -1)
 	case dxy > 0.01 && dz < liftHover/2:
