@@ -189,8 +189,11 @@ func (e *Env) Reset(rng *rand.Rand) []float64 {
 		q[i] = InitQpos[i] + InitNoise*rng.NormFloat64()
 	}
 	pos, quat := SampleCube(rng)
-	obs, _ := e.ResetTo(q, pos, quat)
-	return obs
+	if obs, err := e.ResetTo(q, pos, quat); err == nil {
+		return obs
+	}
+	// The failure is kept in e.stale and returned by the next Step.
+	return e.observe()
 }
 
 // ResetTo starts an episode like Reset with the arm joints, the cube's
