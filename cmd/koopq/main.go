@@ -22,6 +22,7 @@ import (
 	_ "github.com/koopq/koopq/env/classic" // registers cartpole, pendulum, mountaincar-continuous, ...
 	_ "github.com/koopq/koopq/env/manip"   // registers the metaworld-* tasks
 	_ "github.com/koopq/koopq/env/mujoco"  // registers hopper, halfcheetah, walker2d, ant
+	_ "github.com/koopq/koopq/env/panda"   // registers robosuite-lift
 )
 
 var rootCmd = &cobra.Command{

@@ -1,7 +1,9 @@
 // Package mujoco is a thin cgo binding to the MuJoCo 2.2.2 physics library
 // (Debian's libmujoco-dev): load an MJCF model from memory, make simulation
 // data, step with a frame skip, and read or write the state arrays koopq's
-// locomotion environments need.
+// locomotion environments need, plus what a torque controller reads between
+// the two halves of a step (Step1, Step2): site Jacobians, the joint-space
+// inertia matrix, bias forces and the contact list.
 //
 // The binding replaces MuJoCo's default message handlers, which print to
 // stdout, append to MUJOCO_LOG.TXT and, for errors, wait on stdin before

@@ -153,7 +153,7 @@ static int kq_step(const mjModel* m, mjData* d, int n, char* err, int errsz) {
 }
 
 // kq_call runs one of the forward-type functions under the error guard.
-enum { KQ_FORWARD = 0, KQ_RNEPOST = 1, KQ_RESET = 2 };
+enum { KQ_FORWARD = 0, KQ_RNEPOST = 1, KQ_RESET = 2, KQ_STEP1 = 3, KQ_STEP2 = 4 };
 
 static int kq_call(int what, const mjModel* m, mjData* d, char* err, int errsz) {
 	jmp_buf jb;
@@ -168,6 +168,8 @@ static int kq_call(int what, const mjModel* m, mjData* d, char* err, int errsz) 
 	case KQ_FORWARD: mj_forward(m, d); break;
 	case KQ_RNEPOST: mj_rnePostConstraint(m, d); break;
 	case KQ_RESET: mj_resetData(m, d); break;
+	case KQ_STEP1: mj_step1(m, d); break;
+	case KQ_STEP2: mj_step2(m, d); break;
 	}
 	kq_jmp = NULL;
 	int w = kq_fatal_warning(d);
@@ -176,6 +178,28 @@ static int kq_call(int what, const mjModel* m, mjData* d, char* err, int errsz) 
 		return KQ_WARNING;
 	}
 	return KQ_OK;
+}
+
+// kq_jac_site fills the 3×nv translational and rotational Jacobians of a
+// site under the error guard.
+static int kq_jac_site(const mjModel* m, mjData* d, mjtNum* jacp, mjtNum* jacr, int site, char* err, int errsz) {
+	jmp_buf jb;
+	if (setjmp(jb) != 0) {
+		d->pstack = 0;
+		snprintf(err, errsz, "%s", kq_errmsg);
+		return KQ_ERROR;
+	}
+	kq_jmp = &jb;
+	mj_jacSite(m, d, jacp, jacr, site);
+	kq_jmp = NULL;
+	return KQ_OK;
+}
+
+static int kq_contact_geoms(const mjData* d, int i, int* g1, int* g2) {
+	if (i < 0 || i >= d->ncon) return 0;
+	*g1 = d->contact[i].geom1;
+	*g2 = d->contact[i].geom2;
+	return 1;
 }
 
 static int kq_warning_count(const mjData* d, int w) { return d->warning[w].number; }
@@ -556,6 +580,94 @@ func (d *Data) MocapQuat() []float64 { return cview(d.ptr.mocap_quat, 4*d.m.NMoc
 
 // SiteXPos returns the sites' global positions [nsite, 3] (a view).
 func (d *Data) SiteXPos() []float64 { return cview(d.ptr.site_xpos, 3*d.m.NSite()) }
+
+// Step1 runs mj_step1: the position- and velocity-dependent half of a step
+// (kinematics, inertia qM, bias forces qfrc_bias, contacts detected, but no
+// accelerations). A controller may then read the state and set ctrl before
+// Step2 finishes the step; Step1 followed by Step2 equals one Step(1) with
+// the Euler integrator. The error cases are those of Forward.
+func (d *Data) Step1() error {
+	code := C.kq_call(C.KQ_STEP1, d.m.ptr, d.ptr, &d.errbuf[0], errBufSize)
+	runtime.KeepAlive(d)
+	return d.status(code, "step1")
+}
+
+// Step2 runs mj_step2 (accelerations from the current ctrl, then
+// integration) after Step1, and checks the new state as Step does: an
+// error wrapping ErrBadState when it is NaN, infinite or larger than 1e10.
+func (d *Data) Step2() error {
+	code := C.kq_call(C.KQ_STEP2, d.m.ptr, d.ptr, &d.errbuf[0], errBufSize)
+	if code == C.KQ_OK {
+		code = C.kq_check_state(d.m.ptr, d.ptr, &d.errbuf[0], errBufSize)
+	}
+	runtime.KeepAlive(d)
+	return d.status(code, "step2")
+}
+
+// JacSite writes the Jacobians of site s's world position (jacp) and
+// orientation (jacr, angular velocity in world axes) with respect to qvel,
+// each [3, nv] row-major, as mj_jacSite computes them from the last
+// kinematics pass (Forward, Step or Step1). Either may be nil to skip it.
+func (d *Data) JacSite(s int, jacp, jacr []float64) error {
+	nv := d.m.NV()
+	if s < 0 || s >= d.m.NSite() {
+		return fmt.Errorf("mujoco: JacSite: site %d out of range [0, %d)", s, d.m.NSite())
+	}
+	var pp, pr *C.mjtNum
+	if jacp != nil {
+		if len(jacp) != 3*nv {
+			return fmt.Errorf("mujoco: JacSite: jacp has %d entries, want 3*nv = %d", len(jacp), 3*nv)
+		}
+		pp = (*C.mjtNum)(unsafe.Pointer(&jacp[0]))
+	}
+	if jacr != nil {
+		if len(jacr) != 3*nv {
+			return fmt.Errorf("mujoco: JacSite: jacr has %d entries, want 3*nv = %d", len(jacr), 3*nv)
+		}
+		pr = (*C.mjtNum)(unsafe.Pointer(&jacr[0]))
+	}
+	code := C.kq_jac_site(d.m.ptr, d.ptr, pp, pr, C.int(s), &d.errbuf[0], errBufSize)
+	runtime.KeepAlive(jacp)
+	runtime.KeepAlive(jacr)
+	runtime.KeepAlive(d)
+	return d.status(code, "jacSite")
+}
+
+// FullM writes the joint-space inertia matrix (mass matrix including
+// armature), [nv, nv] row-major, expanded from the sparse qM of the last
+// Forward, Step or Step1 (mj_fullM).
+func (d *Data) FullM(dst []float64) error {
+	nv := d.m.NV()
+	if len(dst) != nv*nv {
+		return fmt.Errorf("mujoco: FullM: dst has %d entries, want nv*nv = %d", len(dst), nv*nv)
+	}
+	if nv == 0 {
+		return nil
+	}
+	C.mj_fullM(d.m.ptr, (*C.mjtNum)(unsafe.Pointer(&dst[0])), d.ptr.qM)
+	runtime.KeepAlive(d)
+	return nil
+}
+
+// QfrcBias is a view of qfrc_bias, [nv]: Coriolis, centrifugal and
+// gravitational generalized forces (C(q, v) v + g(q)) of the last Forward,
+// Step or Step1; a torque equal to it compensates gravity.
+func (d *Data) QfrcBias() []float64 { return cview(d.ptr.qfrc_bias, d.m.NV()) }
+
+// SiteXMat returns the sites' global orientations [nsite, 9], row-major
+// rotation matrices whose columns are the site's axes in world coordinates
+// (a view).
+func (d *Data) SiteXMat() []float64 { return cview(d.ptr.site_xmat, 9*d.m.NSite()) }
+
+// ContactGeoms returns the two geom ids of contact i of the last forward
+// pass (0 <= i < NCon), and ok = false for an index out of range.
+func (d *Data) ContactGeoms(i int) (g1, g2 int, ok bool) {
+	var a, b C.int
+	if C.kq_contact_geoms(d.ptr, C.int(i), &a, &b) == 0 {
+		return -1, -1, false
+	}
+	return int(a), int(b), true
+}
 
 // ClearWarnings zeroes the warning counters.
 func (d *Data) ClearWarnings() { C.kq_clear_warnings(d.ptr) }

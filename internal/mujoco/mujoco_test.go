@@ -225,3 +225,163 @@ func BenchmarkCgoStep(b *testing.B) {
 		}
 	}
 }
+
+// Two hinges about y carrying a site at the end of a 0.5 m + 0.4 m chain.
+const twoLinkXML = `<mujoco>
+  <option timestep="0.002"/>
+  <worldbody>
+    <body name="l1" pos="0 0 1">
+      <joint name="j1" type="hinge" axis="0 1 0" armature="0.1"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.02" mass="1"/>
+      <body name="l2" pos="0.5 0 0">
+        <joint name="j2" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.02" mass="0.5"/>
+        <site name="tip" pos="0.4 0 0"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator><motor joint="j1"/><motor joint="j2"/></actuator>
+</mujoco>`
+
+func TestJacSiteMatchesFiniteDifferences(t *testing.T) {
+	m, d := load(t, twoLinkXML)
+	q := []float64{0.3, -0.7}
+	site := m.ID(ObjSite, "tip")
+	pos := func(q []float64) [3]float64 {
+		copy(d.QPos(), q)
+		if err := d.Forward(); err != nil {
+			t.Fatal(err)
+		}
+		p := d.SiteXPos()
+		return [3]float64{p[3*site], p[3*site+1], p[3*site+2]}
+	}
+	pos(q)
+	jacp, jacr := make([]float64, 6), make([]float64, 6)
+	if err := d.JacSite(site, jacp, jacr); err != nil {
+		t.Fatal(err)
+	}
+	const h = 1e-6
+	for j := range 2 {
+		qp := append([]float64(nil), q...)
+		qm := append([]float64(nil), q...)
+		qp[j] += h
+		qm[j] -= h
+		a, b := pos(qp), pos(qm)
+		for i := range 3 {
+			fd := (a[i] - b[i]) / (2 * h)
+			if math.Abs(fd-jacp[2*i+j]) > 1e-6 {
+				t.Errorf("jacp[%d,%d] = %v, finite difference %v", i, j, jacp[2*i+j], fd)
+			}
+		}
+		// Both hinges turn about world y: the rotational Jacobian is (0, 1, 0) per column.
+		if jacr[0*2+j] != 0 || math.Abs(jacr[1*2+j]-1) > 1e-12 || jacr[2*2+j] != 0 {
+			t.Errorf("jacr column %d = (%v, %v, %v), want (0, 1, 0)", j, jacr[j], jacr[2+j], jacr[4+j])
+		}
+	}
+	if err := d.JacSite(5, jacp, nil); err == nil {
+		t.Error("JacSite with a bad site id succeeded")
+	}
+	if err := d.JacSite(site, jacp[:5], nil); err == nil {
+		t.Error("JacSite with a short jacp succeeded")
+	}
+}
+
+func TestFullMAndBias(t *testing.T) {
+	m, d := load(t, twoLinkXML)
+	copy(d.QPos(), []float64{0, 0})
+	if err := d.Forward(); err != nil {
+		t.Fatal(err)
+	}
+	M := make([]float64, 4)
+	if err := d.FullM(M); err != nil {
+		t.Fatal(err)
+	}
+	if M[1] != M[2] {
+		t.Errorf("mass matrix not symmetric: %v", M)
+	}
+	// Link 2 about its own hinge (a thin rod of 0.5 kg and 0.4 m plus
+	// capsule caps): m l²/3 ≈ 0.0267; M[1,1] must be near it.
+	if M[3] < 0.02 || M[3] > 0.035 {
+		t.Errorf("M[1,1] = %v, want about 0.027", M[3])
+	}
+	// M[0,0] includes the 0.1 armature of j1.
+	if M[0] < M[3]+0.1 {
+		t.Errorf("M[0,0] = %v lacks the armature", M[0])
+	}
+	// Horizontal arm at rest: the bias is the gravity torque about each
+	// hinge, m g x_com summed over the links outboard of it (sign: hinge
+	// about +y, gravity −z, so a positive torque lifts the arm).
+	b := d.QfrcBias()
+	g := 9.81
+	want1 := g * (1*0.25 + 0.5*0.7)
+	want0 := g * 0.5 * 0.2
+	if math.Abs(math.Abs(b[0])-want1) > 0.02 || math.Abs(math.Abs(b[1])-want0) > 0.02 {
+		t.Errorf("qfrc_bias %v, want magnitudes %v, %v", b, want1, want0)
+	}
+	if err := d.FullM(M[:3]); err == nil {
+		t.Error("FullM with a short dst succeeded")
+	}
+	_ = m
+}
+
+func TestStep1Step2EqualsStep(t *testing.T) {
+	m, d := load(t, twoLinkXML)
+	d2, err := NewData(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	for _, dd := range []*Data{d, d2} {
+		copy(dd.QPos(), []float64{0.2, 0.4})
+		copy(dd.Ctrl(), []float64{0.5, -0.3})
+	}
+	for range 50 {
+		if err := d.Step(1); err != nil {
+			t.Fatal(err)
+		}
+		if err := d2.Step1(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d2.Step2(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if d.QPos()[i] != d2.QPos()[i] || d.QVel()[i] != d2.QVel()[i] {
+			t.Errorf("dof %d: Step gives (%v, %v), Step1+Step2 (%v, %v)", i, d.QPos()[i], d.QVel()[i], d2.QPos()[i], d2.QVel()[i])
+		}
+	}
+}
+
+func TestSiteXMatAndContacts(t *testing.T) {
+	m, d := load(t, ballXML+"")
+	_ = m
+	d.QPos()[0] = -0.9 // the ball's centre 0.1 m above the floor: touching
+	if err := d.Forward(); err != nil {
+		t.Fatal(err)
+	}
+	if d.NCon() < 1 {
+		t.Fatalf("no contact with the ball resting on the floor")
+	}
+	g1, g2, ok := d.ContactGeoms(0)
+	if !ok || !((g1 == 0 && g2 == 1) || (g1 == 1 && g2 == 0)) {
+		t.Errorf("contact geoms %d, %d (ok %v), want floor 0 and ball 1", g1, g2, ok)
+	}
+	if _, _, ok := d.ContactGeoms(d.NCon()); ok {
+		t.Error("ContactGeoms out of range reported ok")
+	}
+	m2, d2 := load(t, twoLinkXML)
+	copy(d2.QPos(), []float64{0.5, 0})
+	if err := d2.Forward(); err != nil {
+		t.Fatal(err)
+	}
+	R := d2.SiteXMat()[9*m2.ID(ObjSite, "tip"):][:9]
+	// Rotation by 0.5 rad about y: R = [[c,0,s],[0,1,0],[-s,0,c]].
+	c, s := math.Cos(0.5), math.Sin(0.5)
+	want := []float64{c, 0, s, 0, 1, 0, -s, 0, c}
+	for i := range 9 {
+		if math.Abs(R[i]-want[i]) > 1e-12 {
+			t.Fatalf("site xmat %v, want %v", R, want)
+		}
+	}
+}
