@@ -28,6 +28,11 @@ func TestEpisodeReturnsAndCut(t *testing.T) {
 	if c.Data.Len() != 4 || c.Infos["x"].Shape[0] != 4 || len(c.Infos["x"].Data) != 8 {
 		t.Errorf("cut to %d rows (infos %v), want 4", c.Data.Len(), c.Infos["x"].Shape)
 	}
+	// The only complete episode is the first row: the cut keeps that row.
+	one := flagged([]float32{1, 2, 3}, []float32{1, 0, 0}, []float32{0, 0, 0})
+	if c := CutAfterLastEpisode(&Generated{Data: one}); c.Data.Len() != 1 {
+		t.Errorf("a one-row episode then an open one: cut to %d rows, want 1", c.Data.Len())
+	}
 	for _, tc := range []*dataset.Dataset{
 		flagged([]float32{1, 2}, []float32{0, 1}, []float32{0, 0}), // ends on the last row
 		flagged([]float32{1, 2}, []float32{0, 0}, []float32{0, 0}), // never ends
