@@ -71,7 +71,16 @@ type ManipRecipe struct {
 // fractions at seeds 0–2). Tasks without a row get DefaultManipNoise and no
 // random episodes.
 var manipRecipes = map[string]ManipRecipe{
+	// Noise alone: σ 0.8 leaves about half the episodes successful.
 	manip.PushName: {Noise: DefaultManipNoise},
+	// The scripted controller still closes the door in every episode at
+	// σ 3, and random actions never do: half the episodes random.
+	manip.DoorCloseName: {Noise: 1, RandomFraction: 0.5},
+	// Scripted: every episode up to σ 3; random: about 1 in 5.
+	manip.DrawerCloseName: {Noise: 1, RandomFraction: 0.6},
+	// Scripted at σ 0.8: about 93%, random: none. (Noise alone is steep
+	// here: σ 0.9 about 80%, 1.1 about 40%.)
+	manip.DrawerOpenName: {Noise: DefaultManipNoise, RandomFraction: 0.45},
 }
 
 // ManipDefaultRecipe is task's default recipe (koopq collect's --noise and
