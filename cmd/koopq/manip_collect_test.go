@@ -84,7 +84,7 @@ func TestCollectManipRandomFraction(t *testing.T) {
 		{[]string{"hopper-random-v2", "--random-fraction", "0.5"}, "--random-fraction"},
 	} {
 		bad := filepath.Join(dir, "bad")
-		expectCLIError(t, runCLI(t, dir, time.Minute, append(c.args, "--out", bad)...), c.want)
+		expectCLIError(t, runCLI(t, dir, time.Minute, append(append([]string{"collect"}, c.args...), "--out", bad)...), c.want)
 		if _, err := os.Stat(bad); !os.IsNotExist(err) {
 			t.Errorf("%v: --out made before the check failed (%v)", c.args, err)
 		}
