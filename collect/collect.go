@@ -68,8 +68,12 @@ type D4RLOptions struct {
 	// (metaworld-… names); 0 = DefaultManipEpisodes.
 	ManipEpisodes int
 	// ManipNoise is the action noise std of manipulation datasets; nil =
-	// DefaultManipNoise.
+	// the task's default (ManipDefaultRecipe).
 	ManipNoise *float64
+	// ManipRandomFraction is the share of uniformly random episodes of
+	// manipulation datasets (ManipConfig.RandomFraction); nil = the task's
+	// default (ManipDefaultRecipe).
+	ManipRandomFraction *float64
 
 	medium *runMediumResult // RunMedium's answer, computed once per WriteD4RLDatasets
 	goal   *goalPolicy      // the loaded goal-reaching policy (AntMaze names)

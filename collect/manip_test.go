@@ -148,7 +148,7 @@ with h5py.File(sys.argv[1], "r") as f:
 
 // Bad requests fail before anything is written.
 func TestManipCollectErrors(t *testing.T) {
-	neg := -0.1
+	neg, over, nan := -0.1, 1.5, math.NaN()
 	for _, c := range []struct {
 		names []string
 		opts  D4RLOptions
@@ -156,6 +156,10 @@ func TestManipCollectErrors(t *testing.T) {
 	}{
 		{[]string{manip.PushName}, D4RLOptions{Transitions: 1, ManipNoise: &neg}, "--noise"},
 		{[]string{manip.PushName}, D4RLOptions{Transitions: 1, ManipEpisodes: -1}, "--episodes"},
+		{[]string{manip.DoorCloseName}, D4RLOptions{Transitions: 1, ManipRandomFraction: &neg}, "--random-fraction"},
+		{[]string{manip.DoorCloseName}, D4RLOptions{Transitions: 1, ManipRandomFraction: &over}, "--random-fraction"},
+		{[]string{manip.DoorCloseName}, D4RLOptions{Transitions: 1, ManipRandomFraction: &nan}, "--random-fraction"},
+		{[]string{"hopper-random-v2"}, D4RLOptions{Transitions: 1, ManipRandomFraction: &over}, "--random-fraction"},
 		{[]string{manip.PushName}, D4RLOptions{Transitions: 1, FromRun: "x"}, "--from-run"},
 		{[]string{"hopper-random-v2"}, D4RLOptions{Transitions: 1, ManipEpisodes: 3}, "--episodes"},
 	} {

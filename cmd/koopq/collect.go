@@ -45,6 +45,7 @@ type collectOptions struct {
 	goalPolicy  string
 	episodes    int
 	noise       float64
+	randomFrac  float64
 
 	flags *pflag.FlagSet // the command's flags, to tell which were given
 }
@@ -90,10 +91,16 @@ func newCollectCmd() *cobra.Command {
 
    Manipulation datasets (MetaWorld-style tasks of koopq's own arm): the
    task's scripted controller with action noise N(0, --noise²) clipped to
-   [-1, 1], --episodes episodes of 500 steps (timeouts, never terminals),
-   with keys observations, actions, rewards, next_observations, terminals,
-   timeouts, infos/success (1 where the task's success test holds after the
-   step), metadata/*. Names: ` + strings.Join(collect.ManipDatasetNames(), ", ") + `.
+   [-1, 1], except a --random-fraction share of the episodes (picked per
+   episode from the seed) acted by uniformly random actions in [-1, 1];
+   --episodes episodes of 500 steps (timeouts, never terminals), with keys
+   observations, actions, rewards, next_observations, terminals, timeouts,
+   infos/success (1 where the task's success test holds after the step),
+   metadata/*. Per-task defaults of --noise and --random-fraction, chosen
+   so that about half the episodes reach the goal:
+` + manipRecipeHelp() + `
+   A task without a row gets noise ` + fmt.Sprint(collect.DefaultManipNoise) + ` and no random episodes; the flags
+   override the table.
 
 2. The SAC run that makes the behaviour policies (D4RL's recipe, resumable):
      koopq collect --env hopper --run-dir DIR [--sac-steps 1000000] [--seed 0]
@@ -122,13 +129,28 @@ func newCollectCmd() *cobra.Command {
 	return cmd
 }
 
+// manipRecipeHelp lists each manipulation dataset's default noise and
+// random fraction for collect's help, one indented line per task.
+func manipRecipeHelp() string {
+	var b strings.Builder
+	for _, n := range collect.ManipDatasetNames() {
+		r, own := collect.ManipDefaultRecipe(n)
+		note := ""
+		if !own {
+			note = "  (no row: the generic default)"
+		}
+		fmt.Fprintf(&b, "     %-27s --noise %-4g --random-fraction %g%s\n", n, r.Noise, r.RandomFraction, note)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // defaultCollectOptions is the flag defaults (the in-memory pipeline's
 // sizes; the --run-dir recipe run and D4RL names have their own, applied
 // when the flags are not given).
 func defaultCollectOptions() collectOptions {
 	return collectOptions{envName: "pendulum", out: "data", sacSteps: 20000, transitions: 100000, evalEvery: 1000,
 		hidden: []int{256, 256}, medium: 1.0 / 3, mediumBand: collect.D4RLMediumBand, expertBy: "final", ckptEvery: 10000,
-		episodes: collect.DefaultManipEpisodes, noise: collect.DefaultManipNoise}
+		episodes: collect.DefaultManipEpisodes}
 }
 
 // collectParams is the table of 'koopq collect' settings. Checks that
@@ -159,7 +181,8 @@ func collectParams() param.Table[collectOptions] {
 		param.New("checkpoint-every", "", "SAC steps between checkpoints of the --run-dir run", func(o *o) any { return &o.ckptEvery }, param.Positive),
 		param.New("export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)", func(o *o) any { return &o.export }, param.AnyValue),
 		param.New("episodes", "", "episodes of 500 steps in each manipulation dataset (metaworld-… names)", func(o *o) any { return &o.episodes }, param.Positive),
-		param.New("noise", "", "std of the Gaussian action noise of manipulation datasets (metaworld-… names), before clipping to [-1, 1]", func(o *o) any { return &o.noise }, param.NonNegative),
+		param.New("noise", "", "std of the Gaussian action noise of manipulation datasets (metaworld-… names), before clipping to [-1, 1] (default: the task's, see above)", func(o *o) any { return &o.noise }, param.NonNegative),
+		param.New("random-fraction", "", "share of a manipulation dataset's episodes acted by uniformly random actions instead of the noisy scripted controller (default: the task's, see above)", func(o *o) any { return &o.randomFrac }, param.Fraction),
 		param.New("goal-policy", "", "goal-reaching ant policy file (e.g. DIR/snapshots/actor-NNNNNNN.safetensors of a --env antgoal run) that steers AntMaze collection; default: the committed one", func(o *o) any { return &o.goalPolicy }, param.AnyValue),
 	}
 }
@@ -207,8 +230,8 @@ func (o *collectOptions) validate(args []string) error {
 	if o.allowBLAS && !o.resume {
 		return fmt.Errorf("--allow-backend-change only applies with --resume")
 	}
-	if (o.flags.Changed("episodes") || o.flags.Changed("noise")) && !slices.ContainsFunc(args, collect.IsManipDataset) {
-		return fmt.Errorf("--episodes and --noise size and perturb manipulation datasets: give their names (e.g. koopq collect %s)",
+	if (o.flags.Changed("episodes") || o.flags.Changed("noise") || o.flags.Changed("random-fraction")) && !slices.ContainsFunc(args, collect.IsManipDataset) {
+		return fmt.Errorf("--episodes, --noise and --random-fraction size and perturb manipulation datasets: give their names (e.g. koopq collect %s)",
 			strings.Join(collect.ManipDatasetNames(), " "))
 	}
 	if o.flags.Changed("transitions") && len(args) > 0 && !slices.ContainsFunc(args, func(n string) bool { return !collect.IsManipDataset(n) }) {
@@ -297,8 +320,14 @@ func (o *collectOptions) runDatasets(ctx context.Context, args []string) error {
 	progress, finish := stageBars()
 	opts := collect.D4RLOptions{Out: o.out, Transitions: o.transitionsOr(1_000_000), Seed: o.seed, FromRun: o.fromRun,
 		MediumBy: o.mediumBy, MediumBand: o.mediumBand, MediumEpisodes: o.mediumEps, GoalPolicy: o.goalPolicy}
-	if o.flags.Changed("episodes") || o.flags.Changed("noise") {
-		opts.ManipEpisodes, opts.ManipNoise = o.episodes, &o.noise
+	if o.flags.Changed("episodes") {
+		opts.ManipEpisodes = o.episodes
+	}
+	if o.flags.Changed("noise") {
+		opts.ManipNoise = &o.noise
+	}
+	if o.flags.Changed("random-fraction") {
+		opts.ManipRandomFraction = &o.randomFrac
 	}
 	files, err := collect.WriteD4RLDatasets(ctx, args, opts, progress)
 	finish()

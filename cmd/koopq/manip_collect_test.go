@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,4 +42,51 @@ func TestCollectManipulation(t *testing.T) {
 	expectCLIError(t, bad, "--noise", "metaworld-push-v2")
 	bad = runCLI(t, dir, time.Minute, "collect", "metaworld-push-v2", "--transitions", "1000", "--out", filepath.Join(dir, "bad"))
 	expectCLIError(t, bad, "--transitions", "--episodes")
+}
+
+// --random-fraction makes the picked episodes uniformly random (door-close:
+// random actions never close the door), is recorded in the file's metadata
+// and collect-d4rl.json, collect --help lists each task's default recipe,
+// and bad values are refused before --out is made.
+func TestCollectManipRandomFraction(t *testing.T) {
+	dir := t.TempDir()
+	h := runCLI(t, dir, time.Minute, "collect", "--help")
+	for _, n := range collect.ManipDatasetNames() {
+		r, _ := collect.ManipDefaultRecipe(n)
+		if !strings.Contains(h.Stdout, fmt.Sprintf("%-27s --noise %-4g --random-fraction %g", n, r.Noise, r.RandomFraction)) {
+			t.Errorf("collect --help lacks %s's recipe %+v", n, r)
+		}
+	}
+	if !strings.Contains(h.Stdout, "--random-fraction") || !strings.Contains(h.Stdout, "A task without a row gets noise 0.8") {
+		t.Error("collect --help does not describe --random-fraction and the fallback")
+	}
+	out := filepath.Join(dir, "data")
+	r := runCLI(t, dir, 2*time.Minute, "collect", "metaworld-door-close-v2", "--episodes", "2", "--noise", "0.5", "--random-fraction", "1", "--seed", "1", "--out", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "0.0% reach the goal (0)") {
+		t.Fatalf("collect: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	info := runCLI(t, dir, time.Minute, "dataset", "info", filepath.Join(out, "metaworld-door-close-v2.hdf5"))
+	for _, want := range []string{"0 of 2 episodes (0.0%) reach the goal", "random_fraction        1", "random_episodes        0,1"} {
+		if info.Code != 0 || !strings.Contains(info.Stdout, want) {
+			t.Errorf("dataset info lacks %q:\n%s%s", want, info.Stdout, info.Stderr)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, collect.D4RLSummaryFile))
+	if err != nil || !strings.Contains(string(b), "random fraction 1: 2 of 2 episodes uniformly random") {
+		t.Errorf("%s: %v\n%s", collect.D4RLSummaryFile, err, b)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"metaworld-door-close-v2", "--random-fraction", "1.5"}, "--random-fraction"},
+		{[]string{"metaworld-door-close-v2", "--random-fraction", "-0.1"}, "--random-fraction"},
+		{[]string{"hopper-random-v2", "--random-fraction", "0.5"}, "--random-fraction"},
+	} {
+		bad := filepath.Join(dir, "bad")
+		expectCLIError(t, runCLI(t, dir, time.Minute, append(append([]string{"collect"}, c.args...), "--out", bad)...), c.want)
+		if _, err := os.Stat(bad); !os.IsNotExist(err) {
+			t.Errorf("%v: --out made before the check failed (%v)", c.args, err)
+		}
+	}
 }
