@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/koopq/koopq/env/manip"
+	"github.com/koopq/koopq/env/panda"
 )
 
 // manipRows makes a manipulation dataset in memory and fails the test on
@@ -206,4 +207,33 @@ func pushReference(t *testing.T, cfg ManipConfig) *datasetRows {
 		}
 	}
 	return out
+}
+
+// TestRoboSuiteLiftDataset: robosuite-lift (env/panda) is a manipulation
+// dataset like the MetaWorld-style tasks: listed, collected from its
+// scripted controller with the same episode length (the size estimates
+// use it), deterministic given the seed, with the success flags.
+func TestRoboSuiteLiftDataset(t *testing.T) {
+	if !IsManipDataset(panda.LiftName) {
+		t.Fatalf("%s not among %v", panda.LiftName, ManipDatasetNames())
+	}
+	for _, n := range ManipDatasetNames() {
+		e, err := newManipEnv(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.MaxEpisodeSteps() != manip.MaxEpisodeSteps {
+			t.Errorf("%s: %d-step episodes, the size estimates assume %d", n, e.MaxEpisodeSteps(), manip.MaxEpisodeSteps)
+		}
+		e.Close()
+	}
+	cfg := ManipConfig{Task: panda.LiftName, Episodes: 2, Noise: 0.3, Seed: 3}
+	st, a := manipRows(t, cfg)
+	_, b := manipRows(t, cfg)
+	if a.hash != b.hash || len(a.success) != 2*manip.MaxEpisodeSteps {
+		t.Fatalf("lift: hashes %s %s, %d success flags", a.hash, b.hash, len(a.success))
+	}
+	if st.SuccessEpisodes != 2 {
+		t.Errorf("lift at σ 0.3: %d of 2 episodes lifted the cube, want 2 (the scripted controller lifts 100/100 at σ 0.3)", st.SuccessEpisodes)
+	}
 }

@@ -89,8 +89,8 @@ func newCollectCmd() *cobra.Command {
    is the committed one, or --goal-policy FILE (a snapshot of a
    'koopq collect --env antgoal --run-dir DIR' run).
 
-   Manipulation datasets (MetaWorld-style tasks of koopq's own arm): the
-   task's scripted controller with action noise N(0, --noise²) clipped to
+   Manipulation datasets (MetaWorld- and RoboSuite-style tasks of koopq's
+   own arms): the task's scripted controller with action noise N(0, --noise²) clipped to
    [-1, 1], except a --random-fraction share of the episodes (picked per
    episode from the seed) acted by uniformly random actions in [-1, 1];
    --episodes episodes of 500 steps (timeouts, never terminals), with keys
@@ -180,8 +180,8 @@ func collectParams() param.Table[collectOptions] {
 		param.New("medium-episodes", "", "stochastic episodes per snapshot until the medium policy is chosen (new runs: default 50); with --from-run/--export-policies: re-measure each snapshot's stochastic return over this many episodes before applying the medium rule (0: the run's own estimates)", func(o *o) any { return &o.mediumEps }, param.NonNegative),
 		param.New("checkpoint-every", "", "SAC steps between checkpoints of the --run-dir run", func(o *o) any { return &o.ckptEvery }, param.Positive),
 		param.New("export-policies", "", "copy the medium/expert policies of --run-dir into this directory and its manifest.json (how policies/data is made)", func(o *o) any { return &o.export }, param.AnyValue),
-		param.New("episodes", "", "episodes of 500 steps in each manipulation dataset (metaworld-… names)", func(o *o) any { return &o.episodes }, param.Positive),
-		param.New("noise", "", "std of the Gaussian action noise of manipulation datasets (metaworld-… names), before clipping to [-1, 1] (default: the task's, see above)", func(o *o) any { return &o.noise }, param.NonNegative),
+		param.New("episodes", "", "episodes of 500 steps in each manipulation dataset (metaworld-… and robosuite-… names)", func(o *o) any { return &o.episodes }, param.Positive),
+		param.New("noise", "", "std of the Gaussian action noise of manipulation datasets (metaworld-… and robosuite-… names), before clipping to [-1, 1] (default: the task's, see above)", func(o *o) any { return &o.noise }, param.NonNegative),
 		param.New("random-fraction", "", "share of a manipulation dataset's episodes acted by uniformly random actions instead of the noisy scripted controller (default: the task's, see above)", func(o *o) any { return &o.randomFrac }, param.Fraction),
 		param.New("goal-policy", "", "goal-reaching ant policy file (e.g. DIR/snapshots/actor-NNNNNNN.safetensors of a --env antgoal run) that steers AntMaze collection; default: the committed one", func(o *o) any { return &o.goalPolicy }, param.AnyValue),
 	}
