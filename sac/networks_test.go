@@ -78,3 +78,29 @@ func TestNetworkShapesAndInit(t *testing.T) {
 		}
 	}
 }
+
+// TestActionScaleMapsTheBox: on an asymmetric box, ToEnv sends −1, 0, 1 to
+// the low bound, the middle and the high bound; FromEnv inverts it on
+// several rows at once (indices modulo the action size) and clips values
+// outside the box to ±1.
+func TestActionScaleMapsTheBox(t *testing.T) {
+	s := ActionScale{Low: []float32{0, -2}, High: []float32{4, 1}}
+	out := make([]float64, 2)
+	for _, c := range []struct{ a, want []float64 }{
+		{[]float64{-1, -1}, []float64{0, -2}}, {[]float64{1, 1}, []float64{4, 1}},
+		{[]float64{0, 0}, []float64{2, -0.5}}, {[]float64{0.5, -0.5}, []float64{3, -1.25}},
+	} {
+		s.ToEnv([]float32{float32(c.a[0]), float32(c.a[1])}, out)
+		if math.Abs(out[0]-c.want[0]) > 1e-6 || math.Abs(out[1]-c.want[1]) > 1e-6 {
+			t.Errorf("ToEnv(%v) = %v, want %v", c.a, out, c.want)
+		}
+	}
+	rows := []float32{0, -2, 4, 1, 3, -1.25, 9, -7}
+	want := []float32{-1, -1, 1, 1, 0.5, -0.5, 1, -1}
+	s.FromEnv(rows)
+	for i := range rows {
+		if math.Abs(float64(rows[i]-want[i])) > 1e-6 {
+			t.Fatalf("FromEnv = %v, want %v", rows, want)
+		}
+	}
+}
