@@ -348,6 +348,10 @@ func behaviour(envName, role string, opts *D4RLOptions) (*sac.Policy, string, st
 // are collected after the others with D4RL's AntMaze recipe (see
 // AntMazeDataset) steered by opts.GoalPolicy or the committed goal-reaching
 // policy.
+//
+// progress, if non-nil, sees each rollout as a stage named after its
+// dataset ("hopper-medium-v2 medium", "antmaze-umaze-v2", "<task>
+// episodes").
 func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, progress meter.Staged) ([]D4RLFile, error) {
 	mazes, manips, others, srcs, err := checkD4RLRequest(names, &opts)
 	if err != nil {

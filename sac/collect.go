@@ -47,7 +47,9 @@ type CollectInfo struct {
 //   - medium-replay: the replay buffer up to the medium snapshot;
 //   - medium-expert: medium followed by expert.
 //
-// Policies act stochastically, as D4RL's SAC data was generated.
+// Policies act stochastically, as D4RL's SAC data was generated. progress,
+// if non-nil, sees the stages "random", "sac" (env steps), "medium" and
+// "expert" (transitions).
 func Collect(ctx context.Context, cfg CollectConfig, progress meter.Staged) (map[string]*dataset.Dataset, *CollectInfo, error) {
 	if cfg.Transitions <= 0 || cfg.EvalEvery <= 0 || cfg.EvalEpisodes <= 0 || cfg.SAC.TotalSteps <= 0 {
 		return nil, nil, fmt.Errorf("collect: transitions, eval_every, eval_episodes and SAC steps must be positive")
