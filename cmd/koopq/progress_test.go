@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +72,33 @@ func TestBarQuiet(t *testing.T) {
 	b.finish()
 	if buf.Len() != 0 {
 		t.Fatalf("quiet bar printed %q", buf.String())
+	}
+}
+
+// stageBars keeps one bar per stage, in the order the stages first
+// reported, each with its own total and message; off a terminal finish
+// prints each bar's final line.
+func TestStageBarsOneBarPerStage(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = f
+	defer func() { os.Stderr = saved }()
+	progress, finish := stageBars()
+	progress("hopper-medium-v2 medium", 0, 10, "")
+	progress("sac", 0, 5, "")
+	progress("hopper-medium-v2 medium", 10, 10, "ok")
+	progress("sac", 5, 5, "")
+	finish()
+	os.Stderr = saved
+	out, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "hopper-medium-v2 medium 10/10 (100%) ok\nsac 5/5 (100%)\n"
+	if string(out) != want {
+		t.Errorf("stage bars printed %q, want %q", out, want)
 	}
 }
