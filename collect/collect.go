@@ -352,7 +352,11 @@ func behaviour(envName, role string, opts *D4RLOptions) (*sac.Policy, string, st
 // are collected after the others with D4RL's AntMaze recipe (see
 // AntMazeDataset) steered by opts.GoalPolicy or the committed goal-reaching
 // policy.
-func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, progress func(stage string, done, total int)) ([]D4RLFile, error) {
+//
+// progress, if non-nil, sees each rollout as a stage named after its
+// dataset ("hopper-medium-v2 medium", "antmaze-umaze-v2", "<task>
+// episodes").
+func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, progress meter.Staged) ([]D4RLFile, error) {
 	mazes, manips, others, srcs, err := checkD4RLRequest(names, &opts)
 	if err != nil {
 		return nil, err
@@ -370,22 +374,14 @@ func WriteD4RLDatasets(ctx context.Context, names []string, opts D4RLOptions, pr
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		var stage meter.Progress
-		if progress != nil {
-			stage = func(done, total int, _ string) { progress(name, done, total) }
-		}
-		f, err := writeAntMaze(name, &opts, stage)
+		f, err := writeAntMaze(name, &opts, meter.Stage(progress, name))
 		if err != nil {
 			return out, err
 		}
 		out = append(out, f)
 	}
 	for _, name := range manips {
-		var stage meter.Progress
-		if progress != nil {
-			stage = func(done, total int, _ string) { progress(name+" episodes", done, total) }
-		}
-		f, err := writeManip(ctx, name, &opts, stage)
+		f, err := writeManip(ctx, name, &opts, meter.Stage(progress, name+" episodes"))
 		if err != nil {
 			return out, err
 		}
@@ -455,7 +451,7 @@ type d4rlJob struct {
 	opts     *D4RLOptions
 	src      d4rlSource
 	label    string
-	progress func(stage string, done, total int)
+	progress meter.Staged
 	name     string // <env>-<kind>-v2
 	f        D4RLFile
 }
@@ -497,10 +493,7 @@ func (j *d4rlJob) write() (D4RLFile, error) {
 // stage returns the progress callback of one rollout (nil without
 // progress).
 func (j *d4rlJob) stage(what string) meter.Progress {
-	if j.progress == nil {
-		return nil
-	}
-	return func(done, total int, _ string) { j.progress(j.name+" "+what, done, total) }
+	return meter.Stage(j.progress, j.name+" "+what)
 }
 
 // generate makes the dataset's transitions by its kind, recording its

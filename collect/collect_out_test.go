@@ -31,7 +31,7 @@ func unwritableDir(t *testing.T) string {
 func TestCollectChecksOutBeforeRollouts(t *testing.T) {
 	dir := unwritableDir(t)
 	rolled := false
-	progress := func(string, int, int) { rolled = true }
+	progress := func(string, int, int, string) { rolled = true }
 	_, err := WriteD4RLDatasets(context.Background(), []string{"hopper-random-v2"}, D4RLOptions{Out: dir, Transitions: 50}, progress)
 	if err == nil || !strings.Contains(err.Error(), "--out /proc: cannot write files there") || rolled {
 		t.Errorf("WriteD4RLDatasets into %s: %v (rollout started: %v)", dir, err, rolled)

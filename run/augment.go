@@ -7,6 +7,7 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/rundir"
 )
@@ -38,8 +39,8 @@ const KoopmanCheckpointFile = "koopman.ckpt"
 // (may be empty) is augment.Options.CacheDir: where the precompute cache is
 // kept between runs. progress, if non-nil, sees the Koopman training's
 // epochs and the precompute (message "koopman precompute").
-func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, cacheDir string, progress ProgressFunc) (augment.Augmenter, error) {
-	var phased PhaseProgressFunc
+func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, cacheDir string, progress meter.Progress) (augment.Augmenter, error) {
+	var phased meter.Staged // the messages name the phase already
 	if progress != nil {
 		phased = func(_ string, done, total int, msg string) { progress(done, total, msg) }
 	}
@@ -48,7 +49,7 @@ func BuildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 
 // buildAugmenter is BuildAugmenter reporting the Koopman training as
 // PhaseKoopman and the precompute as PhasePrecompute.
-func buildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, cacheDir string, progress PhaseProgressFunc) (augment.Augmenter, error) {
+func buildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset, dir *Dir, cacheDir string, progress meter.Staged) (augment.Augmenter, error) {
 	opts := augment.DefaultOptions()
 	opts.Params, opts.GaussianSigma = cfg.AugmentParams, cfg.GaussianSigma
 	opts.Dataset, opts.Env = data, cfg.Env
@@ -71,11 +72,7 @@ func buildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 			if dir != nil {
 				ckpt = dir.File(KoopmanCheckpointFile)
 			}
-			var epochs ProgressFunc
-			if progress != nil {
-				epochs = func(done, total int, msg string) { progress(PhaseKoopman, done, total, msg) }
-			}
-			m, res, err := trainKoopman(ctx, data, cfg.KoopmanTrain, cfg.KoopmanHidden, cfg.KoopmanLatent, ckpt, epochs)
+			m, res, err := trainKoopman(ctx, data, cfg.KoopmanTrain, cfg.KoopmanHidden, cfg.KoopmanLatent, ckpt, meter.Stage(progress, PhaseKoopman))
 			if err != nil {
 				return nil, err
 			}
@@ -103,13 +100,13 @@ func buildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 // checkpoint, when not "", is koopman.TrainOptions.Checkpoint: the training
 // continues from that file if it exists and keeps its state there after
 // every epoch. A cancelled ctx is an error (no half-trained model).
-func TrainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainConfig, hidden []int, latent int, checkpoint string, progress ProgressFunc) (*koopman.Model, error) {
+func TrainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainConfig, hidden []int, latent int, checkpoint string, progress meter.Progress) (*koopman.Model, error) {
 	m, _, err := trainKoopman(ctx, data, tc, hidden, latent, checkpoint, progress)
 	return m, err
 }
 
 // trainKoopman is TrainKoopman that also returns the training's result.
-func trainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainConfig, hidden []int, latent int, checkpoint string, progress ProgressFunc) (*koopman.Model, *koopman.TrainResult, error) {
+func trainKoopman(ctx context.Context, data *dataset.Dataset, tc koopman.TrainConfig, hidden []int, latent int, checkpoint string, progress meter.Progress) (*koopman.Model, *koopman.TrainResult, error) {
 	mc := koopman.DefaultModelConfig(data.ObsDim, data.ActDim)
 	if len(hidden) > 0 {
 		mc.Hidden = hidden

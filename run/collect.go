@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -26,7 +27,7 @@ type CollectResult struct {
 // in-memory datasets too. This is the small in-memory pipeline (toy scale,
 // classic control) that Demo runs; package collect's SACRunConfig and
 // WriteD4RLDatasets are D4RL's full recipe.
-func Collect(ctx context.Context, cfg sac.CollectConfig, outDir string, progress func(stage string, done, total int)) (map[string]*dataset.Dataset, *CollectResult, error) {
+func Collect(ctx context.Context, cfg sac.CollectConfig, outDir string, progress meter.Staged) (map[string]*dataset.Dataset, *CollectResult, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("collect: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/sac"
 )
@@ -62,7 +63,7 @@ type DemoResult struct {
 // Demo runs the built-in experiment under outDir and writes results.json,
 // table.md and curves.png there. log receives human-readable progress lines;
 // progress drives a bar for the current stage.
-func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, progress PhaseProgressFunc) (*DemoResult, error) {
+func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, progress meter.Staged) (*DemoResult, error) {
 	start := time.Now()
 	// Check the training settings of every method before the long collection.
 	for _, m := range cfg.Methods {
@@ -73,11 +74,7 @@ func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, pro
 		}
 	}
 	fmt.Fprintf(log, "[1/3] collecting %s datasets with SAC (%d env steps, %d transitions each)\n", cfg.Collect.Env, cfg.Collect.SAC.TotalSteps, cfg.Collect.Transitions)
-	data, col, err := Collect(ctx, cfg.Collect, filepath.Join(outDir, "data"), func(stage string, done, total int) {
-		if progress != nil {
-			progress(stage, done, total, "")
-		}
-	})
+	data, col, err := Collect(ctx, cfg.Collect, filepath.Join(outDir, "data"), progress)
 	if err != nil {
 		return nil, err
 	}
@@ -98,11 +95,7 @@ func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, pro
 			}
 			fmt.Fprintf(log, "[2/3] Koopman model %d/%d on %s (%d transitions)\n", i+1, len(cfg.Datasets), name, d.Len())
 			tc := cfg.Train.KoopmanTrain
-			m, err := TrainKoopman(ctx, d, tc, cfg.Train.KoopmanHidden, cfg.Train.KoopmanLatent, "", func(done, total int, msg string) {
-				if progress != nil {
-					progress("koopman "+name, done, total, msg)
-				}
-			})
+			m, err := TrainKoopman(ctx, d, tc, cfg.Train.KoopmanHidden, cfg.Train.KoopmanLatent, "", meter.Stage(progress, "koopman "+name))
 			if err != nil {
 				return nil, err
 			}
@@ -130,11 +123,7 @@ func Demo(ctx context.Context, cfg DemoConfig, outDir string, log io.Writer, pro
 					return nil, err
 				}
 				fmt.Fprintf(log, "[3/3] run %d/%d: CQL on %s-%s, augment %s, seed %d\n", k, total, cfg.Collect.Env, name, method, s)
-				r, err := TrainWith(ctx, t, dir, data[name], TrainOptions{Progress: func(phase string, done, tot int, msg string) {
-					if progress != nil {
-						progress(fmt.Sprintf("%s/%s/s%d %s", name, method, s, phase), done, tot, msg)
-					}
-				}})
+				r, err := TrainWith(ctx, t, dir, data[name], TrainOptions{Progress: meter.Within(progress, fmt.Sprintf("%s/%s/s%d", name, method, s))})
 				if err != nil {
 					return nil, err
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -30,9 +31,19 @@ func TestDemoPipeline(t *testing.T) {
 	cfg.Train.KoopmanHidden = []int{16, 16}
 	cfg.Train.KoopmanTrain.MaxEpochs = 2
 	out := t.TempDir()
-	res, err := Demo(context.Background(), cfg, out, io.Discard, nil)
+	var stages []string // in the order they first reported
+	res, err := Demo(context.Background(), cfg, out, io.Discard, func(stage string, _, _ int, _ string) {
+		if !slices.Contains(stages, stage) {
+			stages = append(stages, stage)
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	wantStages := []string{"random", "sac", "medium", "expert", "koopman medium", "medium/none/s0 bc", "medium/none/s0 cql",
+		"medium/kfc++/s0 precompute", "medium/kfc++/s0 bc", "medium/kfc++/s0 cql"}
+	if !slices.Equal(stages, wantStages) {
+		t.Errorf("progress stages %q, want %q", stages, wantStages)
 	}
 	if len(res.Cells) != 2 || len(res.Cells[1].Scores) != 1 {
 		t.Fatalf("cells %+v", res.Cells)

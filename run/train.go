@@ -129,22 +129,15 @@ func resumedSegments(meta map[string]string, step int) ([]Segment, error) {
 	return segs, nil
 }
 
-// ProgressFunc reports progress of long work: done of total units, with a
-// short status message. It is the module's one progress type, meter.Progress.
-type ProgressFunc = meter.Progress
-
-// PhaseProgressFunc reports progress within a named phase (PhaseKoopman,
-// PhasePrecompute, PhaseBC, PhaseCQL): done of total units of that phase.
-type PhaseProgressFunc func(phase string, done, total int, msg string)
-
 // TrainOptions are the knobs of TrainWith that are not part of the
 // experiment's configuration.
 type TrainOptions struct {
 	// Resume continues the run in dir from its latest checkpoint (see
 	// TrainWith for what may differ from the recorded config).
 	Resume bool
-	// Progress, if non-nil, receives per-phase progress.
-	Progress PhaseProgressFunc
+	// Progress, if non-nil, receives progress within each phase, the phase
+	// (PhaseKoopman, PhasePrecompute, PhaseBC, PhaseCQL) as its stage.
+	Progress meter.Staged
 	// AugmentCache, when not empty, is the directory where Koopman
 	// augmenters keep their precompute cache between runs
 	// (augment.Options.CacheDir): runs on the same model, dataset and
@@ -286,12 +279,8 @@ func checkKoopmanModel(cfg TrainConfig, data *dataset.Dataset) error {
 
 // Train runs (or, with resume, continues) an offline CQL experiment in dir;
 // see TrainWith. progress, if non-nil, sees every phase's progress.
-func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset, resume bool, progress ProgressFunc) (*TrainResult, error) {
-	opts := TrainOptions{Resume: resume}
-	if progress != nil {
-		opts.Progress = func(phase string, done, total int, msg string) { progress(done, total, phase+" "+msg) }
-	}
-	return TrainWith(ctx, cfg, dir, data, opts)
+func Train(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dataset, resume bool, progress meter.Progress) (*TrainResult, error) {
+	return TrainWith(ctx, cfg, dir, data, TrainOptions{Resume: resume, Progress: meter.Flat(progress)})
 }
 
 // TrainWith runs (or, with opts.Resume, continues) an offline CQL experiment
@@ -464,7 +453,7 @@ type trainRun struct {
 	dir      *Dir
 	train    *dataset.Dataset // what the learner samples
 	held     *dataset.Dataset // Env EnvNone: the held-out episodes; else nil
-	progress PhaseProgressFunc
+	progress meter.Staged
 	start    time.Time // of the process (TrainWith's call)
 
 	aug     augment.Augmenter

@@ -47,8 +47,10 @@ type CollectInfo struct {
 //   - medium-replay: the replay buffer up to the medium snapshot;
 //   - medium-expert: medium followed by expert.
 //
-// Policies act stochastically, as D4RL's SAC data was generated.
-func Collect(ctx context.Context, cfg CollectConfig, progress func(stage string, done, total int)) (map[string]*dataset.Dataset, *CollectInfo, error) {
+// Policies act stochastically, as D4RL's SAC data was generated. progress,
+// if non-nil, sees the stages "random", "sac" (env steps), "medium" and
+// "expert" (transitions).
+func Collect(ctx context.Context, cfg CollectConfig, progress meter.Staged) (map[string]*dataset.Dataset, *CollectInfo, error) {
 	if cfg.Transitions <= 0 || cfg.EvalEvery <= 0 || cfg.EvalEpisodes <= 0 || cfg.SAC.TotalSteps <= 0 {
 		return nil, nil, fmt.Errorf("collect: transitions, eval_every, eval_episodes and SAC steps must be positive")
 	}
@@ -67,7 +69,7 @@ func Collect(ctx context.Context, cfg CollectConfig, progress func(stage string,
 
 	// Random: an untrained actor (D4RL's "random" is a randomly initialized policy).
 	randomActor := NewActor(cfg.SAC.Net, obsDim, actDim, rand.New(rand.NewPCG(cfg.SAC.Seed, 0xabc)))
-	out["random"], err = Rollouts(ctx, e, NewPolicy(randomActor, nil, scale), cfg.Transitions, rng, progressStage(progress, "random"))
+	out["random"], err = Rollouts(ctx, e, NewPolicy(randomActor, nil, scale), cfg.Transitions, rng, meter.Stage(progress, "random"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -75,7 +77,7 @@ func Collect(ctx context.Context, cfg CollectConfig, progress func(stage string,
 
 	var snaps []Snapshot
 	evalRng := rand.New(rand.NewPCG(cfg.SAC.Seed, 0xe7a1))
-	_, replay, err := Train(ctx, cfg.SAC, e, cfg.EvalEvery, func(ag *Agent, p Progress) bool {
+	_, replay, err := Train(ctx, cfg.SAC, e, cfg.EvalEvery, func(ag *Agent, p TrainStats) bool {
 		pol := NewPolicy(ag.Actor, nil, scale)
 		ret, err := deterministicReturn(cfg.Env, pol, cfg.EvalEpisodes, evalRng)
 		if err != nil {
@@ -83,7 +85,7 @@ func Collect(ctx context.Context, cfg CollectConfig, progress func(stage string,
 		}
 		snaps = append(snaps, Snapshot{Step: p.Step, Return: ret, ReplayLen: p.Step, actorState: cloneParams(ag.Actor.Params())})
 		if progress != nil {
-			progress("sac", p.Step, cfg.SAC.TotalSteps)
+			progress("sac", p.Step, cfg.SAC.TotalSteps, "")
 		}
 		return true
 	})
@@ -114,7 +116,7 @@ func Collect(ctx context.Context, cfg CollectConfig, progress func(stage string,
 	}{{"medium", snaps[med]}, {"expert", snaps[best]}} {
 		actor := NewActor(cfg.SAC.Net, obsDim, actDim, rand.New(rand.NewPCG(0, 0)))
 		nn.CopyParams(actor.Params(), which.s.actorState)
-		out[which.name], err = Rollouts(ctx, e, NewPolicy(actor, nil, scale), cfg.Transitions, rng, progressStage(progress, which.name))
+		out[which.name], err = Rollouts(ctx, e, NewPolicy(actor, nil, scale), cfg.Transitions, rng, meter.Stage(progress, which.name))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -129,13 +131,6 @@ func Collect(ctx context.Context, cfg CollectConfig, progress func(stage string,
 		}
 	}
 	return out, info, nil
-}
-
-func progressStage(p func(string, int, int), stage string) meter.Progress {
-	if p == nil {
-		return nil
-	}
-	return func(done, total int, _ string) { p(stage, done, total) }
 }
 
 func cloneParams(ps []*nn.Param) []*nn.Param {

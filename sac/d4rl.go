@@ -89,7 +89,7 @@ func Generate(ctx context.Context, envName string, p *Policy, n int, seed uint64
 			errs[k] = err
 			return
 		}
-		parts[k], errs[k] = rollout(ctx, e, pols[k], counts[k], rand.New(rand.NewPCG(seed, uint64(k))), func(d int) {
+		parts[k], errs[k] = rollout(ctx, e, pols[k], counts[k], rand.New(rand.NewPCG(seed, uint64(k))), func(d, _ int, _ string) {
 			done[k].Store(int64(d))
 			if k == 0 {
 				report()
@@ -115,7 +115,7 @@ func Generate(ctx context.Context, envName string, p *Policy, n int, seed uint64
 	return out, nil
 }
 
-func rollout(ctx context.Context, e env.Env, p *Policy, n int, rng *rand.Rand, progress func(done int)) (*Generated, error) {
+func rollout(ctx context.Context, e env.Env, p *Policy, n int, rng *rand.Rand, progress meter.Progress) (*Generated, error) {
 	S, A := e.ObservationSpace().Dim(), e.ActionSpace().Dim()
 	nq, nv := 0, 0
 	mj, isMJ := e.(qposer)
@@ -131,7 +131,7 @@ func rollout(ctx context.Context, e env.Env, p *Policy, n int, rng *rand.Rand, p
 				return nil, ctx.Err()
 			}
 			if progress != nil {
-				progress(i)
+				progress(i, n, "")
 			}
 		}
 		logp := p.SampleLogProb(obs, rng, act)

@@ -143,8 +143,11 @@ type ResumeOptions struct {
 	AllowBLASChange bool
 }
 
-// RunProgress is reported to Run's callback every 1000 env steps.
-type RunProgress struct {
+// RunStats are an online run's statistics, reported to the onStats
+// callback of StartRun, Run and Resume every 1000 env steps and at every
+// snapshot. Like koopman.EpochStats, they are a typed event, not a
+// meter.Progress: the caller prints the snapshot's returns, not a count.
+type RunStats struct {
 	Step, Total int
 	Episodes    int
 	LastReturn  float64      // return of the last finished training episode
@@ -195,8 +198,8 @@ type qposer interface {
 }
 
 // StartRun begins a new run in dir (which must not hold one) and runs it to
-// the end. See Run.
-func StartRun(ctx context.Context, cfg RunConfig, dir string, progress func(RunProgress)) (*RunResult, error) {
+// the end. See Run; onStats, if non-nil, receives the run's RunStats.
+func StartRun(ctx context.Context, cfg RunConfig, dir string, onStats func(RunStats)) (*RunResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -212,7 +215,7 @@ func StartRun(ctx context.Context, cfg RunConfig, dir string, progress func(RunP
 	if err := writeJSONAtomic(filepath.Join(dir, runConfigFile), cfg); err != nil {
 		return nil, err
 	}
-	return Run(ctx, dir, progress)
+	return Run(ctx, dir, onStats)
 }
 
 // ReadRunConfig reads the config of the run in dir.
@@ -264,12 +267,12 @@ func ReadRunResult(dir string) (*RunResult, error) {
 // checkpoint's count are discarded on resume. A run killed at any moment
 // (kill -9) and resumed therefore ends with the same bytes as one never
 // interrupted.
-func Run(ctx context.Context, dir string, progress func(RunProgress)) (*RunResult, error) {
-	return Resume(ctx, dir, ResumeOptions{}, progress)
+func Run(ctx context.Context, dir string, onStats func(RunStats)) (*RunResult, error) {
+	return Resume(ctx, dir, ResumeOptions{}, onStats)
 }
 
 // Resume is Run with options; see ResumeOptions.
-func Resume(ctx context.Context, dir string, opts ResumeOptions, progress func(RunProgress)) (*RunResult, error) {
+func Resume(ctx context.Context, dir string, opts ResumeOptions, onStats func(RunStats)) (*RunResult, error) {
 	r, err := openOnlineRun(dir)
 	if err != nil {
 		return nil, err
@@ -295,7 +298,7 @@ func Resume(ctx context.Context, dir string, opts ResumeOptions, progress func(R
 		if ctx.Err() != nil {
 			return nil, r.interrupt(ctx.Err())
 		}
-		if err := r.step(progress); err != nil {
+		if err := r.step(onStats); err != nil {
 			return nil, err
 		}
 	}
@@ -561,8 +564,8 @@ func (r *onlineRun) snapshot() (RunSnapshot, error) {
 }
 
 // step takes one env step, the updates after it, then the snapshot,
-// checkpoint and progress report due at the new step count.
-func (r *onlineRun) step(progress func(RunProgress)) error {
+// checkpoint and statistics report (onStats) due at the new step count.
+func (r *onlineRun) step(onStats func(RunStats)) error {
 	if err := r.collect(); err != nil {
 		return err
 	}
@@ -581,8 +584,8 @@ func (r *onlineRun) step(progress func(RunProgress)) error {
 			return err
 		}
 	}
-	if progress != nil && (st.Step%1000 == 0 || snap != nil) {
-		progress(RunProgress{Step: st.Step, Total: r.cfg.SAC.TotalSteps, Episodes: st.Episodes, LastReturn: st.LastReturn,
+	if onStats != nil && (st.Step%1000 == 0 || snap != nil) {
+		onStats(RunStats{Step: st.Step, Total: r.cfg.SAC.TotalSteps, Episodes: st.Episodes, LastReturn: st.LastReturn,
 			Snapshot: snap, StepsPerSec: float64(st.Step-r.startStep) / time.Since(r.started).Seconds()})
 	}
 	return nil

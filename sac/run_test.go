@@ -139,7 +139,7 @@ func TestRunCancelCheckpointsAndKernelCheck(t *testing.T) {
 	cfg := tinyRun()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := StartRun(ctx, cfg, dir, func(p RunProgress) {
+	_, err := StartRun(ctx, cfg, dir, func(p RunStats) {
 		if p.Step == 1000 {
 			cancel()
 		}
@@ -211,7 +211,7 @@ func TestRunRefusesNonFiniteWeights(t *testing.T) {
 	cfg := tinyRun()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := StartRun(ctx, cfg, dir, func(p RunProgress) {
+	if _, err := StartRun(ctx, cfg, dir, func(p RunStats) {
 		if p.Step == 1000 {
 			cancel()
 		}

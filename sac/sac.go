@@ -298,8 +298,9 @@ func Scale(e env.Env) (ActionScale, error) {
 	return s, nil
 }
 
-// Progress is reported to the callback of Train every EvalEvery env steps.
-type Progress struct {
+// TrainStats are the statistics reported to the onStats callback of Train
+// every `every` env steps (a typed event, like RunStats).
+type TrainStats struct {
 	Step       int     // environment steps taken
 	Episodes   int     // finished episodes
 	LastReturn float64 // return of the last finished episode
@@ -308,12 +309,12 @@ type Progress struct {
 
 // Train runs online SAC on e for cfg.TotalSteps environment steps in
 // memory (no checkpoints; for short classic-control runs; Run is the
-// resumable D4RL-recipe run), storing
-// every transition in the returned replay buffer (env-unit actions). cb, if
-// non-nil, is called every every steps with the agent and progress; it may
-// copy the policy (e.g. to snapshot a "medium" policy) and may stop training
-// by returning false.
-func Train(ctx context.Context, cfg Config, e env.Env, every int, cb func(*Agent, Progress) bool) (*Agent, *dataset.Dataset, error) {
+// resumable D4RL-recipe run), storing every transition in the returned
+// replay buffer (env-unit actions). onStats, if non-nil, is called every
+// every steps with the agent and its statistics; it may copy the policy
+// (e.g. to snapshot a "medium" policy) and may stop training by returning
+// false.
+func Train(ctx context.Context, cfg Config, e env.Env, every int, onStats func(*Agent, TrainStats) bool) (*Agent, *dataset.Dataset, error) {
 	scale, err := Scale(e)
 	if err != nil {
 		return nil, nil, err
@@ -361,8 +362,8 @@ func Train(ctx context.Context, cfg Config, e env.Env, every int, cb func(*Agent
 				st = ag.Update(batch, rng)
 			}
 		}
-		if cb != nil && every > 0 && step%every == 0 {
-			if !cb(ag, Progress{Step: step, Episodes: episodes, LastReturn: lastRet, Stats: st}) {
+		if onStats != nil && every > 0 && step%every == 0 {
+			if !onStats(ag, TrainStats{Step: step, Episodes: episodes, LastReturn: lastRet, Stats: st}) {
 				break
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/koopq/koopq/env"
 	_ "github.com/koopq/koopq/env/classic" // registers pendulum etc.
 	_ "github.com/koopq/koopq/env/mujoco"  // registers hopper etc.
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/nn"
 	"github.com/koopq/koopq/run"
@@ -351,7 +352,7 @@ func (w *symWork) deltaS(st []float32) ([]float64, float64) {
 // and records ΔE = ‖s̃_{t+1} − M(s̃_t, a_t)‖, split into positions and
 // velocities. progress (may be nil) is called per variant. cfg.ShiftL2 must
 // be empty (see Magnitudes).
-func Run(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg Config, progress run.ProgressFunc) (*Result, error) {
+func Run(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg Config, progress meter.Progress) (*Result, error) {
 	if len(cfg.ShiftL2) > 0 {
 		return nil, fmt.Errorf("symcheck: shift-l2 %v is set: calibrated magnitudes are Magnitudes' job", cfg.ShiftL2)
 	}
@@ -479,7 +480,7 @@ func prepareSymcheck(m *koopman.Model, data *dataset.Dataset, cfg Config) (*symP
 // measurement and the s4rl-n row (and its comparison). It also returns the
 // kfc++ row's mean ‖s̃_t − s_t‖₂ over all state dimensions (the quantity
 // --shift-l2 sets).
-func (p *symPrep) study(ctx context.Context, shiftSigma float64, calibrated bool, progress run.ProgressFunc) (*Result, float64, error) {
+func (p *symPrep) study(ctx context.Context, shiftSigma float64, calibrated bool, progress meter.Progress) (*Result, float64, error) {
 	s := p.newStudy(ctx, shiftSigma, calibrated, progress)
 	w := p.w
 	gSym, symStates, err := s.kfcpp()
@@ -537,7 +538,7 @@ type symStudy struct {
 	ctx        context.Context
 	cfg        Config
 	calibrated bool
-	progress   run.ProgressFunc
+	progress   meter.Progress
 	rng        *rand.Rand
 	nVars      int // variants to simulate, for progress
 	res        *Result
@@ -555,7 +556,7 @@ type symShifted struct {
 }
 
 // newStudy starts a study at scale shiftSigma with an empty result.
-func (p *symPrep) newStudy(ctx context.Context, shiftSigma float64, calibrated bool, progress run.ProgressFunc) *symStudy {
+func (p *symPrep) newStudy(ctx context.Context, shiftSigma float64, calibrated bool, progress meter.Progress) *symStudy {
 	cfg, w, data := p.cfg, p.w, p.data
 	cfg.ShiftSigma = shiftSigma
 	pcg := p.pcg

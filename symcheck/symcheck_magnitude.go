@@ -9,6 +9,7 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/run"
 )
@@ -88,7 +89,7 @@ type MagnitudesResult struct {
 // augmenter; σ fitted like the random rows' λ so that its mean ΔS equals
 // kfc++'s) and compares kfc++ with it too. Every magnitude uses the same
 // ε, z and noise draws, scaled.
-func Magnitudes(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg Config, progress run.ProgressFunc) (*MagnitudesResult, error) {
+func Magnitudes(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cfg Config, progress meter.Progress) (*MagnitudesResult, error) {
 	if err := CheckShiftL2(cfg.ShiftL2); err != nil {
 		return nil, fmt.Errorf("symcheck: %w", err)
 	}
@@ -111,7 +112,7 @@ func Magnitudes(ctx context.Context, m *koopman.Model, data *dataset.Dataset, cf
 		if err != nil {
 			return nil, fmt.Errorf("symcheck: kfc++ at --shift-l2 %.3g: %w", x, err)
 		}
-		var pr run.ProgressFunc
+		var pr meter.Progress
 		if progress != nil {
 			pr = func(done, total int, msg string) { progress(done, total, fmt.Sprintf("shift-l2 %.3g: %s", x, msg)) }
 		}

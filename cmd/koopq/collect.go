@@ -16,6 +16,7 @@ import (
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/manip"
 	"github.com/koopq/koopq/env/mujoco"
+	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
@@ -417,7 +418,7 @@ func (o *collectOptions) runSAC(ctx context.Context) error {
 	}
 	b := newBar(cfg.SAC.TotalSteps, "sac "+cfg.Env)
 	last := ""
-	progress := func(p sac.RunProgress) {
+	progress := func(p sac.RunStats) {
 		if p.Snapshot != nil {
 			last = fmt.Sprintf("step %d: return %.0f (stochastic %.0f)", p.Step, p.Snapshot.Return, p.Snapshot.StochReturn)
 			fmt.Fprintf(os.Stderr, "\n%s, %.0f env steps/s\n", last, p.StepsPerSec)
@@ -481,17 +482,17 @@ func (o *collectOptions) runInMemory(ctx context.Context) error {
 
 // stageBars shows one progress bar per named stage of a long job: progress
 // reports a stage's done of total, finish ends every bar.
-func stageBars() (progress func(stage string, done, total int), finish func()) {
+func stageBars() (progress meter.Staged, finish func()) {
 	bars := map[string]*bar{}
 	var order []string
-	progress = func(stage string, done, total int) {
+	progress = func(stage string, done, total int, msg string) {
 		b, ok := bars[stage]
 		if !ok {
 			b = newBar(total, stage)
 			bars[stage] = b
 			order = append(order, stage)
 		}
-		b.set(done, "")
+		b.set(done, msg)
 	}
 	finish = func() {
 		for _, s := range order {

@@ -86,23 +86,9 @@ func (o *demoOptions) run(ctx context.Context) error {
 	if out == "" {
 		out = filepath.Join("runs", "demo-"+time.Now().Format("20060102-150405"))
 	}
-	var cur *bar
-	var curStage string
-	var curTotal int
-	res, err := run.Demo(ctx, cfg, out, os.Stdout, func(stage string, done, total int, msg string) {
-		// A run reports phases (precompute, training) under one
-		// stage name with different totals: each gets its own bar.
-		if stage != curStage || total != curTotal {
-			if cur != nil {
-				cur.finish()
-			}
-			cur, curStage, curTotal = newBar(total, stage), stage, total
-		}
-		cur.set(done, msg)
-	})
-	if cur != nil {
-		cur.finish()
-	}
+	bars := &phaseBars{}
+	res, err := run.Demo(ctx, cfg, out, os.Stdout, bars.update)
+	bars.close()
 	if err != nil {
 		return err
 	}

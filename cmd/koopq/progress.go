@@ -119,23 +119,26 @@ func (b *bar) line(now time.Time, graphic bool) string {
 	return s.String()
 }
 
-// phaseBars shows one bar per phase of a multi-phase job: a new phase name
-// finishes the previous bar and starts one with the phase's own total.
+// phaseBars shows one bar at a time for a job of successive phases (its
+// update is a meter.Staged): a new phase name, or a new total under the same
+// name (a stage that starts over with another count), finishes the previous
+// bar and starts one with the phase's own total.
 type phaseBars struct {
 	mu    sync.Mutex
 	cur   *bar
 	phase string
+	total int
 }
 
 // update reports done of total units of phase.
 func (p *phaseBars) update(phase string, done, total int, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cur == nil || phase != p.phase {
+	if p.cur == nil || phase != p.phase || total != p.total {
 		if p.cur != nil {
 			p.cur.finish()
 		}
-		p.cur, p.phase = newBar(total, phase), phase
+		p.cur, p.phase, p.total = newBar(total, phase), phase, total
 	}
 	p.cur.set(done, msg)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -72,4 +73,60 @@ func TestBarQuiet(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Fatalf("quiet bar printed %q", buf.String())
 	}
+}
+
+// stageBars keeps one bar per stage, in the order the stages first
+// reported, each with its own total and message; off a terminal finish
+// prints each bar's final line.
+func TestStageBarsOneBarPerStage(t *testing.T) {
+	out := captureStderr(t, func() {
+		progress, finish := stageBars()
+		progress("hopper-medium-v2 medium", 0, 10, "")
+		progress("sac", 0, 5, "")
+		progress("hopper-medium-v2 medium", 10, 10, "ok")
+		progress("sac", 5, 5, "")
+		finish()
+	})
+	want := "hopper-medium-v2 medium 10/10 (100%) ok\nsac 5/5 (100%)\n"
+	if out != want {
+		t.Errorf("stage bars printed %q, want %q", out, want)
+	}
+}
+
+// phaseBars shows one bar at a time: a new phase, or a new total under the
+// same phase, ends the bar before it (off a terminal, its final line).
+func TestPhaseBarsOneAtATime(t *testing.T) {
+	out := captureStderr(t, func() {
+		b := &phaseBars{}
+		b.update("bc", 0, 20, "")
+		b.update("bc", 20, 20, "q 1")
+		b.update("cql", 3, 40, "")
+		b.update("cql", 4, 50, "gap 2")
+		b.close()
+		b.close()
+	})
+	want := "bc 20/20 (100%) q 1\ncql 3/40 (8%)\ncql 4/50 (8%) gap 2\n"
+	if out != want {
+		t.Errorf("phase bars printed %q, want %q", out, want)
+	}
+}
+
+// captureStderr runs f with os.Stderr sent to a file (not a terminal, so
+// bars print plain lines) and returns what f wrote there.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	file, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = file
+	defer func() { os.Stderr = saved }()
+	f()
+	os.Stderr = saved
+	out, err := os.ReadFile(file.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
