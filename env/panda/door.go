@@ -6,8 +6,9 @@ import (
 	"math/rand/v2"
 )
 
-// doorName is the registry name of the Door task (RoboSuite's Door with
-// use_latch true: the handle must be turned before the door swings).
+// doorName is the name the Door task (RoboSuite's Door with
+// use_latch true: the handle must be turned before the door swings) will
+// be registered under; it is not registered yet (docs/robosuite.md §6).
 const doorName = "robosuite-door"
 
 // Door arena and placement (door.py at 16f74359; metres, radians, world

@@ -75,7 +75,7 @@ func TestDoorSceneFacts(t *testing.T) {
 	}
 	for _, n := range Names() {
 		if n == doorName {
-			t.Error("robosuite-door is registered although ScriptedDoor does not meet the bar")
+			t.Error("robosuite-door is registered although scriptedDoor does not meet the bar")
 		}
 	}
 }

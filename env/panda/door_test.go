@@ -206,9 +206,9 @@ func TestDoorTipOutOfReach(t *testing.T) {
 }
 
 // TestScriptedDoorPartial pins what scriptedDoor does achieve in 150 steps
-// of 10 randomized episodes: it grasps the bar and turns the handle by at
-// least 0.2 rad in at least 5 of them (measured 50 episodes: 35 grasps,
-// mean turn 0.37 rad, no door opened).
+// of 10 randomized episodes: it grasps the bar and turns the handle by more
+// than 0.8 rad in at least 5 of them (measured: 8/10; over 50 full
+// episodes 39 grasps, 27 turns past 1.35 rad, no door opened).
 func TestScriptedDoorPartial(t *testing.T) {
 	e := newDoor(t)
 	turned := 0
@@ -222,11 +222,11 @@ func TestScriptedDoorPartial(t *testing.T) {
 			}
 			top = math.Max(top, -obs[obsHandleQpos])
 		}
-		if top > 0.2 {
+		if top > 0.8 {
 			turned++
 		}
 	}
-	t.Logf("scriptedDoor turned the handle by > 0.2 rad in %d/10 episodes", turned)
+	t.Logf("scriptedDoor turned the handle by > 0.8 rad in %d/10 episodes", turned)
 	if turned < 5 {
 		t.Errorf("scriptedDoor turned the handle in only %d/10 episodes", turned)
 	}

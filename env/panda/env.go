@@ -257,7 +257,7 @@ func (e *Env) Reset(rng *rand.Rand) []float64 {
 // tests and scripted data collection; it fails on a Door environment.
 func (e *Env) ResetTo(q [nArm]float64, cube [3]float64, quat [4]float64) ([]float64, error) {
 	if e.door {
-		return nil, fmt.Errorf("env/panda %s: ResetTo places a cube; use resetDoor", e.name)
+		return nil, fmt.Errorf("env/panda %s: ResetTo places a cube, this is the Door task", e.name)
 	}
 	e.steps, e.success = 0, false
 	e.stale = e.reset(q, func() {
@@ -275,7 +275,7 @@ func (e *Env) ResetTo(q [nArm]float64, cube [3]float64, quat [4]float64) ([]floa
 // doorYaw1]) given instead of drawn. It fails on a Lift environment.
 func (e *Env) resetDoor(q [nArm]float64, pos [3]float64, yaw float64) ([]float64, error) {
 	if !e.door {
-		return nil, fmt.Errorf("env/panda %s: resetDoor needs %s", e.name, doorName)
+		return nil, fmt.Errorf("env/panda %s: not a Door environment", e.name)
 	}
 	if err := checkDoorYaw(yaw); err != nil {
 		return nil, err
