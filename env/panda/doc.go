@@ -3,6 +3,10 @@
 // two-finger gripper on a table, its joints driven by torques from an
 // operational-space position controller (RoboSuite's OSC_POSITION). The
 // first task is "robosuite-lift" (RoboSuite's Lift: pick up a cube).
+// RoboSuite's Door (with latch) is built and tested here too but not
+// registered: its scripted controller cannot open the door, because the
+// arm, gripper pointing down, cannot reach the handle bar where turning it
+// is possible (docs/robosuite.md §6).
 //
 // What matches RoboSuite (see docs/robosuite.md for every source): the
 // arm's link frames, joint ranges, masses and inertias (panda/robot.xml,

@@ -148,6 +148,11 @@ const (
 	GripperKp, GripperForce = 1000, 20
 )
 
+// gripperQuarterTurn (w, x, y, z) turns the gripper 90° about its axis, the
+// turn RoboSuite's panda_gripper.xml gives the hand and finger bodies
+// (quat 0.707107 0 0 0.707). Door uses it; Lift does not (docs/robosuite.md).
+var gripperQuarterTurn = [4]float64{0.707107, 0, 0, 0.707107}
+
 // RightHandQuat rotates right_hand on link7 by 45° about z so that the
 // gripper lines up with the tool (robot.xml).
 var RightHandQuat = [4]float64{0.924, 0, 0, 0.383}
@@ -162,10 +167,28 @@ func fs(v ...float64) string {
 	return strings.Join(s, " ")
 }
 
-// sceneMJCF returns the MJCF document of the table, the Panda arm with its
-// gripper (torque motors on the arm joints, position actuators on the
-// fingers) and the cube with a free joint at cube (centre, metres).
+// sceneMJCF returns the MJCF document of the Lift scene: the table, the
+// Panda arm with its gripper (torque motors on the arm joints, position
+// actuators on the fingers) and the cube with a free joint at cube (centre,
+// metres).
 func sceneMJCF(name string, cube [3]float64) string {
+	return armSceneMJCF(name, [3]float64{0, 0, TableTopZ - TableHalfZ}, [3]float64{TableHalfX, TableHalfY, TableHalfZ}, false,
+		func(w func(string, ...any)) {
+			w("    <body name=\"cube\" pos=\"%s\">\n", fs(cube[:]...))
+			w("      <joint name=\"cube_joint\" type=\"free\" damping=\"0.0005\"/>\n")
+			w("      <geom name=\"cube_g0\" type=\"box\" size=\"%s\" density=\"%s\" friction=\"1 0.005 0.0001\" solref=\"0.02 1\" solimp=\"0.9 0.95 0.001\"/>\n",
+				fs(CubeHalf, CubeHalf, CubeHalf), ff(CubeDensity))
+			w("    </body>\n")
+		})
+}
+
+// armSceneMJCF returns an MJCF document with the floor, a table (box centred
+// at tablePos with half sizes tableHalf, metres), the Panda arm and gripper
+// with their actuators, and whatever objects writes into the worldbody.
+// With quarterTurn the gripper is turned 90° about its axis (see
+// writeGripper); extra MJCF elements (such as a contact section) follow
+// the worldbody.
+func armSceneMJCF(name string, tablePos, tableHalf [3]float64, quarterTurn bool, objects func(w func(string, ...any)), extra ...string) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("<mujoco model=%q>\n", name)
@@ -174,9 +197,9 @@ func sceneMJCF(name string, cube [3]float64) string {
 	w("  <size nconmax=\"200\" njmax=\"600\"/>\n")
 	w("  <worldbody>\n")
 	w("    <geom name=\"floor\" type=\"plane\" size=\"3 3 0.125\" pos=\"0 0 0\" condim=\"3\"/>\n")
-	w("    <body name=\"table\" pos=\"0 0 %s\">\n", ff(TableTopZ-TableHalfZ))
-	w("      <geom name=\"table_collision\" type=\"box\" size=\"%s\" friction=\"1 0.005 0.0001\"/>\n", fs(TableHalfX, TableHalfY, TableHalfZ))
-	w("      <site name=\"table_top\" pos=\"0 0 %s\" size=\"0.001\"/>\n", ff(TableHalfZ))
+	w("    <body name=\"table\" pos=\"%s\">\n", fs(tablePos[:]...))
+	w("      <geom name=\"table_collision\" type=\"box\" size=\"%s\" friction=\"1 0.005 0.0001\"/>\n", fs(tableHalf[:]...))
+	w("      <site name=\"table_top\" pos=\"0 0 %s\" size=\"0.001\"/>\n", ff(tableHalf[2]))
 	w("    </body>\n")
 	ind := "    "
 	w("%s<body name=\"link0\" pos=\"%s\">\n", ind, fs(BaseX, 0, BaseZ))
@@ -192,18 +215,17 @@ func sceneMJCF(name string, cube [3]float64) string {
 	ind += "  "
 	w("%s<body name=\"right_hand\" pos=\"0 0 %s\" quat=\"%s\">\n", ind, ff(FlangeZ), fs(RightHandQuat[:]...))
 	w("%s  <inertial pos=\"0 0 0\" mass=\"0.5\" diaginertia=\"0.05 0.05 0.05\"/>\n", ind)
-	writeGripper(w, ind+"  ")
+	writeGripper(w, ind+"  ", quarterTurn)
 	w("%s</body>\n", ind)
 	for range len(arm) + 1 {
 		ind = ind[:len(ind)-2]
 		w("%s</body>\n", ind)
 	}
-	w("    <body name=\"cube\" pos=\"%s\">\n", fs(cube[:]...))
-	w("      <joint name=\"cube_joint\" type=\"free\" damping=\"0.0005\"/>\n")
-	w("      <geom name=\"cube_g0\" type=\"box\" size=\"%s\" density=\"%s\" friction=\"1 0.005 0.0001\" solref=\"0.02 1\" solimp=\"0.9 0.95 0.001\"/>\n",
-		fs(CubeHalf, CubeHalf, CubeHalf), ff(CubeDensity))
-	w("    </body>\n")
+	objects(w)
 	w("  </worldbody>\n")
+	for _, x := range extra {
+		b.WriteString(x)
+	}
 	w("  <actuator>\n")
 	for _, l := range arm {
 		w("    <motor name=\"torq_%s\" joint=%q ctrllimited=\"true\" ctrlrange=\"%s\"/>\n", l.Joint, l.Joint, fs(-l.TorqueLimit, l.TorqueLimit))
@@ -219,9 +241,17 @@ func sceneMJCF(name string, cube [3]float64) string {
 // writeGripper writes the simplified Panda hand: a box palm, two slide
 // fingers (boxes) each carrying a friction pad at its tip, and the grip
 // site. The fingers close along the gripper's y axis; closed, the two pads
-// touch at y = 0 and fully open they are 0.08 m apart.
-func writeGripper(w func(string, ...any), ind string) {
-	w("%s<body name=\"right_gripper\" pos=\"0 0 %s\">\n", ind, ff(GripperZ))
+// touch at y = 0 and fully open they are 0.08 m apart. With quarterTurn the
+// gripper body is turned +90° about z (quaternion gripperQuarterTurn), so
+// that the fingers close along right_hand's −x axis as in RoboSuite's
+// panda_gripper.xml, whose finger bodies and hand carry that turn; at the
+// initial pose they then close along the world's y axis.
+func writeGripper(w func(string, ...any), ind string, quarterTurn bool) {
+	if quarterTurn {
+		w("%s<body name=\"right_gripper\" pos=\"0 0 %s\" quat=\"%s\">\n", ind, ff(GripperZ), fs(gripperQuarterTurn[:]...))
+	} else {
+		w("%s<body name=\"right_gripper\" pos=\"0 0 %s\">\n", ind, ff(GripperZ))
+	}
 	w("%s  <inertial pos=\"0 0 0.05\" mass=\"0.3\" diaginertia=\"0.002 0.0005 0.002\"/>\n", ind)
 	w("%s  <geom name=\"hand_collision\" type=\"box\" pos=\"0 0 0.03\" size=\"0.025 0.1 0.022\" contype=\"1\" conaffinity=\"1\" mass=\"0\"/>\n", ind)
 	w("%s  <site name=\"grip_site\" pos=\"0 0 %s\" size=\"0.01\"/>\n", ind, ff(GripSiteZ))
