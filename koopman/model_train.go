@@ -86,29 +86,39 @@ func DefaultTrainConfig() TrainConfig {
 		AEWeight: 10, NoiseSigma: 6e-2, HuberDelta: 1, ValFraction: 0.3, Patience: 10, MinDelta: 1e-3}
 }
 
-// Validate rejects configurations that cannot run.
+// Validate rejects configurations that cannot run. Its error is a
+// *SettingError naming the setting at fault (and those it is checked
+// against) by JSON key, e.g. "koopman train: min_lr 0.1: must be in [0, lr
+// 0.0003] when lr_patience is set".
 func (c TrainConfig) Validate() error {
+	bad := func(key string, v any, must string) error {
+		return &SettingError{Scope: "koopman train", Key: key, Value: v, Must: must}
+	}
 	switch {
 	case c.MaxEpochs <= 0:
-		return fmt.Errorf("koopman train: max_epochs %d must be positive", c.MaxEpochs)
+		return bad("max_epochs", c.MaxEpochs, "positive")
 	case c.Batch <= 0:
-		return fmt.Errorf("koopman train: batch %d must be positive", c.Batch)
+		return bad("batch", c.Batch, "positive")
 	case !(c.LR > 0):
-		return fmt.Errorf("koopman train: lr %v must be positive", c.LR)
-	case !(c.AEWeight >= 0) || !(c.NoiseSigma >= 0):
-		return fmt.Errorf("koopman train: ae_weight %v and noise_sigma %v must be >= 0", c.AEWeight, c.NoiseSigma)
+		return bad("lr", c.LR, "positive")
+	case !(c.AEWeight >= 0):
+		return bad("ae_weight", c.AEWeight, ">= 0")
+	case !(c.NoiseSigma >= 0):
+		return bad("noise_sigma", c.NoiseSigma, ">= 0")
 	case !(c.HuberDelta > 0):
-		return fmt.Errorf("koopman train: huber_delta %v must be positive", c.HuberDelta)
+		return bad("huber_delta", c.HuberDelta, "positive")
 	case !(c.ValFraction > 0 && c.ValFraction < 1):
-		return fmt.Errorf("koopman train: val_fraction %v must be in (0, 1)", c.ValFraction)
-	case c.Patience < 0 || !(c.MinDelta >= 0):
-		return fmt.Errorf("koopman train: patience %d and min_delta %v must be >= 0", c.Patience, c.MinDelta)
+		return bad("val_fraction", c.ValFraction, "in (0, 1)")
+	case c.Patience < 0:
+		return bad("patience", c.Patience, ">= 0")
+	case !(c.MinDelta >= 0):
+		return bad("min_delta", c.MinDelta, ">= 0")
 	case c.LRPatience < 0:
-		return fmt.Errorf("koopman train: lr_patience %d must be >= 0 (0: constant learning rate)", c.LRPatience)
+		return bad("lr_patience", c.LRPatience, ">= 0 (0: constant learning rate)")
 	case c.LRPatience > 0 && !(c.LRFactor > 0 && c.LRFactor < 1):
-		return fmt.Errorf("koopman train: lr_factor %v must be in (0, 1) when lr_patience is set", c.LRFactor)
+		return bad("lr_factor", c.LRFactor, "in (0, 1) when {lr_patience} is set")
 	case c.LRPatience > 0 && !(c.MinLR >= 0 && c.MinLR <= c.LR):
-		return fmt.Errorf("koopman train: min_lr %v must be in [0, lr %v]", c.MinLR, c.LR)
+		return bad("min_lr", c.MinLR, fmt.Sprintf("in [0, {lr} %v] when {lr_patience} is set", c.LR))
 	}
 	return nil
 }

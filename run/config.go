@@ -20,6 +20,7 @@ import (
 	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/regfile"
 	"github.com/koopq/koopq/internal/suggest"
+	"github.com/koopq/koopq/koopman"
 )
 
 // Param is one setting of a training run: the command-line flag that sets
@@ -33,7 +34,7 @@ type Param = param.Row[TrainConfig]
 
 // TrainParams lists every setting of TrainConfig that has a flag.
 func TrainParams() param.Table[TrainConfig] {
-	return param.Table[TrainConfig]{
+	return slices.Concat(param.Table[TrainConfig]{
 		param.New("data", "data", "dataset: D4RL-layout HDF5 file, Minari main_data.hdf5 or Minari dataset directory (required)", func(c *TrainConfig) any { return &c.Data }, param.AnyValue),
 		param.New("env", "env", "environment to evaluate in, e.g. pendulum, hopper; none: no simulator, offline diagnostics instead (default: the dataset's recorded env, else none)", func(c *TrainConfig) any { return &c.Env }, param.AnyValue),
 		param.New("holdout-fraction", "holdout_fraction", "with --env none: share of episodes held out for the offline diagnostics (0: 0.05)", func(c *TrainConfig) any { return &c.HoldoutFraction }, param.Fraction),
@@ -55,16 +56,7 @@ func TrainParams() param.Table[TrainConfig] {
 		param.New("adv-mode", "augment_params.adv_mode", "S4RL-Adv direction: l2, sign or raw", func(c *TrainConfig) any { return &c.AugmentParams.AdvMode }, param.OneOf("", "l2", "sign", "raw")),
 		param.New("shift-l2", "augment_params.shift_l2", "calibrate the augmenter's scale so the mean ‖s̃_t − s_t‖₂ equals this (0: off; paper's KFC: 2.6e-4)", func(c *TrainConfig) any { return &c.AugmentParams.ShiftL2 }, param.NonNegative),
 		param.New("cache-gib", "augment_params.cache_gib", "memory budget of the per-transition Koopman cache (GiB)", func(c *TrainConfig) any { return &c.AugmentParams.CacheGiB }, param.NonNegative),
-		param.New("koopman-max-epochs", "koopman_train.max_epochs", "max epochs when a Koopman model is trained for the run", func(c *TrainConfig) any { return &c.KoopmanTrain.MaxEpochs }, param.Positive),
-		param.New("koopman-batch", "koopman_train.batch", "Koopman training minibatch", func(c *TrainConfig) any { return &c.KoopmanTrain.Batch }, param.Positive),
-		param.New("koopman-lr", "koopman_train.lr", "Koopman training Adam learning rate", func(c *TrainConfig) any { return &c.KoopmanTrain.LR }, param.Positive),
-		param.New("koopman-ae-weight", "koopman_train.ae_weight", "γ_ae, weight of the autoencoder loss", func(c *TrainConfig) any { return &c.KoopmanTrain.AEWeight }, param.NonNegative),
-		param.New("koopman-noise", "koopman_train.noise_sigma", "σ of the noise on autoencoder inputs (state units)", func(c *TrainConfig) any { return &c.KoopmanTrain.NoiseSigma }, param.NonNegative),
-		param.New("koopman-patience", "koopman_train.patience", "early-stopping patience in epochs (0: off)", func(c *TrainConfig) any { return &c.KoopmanTrain.Patience }, param.NonNegative),
-		param.New("koopman-lr-patience", "koopman_train.lr_patience", "Koopman training: epochs of plateau before the learning rate is multiplied by koopman-lr-factor (0: constant)", func(c *TrainConfig) any { return &c.KoopmanTrain.LRPatience }, param.NonNegative),
-		param.New("koopman-lr-factor", "koopman_train.lr_factor", "Koopman training: learning-rate factor on a plateau, in (0, 1)", func(c *TrainConfig) any { return &c.KoopmanTrain.LRFactor }, param.NonNegative),
-		param.New("koopman-min-lr", "koopman_train.min_lr", "Koopman training: learning-rate floor; a plateau at it stops training", func(c *TrainConfig) any { return &c.KoopmanTrain.MinLR }, param.NonNegative),
-		param.New("koopman-val-fraction", "koopman_train.val_fraction", "held-out share of transitions for Koopman validation", func(c *TrainConfig) any { return &c.KoopmanTrain.ValFraction }, param.OpenUnit),
+	}, NestedKoopmanParams(), param.Table[TrainConfig]{
 		param.New("koopman-hidden", "koopman_hidden", "encoder/decoder widths of a Koopman model trained for the run (default: paper 512,512)", func(c *TrainConfig) any { return &c.KoopmanHidden }, param.Positive),
 		param.New("koopman-latent", "koopman_latent", "latent size N of a Koopman model trained for the run (0: paper 32)", func(c *TrainConfig) any { return &c.KoopmanLatent }, param.NonNegative),
 		param.New("hidden", "cql.net.hidden", "hidden widths of actor and critics, e.g. 256,256", func(c *TrainConfig) any { return &c.CQL.Net.Hidden }, param.Positive),
@@ -105,7 +97,19 @@ func TrainParams() param.Table[TrainConfig] {
 		param.New("eval-episodes", "eval_episodes", "episodes per evaluation", func(c *TrainConfig) any { return &c.EvalEpisodes }, param.Positive),
 		param.New("log-every", "log_every", "steps between metric rows (0: none; when not given and --steps is below 10× it: --steps/100, at least 1)", func(c *TrainConfig) any { return &c.LogEvery }, param.NonNegative),
 		param.New("checkpoint-every", "checkpoint_every", "steps between checkpoints (0: only at the end and on a signal)", func(c *TrainConfig) any { return &c.CheckpointEvery }, param.NonNegative),
-	}
+	})
+}
+
+// KoopmanTrainPrefix is how TrainParams mounts koopman.TrainParams:
+// --koopman-lr sets koopman_train.lr, and the help text says it is for the
+// Koopman training. min-delta has no flag (koopman_train.min_delta is a
+// config-file key only).
+var KoopmanTrainPrefix = param.Prefix{Flag: "koopman-", Key: "koopman_train.", Usage: "Koopman training: ", Omit: []string{"min-delta"}}
+
+// NestedKoopmanParams is the --koopman-… rows of TrainParams: the shared
+// table of koopman.TrainConfig settings under KoopmanTrainPrefix.
+func NestedKoopmanParams() param.Table[TrainConfig] {
+	return param.Nest(koopman.TrainParams(), func(c *TrainConfig) *koopman.TrainConfig { return &c.KoopmanTrain }, KoopmanTrainPrefix)
 }
 
 // ScaleIntervals fits the logging and evaluation intervals that the user
@@ -168,7 +172,8 @@ func (c TrainConfig) Validate() error {
 		return err
 	}
 	if err := c.KoopmanTrain.Validate(); err != nil {
-		return err
+		// Its cross-setting rules, named by flag and key.
+		return param.Explain(err, koopman.TrainParams(), KoopmanTrainPrefix)
 	}
 	return nil
 }

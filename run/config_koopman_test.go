@@ -71,3 +71,38 @@ func TestRunKoopmanModelRecordsStop(t *testing.T) {
 		t.Fatalf("model metadata %v", meta)
 	}
 }
+
+// koopq train's --koopman-… rows are koopman.TrainParams nested, and the
+// Koopman config's rules across settings name the flags and keys.
+func TestKoopmanTrainErrorsNameFlags(t *testing.T) {
+	for _, r := range koopman.TrainParams() {
+		if r.Flag == "min-delta" {
+			continue // a config-file key only
+		}
+		p, ok := TrainParams().Lookup("koopman-" + r.Flag)
+		if !ok || p.Key != "koopman_train."+r.Key || !p.Range.Equal(r.Range) || !strings.HasPrefix(p.Usage, KoopmanTrainPrefix.Usage) {
+			t.Errorf("--koopman-%s: %+v", r.Flag, p)
+		}
+	}
+	for name, c := range map[string]struct {
+		mut  func(*koopman.TrainConfig)
+		want string
+	}{
+		"factor":    {func(k *koopman.TrainConfig) { k.LRFactor = 1.5 }, "--koopman-lr-factor (koopman_train.lr_factor) = 1.5: must be in (0, 1) when --koopman-lr-patience (koopman_train.lr_patience) is set"},
+		"min lr":    {func(k *koopman.TrainConfig) { k.MinLR = 1 }, "--koopman-min-lr (koopman_train.min_lr) = 1: must be in [0, --koopman-lr (koopman_train.lr) 0.0003] when --koopman-lr-patience (koopman_train.lr_patience) is set"},
+		"min delta": {func(k *koopman.TrainConfig) { k.MinDelta = -1 }, "koopman_train.min_delta = -1: must be >= 0"},
+	} {
+		cfg := DefaultTrainConfig()
+		cfg.Data, cfg.Env = "d.hdf5", EnvNone
+		c.mut(&cfg.KoopmanTrain)
+		if err := cfg.Validate(); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+	cfg := DefaultTrainConfig()
+	cfg.Data, cfg.Env = "d.hdf5", EnvNone
+	cfg.KoopmanTrain.LRPatience, cfg.KoopmanTrain.LRFactor, cfg.KoopmanTrain.MinLR = 0, 0, 0
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("schedule off: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,28 +65,20 @@ func defaultKoopmanTrainOptions() koopmanTrainOptions {
 var activations = param.OneOf("tanh", "relu", "identity", "linear", "none")
 
 // koopmanTrainParams is the table of 'koopq koopman train' settings: its
-// flags, defaults (defaultKoopmanTrainOptions) and range checks. Checks
-// across settings (min-lr ≤ lr) are koopman.TrainConfig.Validate's.
+// flags, defaults (defaultKoopmanTrainOptions) and range checks. The
+// training settings are koopman.TrainParams, shared with 'koopq train'
+// (--koopman-…); checks across settings (min-lr ≤ lr) are
+// koopman.TrainConfig.Validate's, whose errors param.Explain renames to
+// the flags.
 func koopmanTrainParams() param.Table[koopmanTrainOptions] {
 	type o = koopmanTrainOptions
 	t := param.Table[o]{
 		param.New("data", "", "dataset: D4RL-layout HDF5 file or Minari dataset (required)", func(o *o) any { return &o.data }, param.AnyValue),
 		param.New("env", "", "environment name, recorded in the model metadata", func(o *o) any { return &o.envName }, param.AnyValue),
 		param.New("out", "", "output model file, e.g. model.safetensors (required)", func(o *o) any { return &o.out }, param.AnyValue),
-		param.New("max-epochs", "", "maximum epochs (paper: 75; authors' code: up to 400)", func(o *o) any { return &o.tc.MaxEpochs }, param.Positive),
 		param.New("seed", "", "seed for weights, split, shuffling and noise", func(o *o) any { return &o.tc.Seed }, param.AnyValue),
 		param.New("latent", "", "Koopman latent dimension N", func(o *o) any { return &o.model.Latent }, param.Positive),
 		param.New("hidden", "", "hidden layer widths of encoder and decoder, e.g. 512,512 (paper)", func(o *o) any { return &o.model.Hidden }, param.Positive),
-		param.New("batch", "", "minibatch size", func(o *o) any { return &o.tc.Batch }, param.Positive),
-		param.New("lr", "", "Adam learning rate", func(o *o) any { return &o.tc.LR }, param.Positive),
-		param.New("ae-weight", "", "γ_ae, weight of the autoencoder loss (authors' code: 10)", func(o *o) any { return &o.tc.AEWeight }, param.NonNegative),
-		param.New("noise", "", "σ of the Gaussian noise on autoencoder inputs (state units)", func(o *o) any { return &o.tc.NoiseSigma }, param.NonNegative),
-		param.New("val-fraction", "", "validation share of transitions", func(o *o) any { return &o.tc.ValFraction }, param.OpenFraction),
-		param.New("patience", "", "early stopping: epochs without a --min-delta relative validation improvement (0: off)", func(o *o) any { return &o.tc.Patience }, param.NonNegative),
-		param.New("min-delta", "", "relative validation improvement that counts for --patience and --lr-patience", func(o *o) any { return &o.tc.MinDelta }, param.NonNegative),
-		param.New("lr-patience", "", "epochs without improvement before the learning rate is multiplied by --lr-factor (0: constant rate)", func(o *o) any { return &o.tc.LRPatience }, param.NonNegative),
-		param.New("lr-factor", "", "learning-rate factor on a plateau, in (0, 1) (authors' code: 0.5)", func(o *o) any { return &o.tc.LRFactor }, param.OpenFraction),
-		param.New("min-lr", "", "learning-rate floor; a plateau at it stops training (stopped: min_lr)", func(o *o) any { return &o.tc.MinLR }, param.NonNegative),
 		param.New("enc-act", "", "encoder hidden activation (tanh, relu, identity)", func(o *o) any { return &o.model.EncoderHidden }, activations),
 		param.New("enc-out-act", "", "encoder output activation", func(o *o) any { return &o.model.EncoderOutput }, activations),
 		param.New("dec-act", "", "decoder hidden activation (its output is linear)", func(o *o) any { return &o.model.DecoderHidden }, activations),
@@ -95,8 +88,13 @@ func koopmanTrainParams() param.Table[koopmanTrainOptions] {
 		param.New("resume", "", "continue the interrupted training whose checkpoint is MODEL.ckpt", func(o *o) any { return &o.resume }, param.AnyValue),
 		param.New("allow-backend-change", "", "with --resume: continue a training checkpointed under another GEMM backend, precision or kernel", func(o *o) any { return &o.allowBackend }, param.AnyValue),
 	}
-	return append(t, readParams(func(o *o) *dataset.ReadOptions { return &o.ropts })...)
+	return slices.Concat(t[:3], param.Nest(koopman.TrainParams(), func(o *o) *koopman.TrainConfig { return &o.tc }, koopmanTrainPrefix),
+		t[3:], readParams(func(o *o) *dataset.ReadOptions { return &o.ropts }))
 }
+
+// koopmanTrainPrefix mounts koopman.TrainParams in 'koopq koopman train':
+// plain flags (--lr), no config keys.
+var koopmanTrainPrefix = param.Prefix{NoKey: true}
 
 // newKoopmanTrainCmd makes 'koopq koopman train'.
 func newKoopmanTrainCmd() *cobra.Command {
@@ -182,7 +180,8 @@ func (o *koopmanTrainOptions) validate() error {
 	case o.allowBackend && !o.resume:
 		return fmt.Errorf("--allow-backend-change only applies with --resume")
 	}
-	if err := firstErr(needWidths("hidden", o.model.Hidden), koopmanTrainParams().Validate(o), o.tc.Validate()); err != nil {
+	tcErr := param.Explain(o.tc.Validate(), koopman.TrainParams(), koopmanTrainPrefix)
+	if err := firstErr(needWidths("hidden", o.model.Hidden), koopmanTrainParams().Validate(o), tcErr); err != nil {
 		return err
 	}
 	if o.envName != "" {
