@@ -729,7 +729,10 @@ func (d Dataset) checkCollectData(where string, p *problems) {
 				where, d.Env, d.Collect[collectDatasetKey])
 		case d.Data != "" && base != name+".hdf5":
 			p.add("%s: collect: data must be named %s.hdf5 (what koopq collect %s writes), not %s", where, name, name, base)
-		case d.Env != "" && !strings.HasPrefix(name, d.Env+"-"):
+		case d.Env != "" && name != d.Env && !strings.HasPrefix(name, d.Env+"-"):
+			// A dataset named for its env (AntMaze, the manipulation tasks:
+			// koopq collect metaworld-push-v2 for env metaworld-push-v2) is
+			// one of its datasets too.
 			p.add("%s: collect: dataset %s is not a dataset of env %s", where, name, d.Env)
 		}
 	} else if d.Collect != nil {

@@ -265,6 +265,16 @@ func TestCollectD4RLName(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", c.to, err, c.want)
 		}
 	}
+	// A dataset named for its env (manipulation tasks, AntMaze) is accepted.
+	named := strings.Replace(testSpec, "{name: hopper-medium, env: hopper, data: data/hopper-medium.hdf5}",
+		"{name: hopper-medium, env: metaworld-push-v2, data: d/metaworld-push-v2.hdf5, collect: {dataset: metaworld-push-v2, seed: 0}}", 1)
+	s, _, err := Parse([]byte(named), Checker{})
+	if err != nil {
+		t.Fatalf("a dataset named for its env: %v", err)
+	}
+	if got := strings.Join(s.Datasets[0].CollectArgs("/root"), " "); got != "collect metaworld-push-v2 --out /root/d --seed=0" {
+		t.Errorf("collect args %q", got)
+	}
 }
 
 // datasets[].koopman: one shared model per dataset, trained by `koopq
