@@ -77,7 +77,7 @@ func TestReplayFileRoundTrip(t *testing.T) {
 	if got, want := buf.Len(), 8990*src.rowFloats()*4; got != want {
 		t.Fatalf("wrote %d bytes, want %d", got, want)
 	}
-	dst := NewReplay(2, 3, 2, 3, 9000)
+	dst := NewReplay(2, 3, 2, 3, 8990) // exactly full
 	if err := dst.readRows(&buf, 8990); err != nil {
 		t.Fatal(err)
 	}
