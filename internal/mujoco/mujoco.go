@@ -476,17 +476,13 @@ func (d *Data) Step(n int) error {
 // contacts, accelerations) from qpos, qvel, act and ctrl. Note that it also
 // overwrites qacc_warmstart with the accelerations it solves for.
 func (d *Data) Forward() error {
-	code := C.kq_call(C.KQ_FORWARD, d.m.ptr, d.ptr, &d.errbuf[0], errBufSize)
-	runtime.KeepAlive(d)
-	return d.status(code, "forward")
+	return d.call(C.KQ_FORWARD, "forward")
 }
 
 // RnePostConstraint runs mj_rnePostConstraint, which fills cfrc_ext (and
 // cacc, cfrc_int). mj_step does not call it.
 func (d *Data) RnePostConstraint() error {
-	code := C.kq_call(C.KQ_RNEPOST, d.m.ptr, d.ptr, &d.errbuf[0], errBufSize)
-	runtime.KeepAlive(d)
-	return d.status(code, "rnePostConstraint")
+	return d.call(C.KQ_RNEPOST, "rnePostConstraint")
 }
 
 // Reset runs mj_resetData: qpos = qpos0, everything else zero.
@@ -581,15 +577,21 @@ func (d *Data) MocapQuat() []float64 { return cview(d.ptr.mocap_quat, 4*d.m.NMoc
 // SiteXPos returns the sites' global positions [nsite, 3] (a view).
 func (d *Data) SiteXPos() []float64 { return cview(d.ptr.site_xpos, 3*d.m.NSite()) }
 
+// call runs one of kq_call's functions (fn: KQ_FORWARD, …) under the
+// error guard and turns its status into an error naming what.
+func (d *Data) call(fn C.int, what string) error {
+	code := C.kq_call(fn, d.m.ptr, d.ptr, &d.errbuf[0], errBufSize)
+	runtime.KeepAlive(d)
+	return d.status(code, what)
+}
+
 // Step1 runs mj_step1: the position- and velocity-dependent half of a step
 // (kinematics, inertia qM, bias forces qfrc_bias, contacts detected, but no
 // accelerations). A controller may then read the state and set ctrl before
 // Step2 finishes the step; Step1 followed by Step2 equals one Step(1) with
 // the Euler integrator. The error cases are those of Forward.
 func (d *Data) Step1() error {
-	code := C.kq_call(C.KQ_STEP1, d.m.ptr, d.ptr, &d.errbuf[0], errBufSize)
-	runtime.KeepAlive(d)
-	return d.status(code, "step1")
+	return d.call(C.KQ_STEP1, "step1")
 }
 
 // Step2 runs mj_step2 (accelerations from the current ctrl, then
