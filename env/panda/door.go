@@ -79,6 +79,11 @@ const (
 	// obsHandleQpos is the offset of the latch (handle) joint's angle (1,
 	// rad; turning the handle makes it negative).
 	obsHandleQpos = 22
+	// doorActDim is Door's action length under OSC_POSE, RoboSuite's
+	// default controller: goal displacement dx, dy, dz (× OutputMax
+	// metres), goal rotation rx, ry, rz (axis-angle, × OutputMaxRot
+	// radians, world axes) and the gripper command (+1 closes, −1 opens).
+	doorActDim = 7
 )
 
 // sampleDoor draws the door's root position and yaw as RoboSuite's
