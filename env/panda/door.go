@@ -6,10 +6,11 @@ import (
 	"math/rand/v2"
 )
 
-// doorName is the name the Door task (RoboSuite's Door with
-// use_latch true: the handle must be turned before the door swings) will
-// be registered under; it is not registered yet (docs/robosuite.md §6).
-const doorName = "robosuite-door"
+// DoorName is the registry name of the Door task (RoboSuite's Door with
+// use_latch true: the handle must be turned before the door swings). It
+// uses RoboSuite's default OSC_POSE controller: 7-D actions
+// (docs/robosuite.md §6).
+const DoorName = "robosuite-door"
 
 // Door arena and placement (door.py at 16f74359; metres, radians, world
 // frame). The robot stands where it does in Lift: both tables are 0.8 m

@@ -38,7 +38,7 @@ type layout struct{ nq, nv, obs, extra int }
 
 var layouts = map[string]layout{
 	LiftName: {nq: 16, nv: 15, obs: ObsDim},
-	doorName: {nq: 11, nv: 11, obs: doorObsDim, extra: 7},
+	DoorName: {nq: 11, nv: 11, obs: doorObsDim, extra: 7},
 }
 
 // Env is one RoboSuite-style Panda environment (see the package doc). It
@@ -90,14 +90,13 @@ func New(name string) (*Env, error) {
 	return newEnv(name)
 }
 
-// newEnv builds the environment of any task with a layout, registered or
-// not: Door is built and tested but not registered (docs/robosuite.md §6).
+// newEnv builds the environment of any task with a layout.
 func newEnv(name string) (*Env, error) {
 	lay, ok := layouts[name]
 	if !ok {
 		return nil, fmt.Errorf("env/panda: unknown task %q", name)
 	}
-	door := name == doorName
+	door := name == DoorName
 	xml := sceneMJCF(name, [3]float64{0, 0, TableTopZ + CubeHalf})
 	if door {
 		xml = doorSceneMJCF(name, [3]float64{(doorRangeX0+doorRangeX1)/2 + doorTableX, doorTableY, doorRootZ})
@@ -176,8 +175,10 @@ func (e *Env) Name() string { return e.name }
 // Lift (task.go), 23-D for Door (door.go).
 func (e *Env) ObservationSpace() env.Space { return e.obsSp }
 
-// ActionSpace is [-1, 1]⁴: goal displacement (× OutputMax metres) and the
-// gripper command (+1 closes, −1 opens).
+// ActionSpace is [-1, 1]⁴ for Lift (OSC_POSITION: goal displacement ×
+// OutputMax metres, gripper command, +1 closes, −1 opens) and [-1, 1]⁷ for
+// Door (OSC_POSE: displacement, axis-angle rotation × OutputMaxRot radians,
+// gripper).
 func (e *Env) ActionSpace() env.Space { return e.actSp }
 
 // MaxEpisodeSteps is 500.

@@ -2,7 +2,7 @@ package panda
 
 import "math"
 
-// scriptedDoor's geometry and gains (metres, radians).
+// ScriptedDoor's geometry and gains (metres, radians).
 const (
 	// doorGripR is where along the handle bar (from the latch axis) the
 	// fingers close: far enough from the axis to clear handle_base (radius
@@ -16,6 +16,8 @@ const (
 	doorTurnTo   = 1.5  // turn the handle this far (the latch stops at 1.57)
 	doorUnlock   = 1.38 // past this turn the latch clears the frame: pull
 	doorPull     = 0.06 // pull the door toward the robot by this much per step
+	doorSwung    = 0.05 // once the door has turned this far (rad), keep pulling
+	doorDone     = 0.33 // once it has turned this far (the hinge stops at 0.35), let go and hold still
 )
 
 // doorFrame derives from a Door observation the door's normal n
@@ -150,18 +152,19 @@ func doorAction(eef []float64, target [3]float64, rot [3]float64, grip float64) 
 // the goal) shrinks.
 const doorGain = 2
 
-// scriptedDoor is the Door controller for RoboSuite's default OSC_POSE
+// ScriptedDoor is the Door controller for RoboSuite's default OSC_POSE
 // controller, written from the task definition and door_lock.xml's
 // geometry: turn the hand to point into the door with the fingers closing
 // across the handle bar, come to doorBack in front of the bar doorGripR
 // from the latch axis, slide in, close, then turn the handle by moving the
 // grasp along its arc about the latch axis while rolling the hand with it,
-// and once the latch clears the frame pull the door toward the robot.
+// and once the latch clears the frame pull the door toward the robot until
+// it stands open, then let go.
 // Every decision is a function of the current observation: the door's
 // normal comes from door_pos − handle_pos, the turn from handle_qpos, the
 // hand's orientation from robot0_eef_quat, and the fingers' opening tells
 // whether the bar is held.
-func scriptedDoor(obs []float64) []float64 {
+func ScriptedDoor(obs []float64) []float64 {
 	eef := obs[ObsEEFPos : ObsEEFPos+3]
 	cur := quatMat(obs[ObsEEFQuat : ObsEEFQuat+4])
 	opening := obs[ObsGripperQpos] - obs[ObsGripperQpos+1]
@@ -180,10 +183,15 @@ func scriptedDoor(obs []float64) []float64 {
 	dist := math.Sqrt(off*off + along*along)
 	width := 2 * handleHalfYZ
 	holding := opening > width-0.012 && opening < width+0.01 && dist < doorHoldDist
+	hinge := obs[obsHingeQpos]
+	if hinge > doorDone {
+		// Open: release the handle and stay (the hinge has no spring).
+		return doorAction(eef, eef2(eef), [3]float64{}, -1)
+	}
 	if holding {
 		tgt := math.Min(alpha+doorTurnStep, doorTurnTo)
 		t, _, tv := doorGrip(d, axis, tgt)
-		if alpha > doorUnlock {
+		if alpha > doorUnlock || hinge > doorSwung {
 			for i := range 3 {
 				t[i] -= doorPull * n[i]
 			}
