@@ -366,7 +366,7 @@ func (e *Env) reward() float64 {
 // action[:3]·OutputMax with the orientation held at the episode's initial
 // one; for Door (OSC_POSE, doorActDim entries) also the orientation, the
 // rotation by the axis-angle vector action[3:6]·OutputMaxRot applied to the
-// current one. It then runs Substeps MuJoCo steps; before each the
+// current one (kept unchanged when all three are 0). It then runs Substeps MuJoCo steps; before each the
 // controller recomputes the arm torques from the current state (clipped to
 // the torque limits) and moves the gripper command GripperSpeed toward
 // closed (last action entry > 0) or open (< 0). It returns the observation,
@@ -396,7 +396,8 @@ func (e *Env) Step(action []float64) (obs []float64, reward float64, terminated,
 	for i := range 3 {
 		e.goalPos[i] = eef[i] + a[i]*OutputMax
 	}
-	if e.door {
+	if e.door && (a[3] != 0 || a[4] != 0 || a[5] != 0) {
+		// As osc.py: a zero rotation keeps the previous goal orientation.
 		e.goalR = rotateBy([3]float64{a[3] * OutputMaxRot, a[4] * OutputMaxRot, a[5] * OutputMaxRot}, e.EEFRot())
 	}
 	sign := 0.0
