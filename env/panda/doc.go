@@ -12,10 +12,12 @@
 // arm's link frames, joint ranges, masses and inertias (panda/robot.xml,
 // Franka's published ranges and torque limits), the initial joints and
 // their Gaussian noise, the robot's place at the table, the table and cube
-// sizes, the cube's placement range, the 4-D action (end-effector goal
-// displacement of up to OutputMax = 0.05 m per step and a gripper command
-// whose normalised finger targets move 0.01 per 2 ms substep, so closing
-// from fully open takes 8 steps), the
+// sizes, the cube's placement range, the actions (Lift's 4-D: end-effector
+// goal displacement of up to OutputMax = 0.05 m per step and a gripper
+// command; Door's 7-D adds an axis-angle rotation of up to OutputMaxRot =
+// 0.5 rad applied to the current orientation; the gripper command's
+// normalised finger targets move 0.01 per 2 ms substep, so closing from
+// fully open takes 8 steps), the
 // controller (stiffness 150, critical damping, decoupled position and
 // orientation Λ, gravity compensation, nullspace posture control with
 // stiffness 10, torques recomputed every substep), 20 Hz control over a
