@@ -186,7 +186,7 @@ func ScriptedDoor(obs []float64) []float64 {
 	hinge := obs[obsHingeQpos]
 	if hinge > doorDone {
 		// Open: release the handle and stay (the hinge has no spring).
-		return doorAction(eef, eef2(eef), [3]float64{}, -1)
+		return doorAction(eef, vec3(eef), [3]float64{}, -1)
 	}
 	if holding {
 		tgt := math.Min(alpha+doorTurnStep, doorTurnTo)
@@ -215,11 +215,11 @@ func ScriptedDoor(obs []float64) []float64 {
 	case along < -0.004 && opening > 0.07:
 		return doorAction(eef, grip, rot, -1)
 	case along < -0.004:
-		return doorAction(eef, eef2(eef), rot, -1) // wait for the fingers to open
+		return doorAction(eef, vec3(eef), rot, -1) // wait for the fingers to open
 	default:
 		return doorAction(eef, grip, rot, 1)
 	}
 }
 
-// eef2 copies the first three entries of eef.
-func eef2(eef []float64) [3]float64 { return [3]float64{eef[0], eef[1], eef[2]} }
+// vec3 copies the first three entries of v into an array.
+func vec3(v []float64) [3]float64 { return [3]float64{v[0], v[1], v[2]} }
