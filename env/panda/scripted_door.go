@@ -8,16 +8,16 @@ const (
 	// fingers close: far enough from the axis to clear handle_base (radius
 	// 0.05) and to need little force, near enough to stay in reach.
 	doorGripR    = 0.12
-	doorBack     = 0.10 // pre-grasp: this far in front of the bar along the door's normal
-	doorLine     = 0.012
-	doorOriTol   = 0.15 // orientation error (rad) below which the gripper slides in
-	doorHoldDist = 0.04 // the bar counts as held while the grip site is this close to the grasp point
-	doorTurnStep = 0.6  // aim this much further along the handle's turn
-	doorTurnTo   = 1.5  // turn the handle this far (the latch stops at 1.57)
-	doorUnlock   = 1.38 // past this turn the latch clears the frame: pull
-	doorPull     = 0.06 // pull the door toward the robot by this much per step
-	doorSwung    = 0.05 // once the door has turned this far (rad), keep pulling
-	doorDone     = 0.33 // once it has turned this far (the hinge stops at 0.35), let go and hold still
+	doorBack     = 0.10  // pre-grasp: this far in front of the bar along the door's normal
+	doorLine     = 0.012 // slide in only while the grip site is this close to the line through the grasp point along n
+	doorOriTol   = 0.15  // orientation error (rad) below which the gripper slides in
+	doorHoldDist = 0.04  // the bar counts as held while the grip site is this close to the grasp point
+	doorTurnStep = 0.6   // aim this much further along the handle's turn
+	doorTurnTo   = 1.5   // turn the handle this far (the latch stops at 1.57)
+	doorUnlock   = 1.38  // past this turn the latch clears the frame: pull
+	doorPull     = 0.06  // pull the door toward the robot by this much per step
+	doorSwung    = 0.05  // once the door has turned this far (rad), keep pulling
+	doorDone     = 0.33  // once it has turned this far (the hinge stops at 0.35), let go and hold still
 )
 
 // doorFrame derives from a Door observation the door's normal n
