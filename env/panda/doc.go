@@ -1,21 +1,23 @@
 // Package panda provides table-top manipulation environments in the style
 // of RoboSuite v1: a Franka Emika Panda-like 7-DoF arm with a parallel
 // two-finger gripper on a table, its joints driven by torques from an
-// operational-space position controller (RoboSuite's OSC_POSITION). The
-// first task is "robosuite-lift" (RoboSuite's Lift: pick up a cube).
-// RoboSuite's Door (with latch) is built and tested here too but not
-// registered: its scripted controller cannot open the door, because the
-// arm, gripper pointing down, cannot reach the handle bar where turning it
-// is possible (docs/robosuite.md §6).
+// operational-space controller. The tasks are "robosuite-lift"
+// (RoboSuite's Lift: pick up a cube; OSC_POSITION, 4-D actions, the
+// gripper held pointing down) and "robosuite-door" (RoboSuite's Door with
+// latch: turn the handle and pull the door open; OSC_POSE, RoboSuite's
+// default controller, 7-D actions that also rotate the gripper; see
+// docs/robosuite.md §6).
 //
 // What matches RoboSuite (see docs/robosuite.md for every source): the
 // arm's link frames, joint ranges, masses and inertias (panda/robot.xml,
 // Franka's published ranges and torque limits), the initial joints and
 // their Gaussian noise, the robot's place at the table, the table and cube
-// sizes, the cube's placement range, the 4-D action (end-effector goal
-// displacement of up to OutputMax = 0.05 m per step and a gripper command
-// whose normalised finger targets move 0.01 per 2 ms substep, so closing
-// from fully open takes 8 steps), the
+// sizes, the cube's placement range, the actions (Lift's 4-D: end-effector
+// goal displacement of up to OutputMax = 0.05 m per step and a gripper
+// command; Door's 7-D adds an axis-angle rotation of up to OutputMaxRot =
+// 0.5 rad applied to the current orientation; the gripper command's
+// normalised finger targets move 0.01 per 2 ms substep, so closing from
+// fully open takes 8 steps), the
 // controller (stiffness 150, critical damping, decoupled position and
 // orientation Λ, gravity compensation, nullspace posture control with
 // stiffness 10, torques recomputed every substep), 20 Hz control over a

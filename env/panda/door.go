@@ -6,10 +6,11 @@ import (
 	"math/rand/v2"
 )
 
-// doorName is the name the Door task (RoboSuite's Door with
-// use_latch true: the handle must be turned before the door swings) will
-// be registered under; it is not registered yet (docs/robosuite.md §6).
-const doorName = "robosuite-door"
+// DoorName is the registry name of the Door task (RoboSuite's Door with
+// use_latch true: the handle must be turned before the door swings). It
+// uses RoboSuite's default OSC_POSE controller: 7-D actions
+// (docs/robosuite.md §6).
+const DoorName = "robosuite-door"
 
 // Door arena and placement (door.py at 16f74359; metres, radians, world
 // frame). The robot stands where it does in Lift: both tables are 0.8 m
@@ -79,6 +80,11 @@ const (
 	// obsHandleQpos is the offset of the latch (handle) joint's angle (1,
 	// rad; turning the handle makes it negative).
 	obsHandleQpos = 22
+	// doorActDim is Door's action length under OSC_POSE, RoboSuite's
+	// default controller: goal displacement dx, dy, dz (× OutputMax
+	// metres), goal rotation rx, ry, rz (axis-angle, × OutputMaxRot
+	// radians, world axes) and the gripper command (+1 closes, −1 opens).
+	doorActDim = 7
 )
 
 // sampleDoor draws the door's root position and yaw as RoboSuite's

@@ -3,6 +3,7 @@ package panda
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,9 +53,10 @@ func TestDoorReward(t *testing.T) {
 	}
 }
 
-// TestDoorSceneFacts pins the generated MJCF to door_lock.xml's numbers.
+// TestDoorSceneFacts pins the generated MJCF to door_lock.xml's numbers
+// and checks that robosuite-door is registered with its scripted controller.
 func TestDoorSceneFacts(t *testing.T) {
-	x := doorSceneMJCF(doorName, [3]float64{-0.12, -0.35, 1.1})
+	x := doorSceneMJCF(DoorName, [3]float64{-0.12, -0.35, 1.1})
 	for _, want := range []string{
 		`name="table" pos="-0.2 -0.35 0.775"`, `size="0.4 0.15 0.025"`,
 		`name="r_frame" type="cylinder" size="0.05 0.27" pos="0.6 0 0"`,
@@ -73,9 +75,30 @@ func TestDoorSceneFacts(t *testing.T) {
 	if strings.Contains(sceneMJCF(LiftName, [3]float64{}), "0.707107 0 0 0.707107") {
 		t.Error("the Lift gripper must keep its original orientation")
 	}
-	for _, n := range Names() {
-		if n == doorName {
-			t.Error("robosuite-door is registered although scriptedDoor does not meet the bar")
+	if !slices.Contains(Names(), DoorName) {
+		t.Error("robosuite-door is not registered")
+	}
+	if p, err := ScriptedPolicy(DoorName); err != nil || p == nil {
+		t.Errorf("no scripted Door controller: %v", err)
+	}
+}
+
+// TestRotateBy: OSC_POSE's goal rotation turns a matrix by an axis-angle
+// vector (a quarter turn about z maps x to y), and rotVec inverts it.
+func TestRotateBy(t *testing.T) {
+	id := [9]float64{1, 0, 0, 0, 1, 0, 0, 0, 1}
+	r := rotateBy([3]float64{0, 0, math.Pi / 2}, id)
+	if math.Abs(r[0]) > 1e-12 || math.Abs(r[3]-1) > 1e-12 || math.Abs(r[8]-1) > 1e-12 {
+		t.Errorf("quarter turn about z: %v", r)
+	}
+	w := [3]float64{0.3, -0.2, 0.4}
+	got := rotVec(rotateBy(w, id))
+	for i := range w {
+		if math.Abs(got[i]-w[i]) > 1e-9 {
+			t.Fatalf("rotVec(rotateBy(%v)) = %v", w, got)
 		}
+	}
+	if rotateBy([3]float64{}, r) != r {
+		t.Error("a zero rotation changed the matrix")
 	}
 }

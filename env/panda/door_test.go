@@ -12,7 +12,7 @@ import (
 
 func newDoor(t *testing.T) *Env {
 	t.Helper()
-	e, err := newEnv(doorName)
+	e, err := newEnv(DoorName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func swing(t *testing.T, e *Env, w, latch float64) float64 {
 		if err := e.SetState(s); err != nil {
 			t.Fatal(err)
 		}
-		obs, _, _, _, err := e.Step([]float64{0, 0, 0, 0})
+		obs, _, _, _, err := e.Step(make([]float64, doorActDim))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func TestDoorDeterministicAndState(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := range 15 {
-		act := []float64{0.3, -0.5, 0.2, 1}
+		act := []float64{0.3, -0.5, 0.2, 0.1, -0.2, 0.3, 1}
 		o1, r1, _, _, err1 := e1.Step(act)
 		o2, r2, _, _, err2 := e2.Step(act)
 		if err1 != nil || err2 != nil {
@@ -150,7 +150,8 @@ func TestDoorDeterministicAndState(t *testing.T) {
 }
 
 // TestDoorRandomActionsRarelySucceed: uniform random actions open the door
-// in at most 1 of 10 full episodes.
+// in at most 1 of 10 full episodes (measured over 50 with 7-D
+// OSC_POSE actions: 0/50, the largest handle turn 0.82 rad).
 func TestDoorRandomActionsRarelySucceed(t *testing.T) {
 	e := newDoor(t)
 	wins := 0
@@ -158,7 +159,10 @@ func TestDoorRandomActionsRarelySucceed(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(s), 7))
 		e.Reset(rng)
 		for range MaxEpisodeSteps {
-			a := []float64{2*rng.Float64() - 1, 2*rng.Float64() - 1, 2*rng.Float64() - 1, 2*rng.Float64() - 1}
+			a := make([]float64, doorActDim)
+			for i := range a {
+				a[i] = 2*rng.Float64() - 1
+			}
 			if _, _, _, _, err := e.Step(a); err != nil {
 				t.Fatal(err)
 			}
@@ -174,60 +178,42 @@ func TestDoorRandomActionsRarelySucceed(t *testing.T) {
 	}
 }
 
-// TestDoorTipOutOfReach documents why robosuite-door is not registered:
-// with the door moved away, the OSC (gripper held pointing down) is asked
-// to put the grip site where it must be to hold the handle bar near its
-// tip (yaw −π/2: bar tip 0.1 m in front of the base, 0.19 m to its right,
-// 1.064 m high); the arm stops more than 2 cm short with joint 4 at its
-// limit. If a change to the arm or controller makes it reachable, revisit
-// scriptedDoor and the registration.
-func TestDoorTipOutOfReach(t *testing.T) {
-	e := newDoor(t)
-	obs, err := e.resetDoor(InitQpos, [3]float64{3, -0.35, 1.1}, -math.Pi/2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := [3]float64{-0.455, -0.19, 1.064}
-	for k := range 120 {
-		goal := target
-		if k < 40 {
-			goal[0] = -0.2 // come round in front of the base first
-		}
-		if obs, _, _, _, err = e.Step(toward(obs[ObsEEFPos:ObsEEFPos+3], goal, -1)); err != nil {
+// doorEpisode runs ScriptedDoor from a seeded reset like liftEpisode: it
+// reports whether the door is still open 20 steps after the first success,
+// and that step (−1 when it never opens).
+func doorEpisode(t *testing.T, e *Env, seed uint64) (bool, int) {
+	obs := e.Reset(rand.New(rand.NewPCG(seed, 99)))
+	first := -1
+	for k := range MaxEpisodeSteps {
+		var err error
+		if obs, _, _, _, err = e.Step(ScriptedDoor(obs)); err != nil {
 			t.Fatal(err)
 		}
+		if first < 0 && e.Success() {
+			first = k
+		}
+		if first >= 0 && k == first+20 {
+			return e.Success(), first
+		}
 	}
-	d := math.Sqrt(math.Pow(obs[0]-target[0], 2) + math.Pow(obs[1]-target[1], 2) + math.Pow(obs[2]-target[2], 2))
-	q4 := e.QPos()[3]
-	t.Logf("grip site %.3f, %.3f m from the target; joint 4 at %.4f", obs[0:3], d, q4)
-	if d < 0.02 || q4 > -3.06 {
-		t.Errorf("the bar's tip is now within reach (%.3f m off, joint 4 %.4f): revisit scriptedDoor", d, q4)
-	}
+	return false, first
 }
 
-// TestScriptedDoorPartial pins what scriptedDoor does achieve in 150 steps
-// of 10 randomized episodes: it grasps the bar and turns the handle by more
-// than 0.8 rad in at least 5 of them (measured: 8/10; over 50 full
-// episodes 39 grasps, 27 turns past 1.35 rad, no door opened).
-func TestScriptedDoorPartial(t *testing.T) {
+// TestScriptedDoorSucceeds: the scripted controller opens the door (and it
+// stays open 20 steps later) in at least 45 of 50 randomized episodes
+// (measured: 50/50, slowest first success at step 75).
+func TestScriptedDoorSucceeds(t *testing.T) {
 	e := newDoor(t)
-	turned := 0
-	for s := range 10 {
-		obs := e.Reset(rand.New(rand.NewPCG(uint64(s), 99)))
-		top := 0.0
-		for range 150 {
-			var err error
-			if obs, _, _, _, err = e.Step(scriptedDoor(obs)); err != nil {
-				t.Fatal(err)
-			}
-			top = math.Max(top, -obs[obsHandleQpos])
-		}
-		if top > 0.8 {
-			turned++
+	wins, maxFirst := 0, 0
+	for s := range 50 {
+		ok, first := doorEpisode(t, e, uint64(s))
+		if ok {
+			wins++
+			maxFirst = max(maxFirst, first)
 		}
 	}
-	t.Logf("scriptedDoor turned the handle by > 0.8 rad in %d/10 episodes", turned)
-	if turned < 5 {
-		t.Errorf("scriptedDoor turned the handle in only %d/10 episodes", turned)
+	t.Logf("scripted Door: %d/50 successes, slowest first success at step %d", wins, maxFirst)
+	if wins < 45 {
+		t.Errorf("scripted Door succeeded in %d/50 episodes, want >= 45", wins)
 	}
 }

@@ -38,7 +38,7 @@ type layout struct{ nq, nv, obs, extra int }
 
 var layouts = map[string]layout{
 	LiftName: {nq: 16, nv: 15, obs: ObsDim},
-	doorName: {nq: 11, nv: 11, obs: doorObsDim, extra: 7},
+	DoorName: {nq: 11, nv: 11, obs: doorObsDim, extra: 7},
 }
 
 // Env is one RoboSuite-style Panda environment (see the package doc). It
@@ -90,14 +90,13 @@ func New(name string) (*Env, error) {
 	return newEnv(name)
 }
 
-// newEnv builds the environment of any task with a layout, registered or
-// not: Door is built and tested but not registered (docs/robosuite.md §6).
+// newEnv builds the environment of any task with a layout.
 func newEnv(name string) (*Env, error) {
 	lay, ok := layouts[name]
 	if !ok {
 		return nil, fmt.Errorf("env/panda: unknown task %q", name)
 	}
-	door := name == doorName
+	door := name == DoorName
 	xml := sceneMJCF(name, [3]float64{0, 0, TableTopZ + CubeHalf})
 	if door {
 		xml = doorSceneMJCF(name, [3]float64{(doorRangeX0+doorRangeX1)/2 + doorTableX, doorTableY, doorRootZ})
@@ -148,7 +147,14 @@ func newEnv(name string) (*Env, error) {
 	for i := range lay.obs {
 		e.obsSp.Low[i], e.obsSp.High[i] = math.Inf(-1), math.Inf(1)
 	}
-	e.actSp = env.Space{Low: []float64{-1, -1, -1, -1}, High: []float64{1, 1, 1, 1}}
+	na := ActDim
+	if door {
+		na = doorActDim
+	}
+	e.actSp = env.Space{Low: make([]float64, na), High: make([]float64, na)}
+	for i := range na {
+		e.actSp.Low[i], e.actSp.High[i] = -1, 1
+	}
 	return e, nil
 }
 
@@ -169,8 +175,10 @@ func (e *Env) Name() string { return e.name }
 // Lift (task.go), 23-D for Door (door.go).
 func (e *Env) ObservationSpace() env.Space { return e.obsSp }
 
-// ActionSpace is [-1, 1]⁴: goal displacement (× OutputMax metres) and the
-// gripper command (+1 closes, −1 opens).
+// ActionSpace is [-1, 1]⁴ for Lift (OSC_POSITION: goal displacement ×
+// OutputMax metres, gripper command, +1 closes, −1 opens) and [-1, 1]⁷ for
+// Door (OSC_POSE: displacement, axis-angle rotation × OutputMaxRot radians,
+// gripper).
 func (e *Env) ActionSpace() env.Space { return e.actSp }
 
 // MaxEpisodeSteps is 500.
@@ -353,13 +361,16 @@ func (e *Env) reward() float64 {
 	return LiftReward(e.EEFPos(), e.CubePos(), e.Grasped())
 }
 
-// Step clips action to [-1, 1], sets the OSC goal to the current
-// end-effector position plus action[:3]·OutputMax (orientation held at the
-// episode's initial one), then runs Substeps MuJoCo steps; before each the
+// Step clips action to [-1, 1] and sets the OSC goal: for Lift
+// (OSC_POSITION, ActDim entries) the current end-effector position plus
+// action[:3]·OutputMax with the orientation held at the episode's initial
+// one; for Door (OSC_POSE, doorActDim entries) also the orientation, the
+// rotation by the axis-angle vector action[3:6]·OutputMaxRot applied to the
+// current one (kept unchanged when all three are 0). It then runs Substeps MuJoCo steps; before each the
 // controller recomputes the arm torques from the current state (clipped to
 // the torque limits) and moves the gripper command GripperSpeed toward
-// closed (action[3] > 0) or open (< 0). It returns the observation, the
-// task's dense reward (LiftReward or doorReward), terminated = false
+// closed (last action entry > 0) or open (< 0). It returns the observation,
+// the task's dense reward (LiftReward or doorReward), terminated = false
 // (episodes end only at the horizon) and truncated at step MaxEpisodeSteps,
 // after which Step fails until Reset. Errors: an action of the wrong length
 // or with NaNs, a simulator failure (then Reset or SetState is required).
@@ -367,13 +378,14 @@ func (e *Env) Step(action []float64) (obs []float64, reward float64, terminated,
 	if e.stale != nil {
 		return nil, 0, false, false, e.stale
 	}
-	if len(action) != ActDim {
-		return nil, 0, false, false, fmt.Errorf("env/panda %s: action has %d entries, want %d", e.name, len(action), ActDim)
+	na := len(e.actSp.Low)
+	if len(action) != na {
+		return nil, 0, false, false, fmt.Errorf("env/panda %s: action has %d entries, want %d", e.name, len(action), na)
 	}
 	if e.steps >= MaxEpisodeSteps {
 		return nil, 0, false, false, fmt.Errorf("env/panda %s: episode already has %d steps; Reset first", e.name, e.steps)
 	}
-	var a [ActDim]float64
+	var a [doorActDim]float64
 	for i, v := range action {
 		if math.IsNaN(v) {
 			return nil, 0, false, false, fmt.Errorf("env/panda %s: action[%d] is NaN", e.name, i)
@@ -384,10 +396,14 @@ func (e *Env) Step(action []float64) (obs []float64, reward float64, terminated,
 	for i := range 3 {
 		e.goalPos[i] = eef[i] + a[i]*OutputMax
 	}
+	if e.door && (a[3] != 0 || a[4] != 0 || a[5] != 0) {
+		// As osc.py: a zero rotation keeps the previous goal orientation.
+		e.goalR = rotateBy([3]float64{a[3] * OutputMaxRot, a[4] * OutputMaxRot, a[5] * OutputMaxRot}, e.EEFRot())
+	}
 	sign := 0.0
-	if a[3] > 0 {
+	if g := a[na-1]; g > 0 {
 		sign = 1
-	} else if a[3] < 0 {
+	} else if g < 0 {
 		sign = -1
 	}
 	for k := range Substeps {

@@ -318,7 +318,10 @@ func randomRollout(t *testing.T, e *Env, seed uint64, n int) [][]float64 {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	out := [][]float64{e.Reset(rng)}
 	for range n {
-		a := []float64{2*rng.Float64() - 1, 2*rng.Float64() - 1, 2*rng.Float64() - 1, 2*rng.Float64() - 1}
+		a := make([]float64, e.ActionSpace().Dim())
+		for i := range a {
+			a[i] = 2*rng.Float64() - 1
+		}
 		obs, r, _, _, err := e.Step(a)
 		if err != nil {
 			t.Fatal(err)
@@ -443,4 +446,15 @@ func TestRegistered(t *testing.T) {
 		t.Errorf("registered env: name %q obs %d act %d horizon %d", e.Name(), e.ObservationSpace().Dim(), e.ActionSpace().Dim(), e.MaxEpisodeSteps())
 	}
 	e.(*Env).Close()
+	d, err := env.Make(DoorName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name() != DoorName || d.ObservationSpace().Dim() != doorObsDim || d.ActionSpace().Dim() != doorActDim {
+		t.Errorf("registered door: name %q obs %d act %d", d.Name(), d.ObservationSpace().Dim(), d.ActionSpace().Dim())
+	}
+	if _, _, _, _, err := d.Step(make([]float64, ActDim)); err == nil {
+		t.Error("a 4-D action was accepted by the 7-D Door")
+	}
+	d.(*Env).Close()
 }

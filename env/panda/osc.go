@@ -262,3 +262,30 @@ func pinvSPD3(a, out []float64) {
 	copy(out, a)
 	pinvSPD(out, 3, ws[:])
 }
+
+// OutputMaxRot is OSC_POSE's orientation scale (radians): an action's
+// rotation entries in [-1, 1] times OutputMaxRot give the axis-angle
+// rotation of the goal orientation relative to the current one (RoboSuite's
+// osc_pose.json output_max for the rotation, 0.5).
+const OutputMaxRot = 0.5
+
+// rotateBy returns the row-major rotation matrix exp([w]×)·r: r turned by
+// the axis-angle vector w (radians, world axes), as RoboSuite's OSC_POSE
+// sets its goal orientation from a delta and the current orientation.
+func rotateBy(w [3]float64, r [9]float64) [9]float64 {
+	th := math.Sqrt(w[0]*w[0] + w[1]*w[1] + w[2]*w[2])
+	if th < 1e-12 {
+		return r
+	}
+	k := [3]float64{w[0] / th, w[1] / th, w[2] / th}
+	c, s := math.Cos(th), math.Sin(th)
+	v := 1 - c
+	q := [9]float64{
+		c + k[0]*k[0]*v, k[0]*k[1]*v - k[2]*s, k[0]*k[2]*v + k[1]*s,
+		k[1]*k[0]*v + k[2]*s, c + k[1]*k[1]*v, k[1]*k[2]*v - k[0]*s,
+		k[2]*k[0]*v - k[1]*s, k[2]*k[1]*v + k[0]*s, c + k[2]*k[2]*v,
+	}
+	var out [9]float64
+	matMul(q[:], 3, 3, r[:], 3, out[:])
+	return out
+}

@@ -6,8 +6,8 @@ import (
 )
 
 // Scripted is a behaviour policy written by hand from a task's definition.
-// It reads only the observation, keeps no memory and returns a fresh 4-D
-// action in [-1, 1]. Scripted controllers show that a task's physics,
+// It reads only the observation, keeps no memory and returns a fresh
+// action in [-1, 1] of the task's length (Lift 4, Door 7). Scripted controllers show that a task's physics,
 // contacts and success test work, and, with noise added, they can serve as
 // behaviour policies for datasets.
 type Scripted func(obs []float64) []float64
@@ -17,8 +17,10 @@ func ScriptedPolicy(task string) (Scripted, error) {
 	switch task {
 	case LiftName:
 		return ScriptedLift, nil
+	case DoorName:
+		return ScriptedDoor, nil
 	}
-	return nil, fmt.Errorf("panda: no scripted controller for %q (have: [%s])", task, LiftName)
+	return nil, fmt.Errorf("panda: no scripted controller for %q (have: %v)", task, Names())
 }
 
 // Heights of ScriptedLift's phases relative to the cube's centre (metres).

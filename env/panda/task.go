@@ -10,7 +10,7 @@ import (
 const LiftName = "robosuite-lift"
 
 // tasks lists the registered task names.
-var tasks = map[string]bool{LiftName: true}
+var tasks = map[string]bool{LiftName: true, DoorName: true}
 
 // Names lists the registered task names in sorted order.
 func Names() []string {
