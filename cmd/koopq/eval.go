@@ -12,6 +12,7 @@ import (
 
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/env/manip"
+	"github.com/koopq/koopq/env/panda"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/plural"
@@ -53,7 +54,8 @@ func newEvalCmd() *cobra.Command {
 			"recorded score was).\n" +
 			"--gamma G also reports each episode's discounted return Σₜ Gᵗ rₜ and their mean (what 'koopq fqe'\n" +
 			"estimates from data, to check an off-policy estimate against the simulator).\n" +
-			"Environments with a per-step success test (MetaWorld-style manipulation: " + strings.Join(manip.Names(), ", ") + ")\n" +
+			"Environments with a per-step success test (manipulation, MetaWorld style: " + strings.Join(manip.Names(), ", ") +
+			"; RoboSuite style: " + strings.Join(panda.Names(), ", ") + ")\n" +
 			"also report the success rate: the percentage of episodes whose test held at any step (MetaWorld's measure).\n" +
 			"Environments: " + strings.Join(env.Names(), ", "),
 		Args: cobra.NoArgs,
