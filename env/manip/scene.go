@@ -2,8 +2,9 @@ package manip
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/koopq/koopq/internal/mjcf"
 )
 
 // Simulation constants of MetaWorld v2 (basic_scene.xml, SawyerXYZEnv).
@@ -143,15 +144,8 @@ var (
 // closing direction) along world y.
 var MocapQuat = [4]float64{0.7071067811865476, 0, 0.7071067811865476, 0}
 
-func ff(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-func fs(v ...float64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = ff(x)
-	}
-	return strings.Join(s, " ")
-}
+// ff and fs format one number and a space-separated list for MJCF.
+var ff, fs = mjcf.Num, mjcf.Nums
 
 // sceneMJCF returns the MJCF document of the arm, gripper, table and a
 // puck-and-goal task, with the mocap body and the puck at the given

@@ -2,8 +2,9 @@ package panda
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/koopq/koopq/internal/mjcf"
 )
 
 // Simulation and control constants of RoboSuite's defaults (macros.py,
@@ -157,15 +158,8 @@ var gripperQuarterTurn = [4]float64{0.707107, 0, 0, 0.707107}
 // gripper lines up with the tool (robot.xml).
 var RightHandQuat = [4]float64{0.924, 0, 0, 0.383}
 
-func ff(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-func fs(v ...float64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = ff(x)
-	}
-	return strings.Join(s, " ")
-}
+// ff and fs format one number and a space-separated list for MJCF.
+var ff, fs = mjcf.Num, mjcf.Nums
 
 // sceneMJCF returns the MJCF document of the Lift scene: the table, the
 // Panda arm with its gripper (torque motors on the arm joints, position
