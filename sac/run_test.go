@@ -293,3 +293,21 @@ func TestWriteJSONAtomicSynced(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestMediumRuleBoundaries: the stochastic medium rule accepts a snapshot
+// whose stochastic return lies within the band, edges included, and the
+// deterministic rule one whose return reaches the level.
+func TestMediumRuleBoundaries(t *testing.T) {
+	st := RunConfig{MediumBy: "stochastic", MediumReturn: 100, MediumBand: 5}
+	for ret, want := range map[float64]bool{105: true, 95: true, 100: true, 105.5: false, 94.5: false} {
+		if got := st.isMedium(RunSnapshot{StochReturn: ret, Return: 1e9}); got != want {
+			t.Errorf("stochastic rule, return %v: %v, want %v", ret, got, want)
+		}
+	}
+	det := RunConfig{MediumBy: "deterministic", MediumReturn: 100}
+	for ret, want := range map[float64]bool{100: true, 101: true, 99.9: false} {
+		if got := det.isMedium(RunSnapshot{Return: ret, StochReturn: 100}); got != want {
+			t.Errorf("deterministic rule, return %v: %v, want %v", ret, got, want)
+		}
+	}
+}
