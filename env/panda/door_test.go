@@ -178,42 +178,9 @@ func TestDoorRandomActionsRarelySucceed(t *testing.T) {
 	}
 }
 
-// doorEpisode runs ScriptedDoor from a seeded reset like liftEpisode: it
-// reports whether the door is still open 20 steps after the first success,
-// and that step (−1 when it never opens).
-func doorEpisode(t *testing.T, e *Env, seed uint64) (bool, int) {
-	obs := e.Reset(rand.New(rand.NewPCG(seed, 99)))
-	first := -1
-	for k := range MaxEpisodeSteps {
-		var err error
-		if obs, _, _, _, err = e.Step(ScriptedDoor(obs)); err != nil {
-			t.Fatal(err)
-		}
-		if first < 0 && e.Success() {
-			first = k
-		}
-		if first >= 0 && k == first+20 {
-			return e.Success(), first
-		}
-	}
-	return false, first
-}
-
 // TestScriptedDoorSucceeds: the scripted controller opens the door (and it
 // stays open 20 steps later) in at least 45 of 50 randomized episodes
 // (measured: 50/50, slowest first success at step 75).
 func TestScriptedDoorSucceeds(t *testing.T) {
-	e := newDoor(t)
-	wins, maxFirst := 0, 0
-	for s := range 50 {
-		ok, first := doorEpisode(t, e, uint64(s))
-		if ok {
-			wins++
-			maxFirst = max(maxFirst, first)
-		}
-	}
-	t.Logf("scripted Door: %d/50 successes, slowest first success at step %d", wins, maxFirst)
-	if wins < 45 {
-		t.Errorf("scripted Door succeeded in %d/50 episodes, want >= 45", wins)
-	}
+	scriptedSucceeds(t, newDoor(t), ScriptedDoor, "Door")
 }

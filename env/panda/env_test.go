@@ -250,15 +250,16 @@ func TestOSCStepResponse(t *testing.T) {
 	}
 }
 
-// liftEpisode runs ScriptedLift from seed's reset and reports whether the
-// cube was lifted and still held 20 steps after the first success, and the
-// step of the first success.
-func liftEpisode(t *testing.T, e *Env, seed uint64) (bool, int) {
+// scriptedEpisode runs a scripted controller from seed's reset and reports
+// whether the task's success test still holds 20 steps after it first did
+// (the cube still held, the door still open), and the step of the first
+// success (−1 when there is none).
+func scriptedEpisode(t *testing.T, e *Env, policy Scripted, seed uint64) (bool, int) {
 	obs := e.Reset(rand.New(rand.NewPCG(seed, 99)))
 	first := -1
 	for k := range MaxEpisodeSteps {
 		var err error
-		if obs, _, _, _, err = e.Step(ScriptedLift(obs)); err != nil {
+		if obs, _, _, _, err = e.Step(policy(obs)); err != nil {
 			t.Fatal(err)
 		}
 		if first < 0 && e.Success() {
@@ -271,22 +272,28 @@ func liftEpisode(t *testing.T, e *Env, seed uint64) (bool, int) {
 	return false, first
 }
 
-// TestScriptedLiftSucceeds: the scripted controller lifts the cube in at
-// least 45 of 50 randomized episodes.
-func TestScriptedLiftSucceeds(t *testing.T) {
-	e := newLift(t)
+// scriptedSucceeds requires a scripted controller to succeed (and keep
+// succeeding 20 steps later) in at least 45 of 50 randomized episodes.
+func scriptedSucceeds(t *testing.T, e *Env, policy Scripted, task string) {
+	t.Helper()
 	wins, maxFirst := 0, 0
 	for s := range 50 {
-		ok, first := liftEpisode(t, e, uint64(s))
+		ok, first := scriptedEpisode(t, e, policy, uint64(s))
 		if ok {
 			wins++
 			maxFirst = max(maxFirst, first)
 		}
 	}
-	t.Logf("scripted Lift: %d/50 successes, slowest first success at step %d", wins, maxFirst)
+	t.Logf("scripted %s: %d/50 successes, slowest first success at step %d", task, wins, maxFirst)
 	if wins < 45 {
-		t.Errorf("scripted Lift succeeded in %d/50 episodes, want >= 45", wins)
+		t.Errorf("scripted %s succeeded in %d/50 episodes, want >= 45", task, wins)
 	}
+}
+
+// TestScriptedLiftSucceeds: the scripted controller lifts the cube in at
+// least 45 of 50 randomized episodes.
+func TestScriptedLiftSucceeds(t *testing.T) {
+	scriptedSucceeds(t, newLift(t), ScriptedLift, "Lift")
 }
 
 // TestRandomActionsRarelySucceed: uniform random actions lift the cube in
