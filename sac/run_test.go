@@ -163,10 +163,28 @@ func TestRunCancelCheckpointsAndKernelCheck(t *testing.T) {
 	if _, err := Run(context.Background(), dir, nil); err == nil || !strings.Contains(err.Error(), "other-kernel") {
 		t.Fatalf("resume under another kernel: %v", err)
 	}
-	// Accepting the change continues the run and records both kernels.
+	// Accepting the change continues the run and records both kernels,
+	// and a resumed run, cancelled or finished, closes the replay file it
+	// reopened.
+	fds := openFiles(t)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	_, err = Resume(ctx2, dir, ResumeOptions{AllowBLASChange: true}, func(p RunStats) {
+		if p.Step == 2000 {
+			cancel2()
+		}
+	})
+	if err != context.Canceled {
+		t.Fatalf("cancelled resume returned %v", err)
+	}
+	if n := openFiles(t); n != fds {
+		t.Errorf("%d files open after a cancelled resume, %d before", n, fds)
+	}
 	res, err := Resume(context.Background(), dir, ResumeOptions{AllowBLASChange: true}, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n := openFiles(t); n != fds {
+		t.Errorf("%d files open after the resumed run, %d before", n, fds)
 	}
 	kernel := blasKernel()
 	want := []BLASSpan{{0, "someblas other-kernel"}, {1000, kernel}}
@@ -310,4 +328,34 @@ func TestMediumRuleBoundaries(t *testing.T) {
 			t.Errorf("deterministic rule, return %v: %v, want %v", ret, got, want)
 		}
 	}
+}
+
+// TestRunPicksTheFirstMediumSnapshot: a run whose medium level every
+// policy reaches picks its first snapshot as the medium policy (a new run
+// starts with none picked), and one whose level no policy reaches has none.
+func TestRunPicksTheFirstMediumSnapshot(t *testing.T) {
+	cfg := tinyRun()
+	cfg.SAC.TotalSteps, cfg.SAC.StartSteps, cfg.SnapshotEvery, cfg.CheckpointEvery = 2000, 200, 1000, 1000
+	cfg.MediumReturn = -1e9
+	res, err := StartRun(context.Background(), cfg, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Medium == nil || res.Medium.Step != 1000 {
+		t.Fatalf("medium snapshot %+v, want the first one (step 1000)", res.Medium)
+	}
+	cfg.MediumReturn = 1e9
+	if res, err = StartRun(context.Background(), cfg, t.TempDir(), nil); err != nil || res.Medium != nil {
+		t.Fatalf("unreachable medium level: medium %+v, err %v", res.Medium, err)
+	}
+}
+
+// openFiles counts this process's open file descriptors (Linux /proc).
+func openFiles(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
 }
