@@ -49,10 +49,10 @@ func TestHelperSACRun(t *testing.T) {
 // TestRunResumeAfterKill: a run killed with SIGKILL at a random moment and
 // resumed ends with exactly the bytes of an uninterrupted run (networks,
 // optimizers, replay buffer, snapshots, medium/expert policies, result).
+//
+// It runs under -short too (three tiny hopper runs, about 4 s): it is what
+// reaches most of the online run's code, and `make mutate` runs -short.
 func TestRunResumeAfterKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs SAC on hopper three times")
-	}
 	cfg := tinyRun()
 	ref := t.TempDir()
 	if _, err := StartRun(context.Background(), cfg, ref, nil); err != nil {
