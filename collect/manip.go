@@ -62,10 +62,23 @@ func ManipDatasetNames() []string {
 	return out
 }
 
+// roboSuiteStyle tells whether task is one of env/panda's (RoboSuite-style)
+// tasks; the others are env/manip's (MetaWorld-style).
+func roboSuiteStyle(task string) bool { return slices.Contains(panda.Names(), task) }
+
+// manipPackage names the package that holds task's environment and
+// scripted controller, for the dataset's provenance.
+func manipPackage(task string) string {
+	if roboSuiteStyle(task) {
+		return "env/panda"
+	}
+	return "env/manip"
+}
+
 // scriptedController is task's scripted controller from the registry of
 // env/manip or env/panda: a function of the observation alone.
 func scriptedController(task string) (func(obs []float64) []float64, error) {
-	if slices.Contains(panda.Names(), task) {
+	if roboSuiteStyle(task) {
 		p, err := panda.ScriptedPolicy(task)
 		return p, err
 	}
@@ -83,7 +96,7 @@ type manipEnv interface {
 
 // newManipEnv makes task's environment from env/panda or env/manip.
 func newManipEnv(task string) (manipEnv, error) {
-	if slices.Contains(panda.Names(), task) {
+	if roboSuiteStyle(task) {
 		e, err := panda.New(task)
 		if err != nil {
 			return nil, err
@@ -194,6 +207,9 @@ func ManipRandomEpisodes(seed uint64, episodes int, fraction float64) []bool {
 // validManipFraction tells whether f is a random fraction in [0, 1].
 func validManipFraction(f float64) bool { return f >= 0 && f <= 1 }
 
+// validManipNoise tells whether σ is a finite, non-negative noise level.
+func validManipNoise(sigma float64) bool { return sigma >= 0 && !math.IsInf(sigma, 0) }
+
 // ManipDataset rolls out cfg.Task's scripted controller with Gaussian
 // action noise (or, in the episodes ManipRandomEpisodes picks, uniformly
 // random actions) for cfg.Episodes full episodes and returns the rows in
@@ -211,7 +227,7 @@ func ManipDataset(ctx context.Context, cfg ManipConfig) (*dataset.Dataset, map[s
 	if err != nil {
 		return nil, nil, st, err
 	}
-	if cfg.Episodes <= 0 || !(cfg.Noise >= 0) || math.IsInf(cfg.Noise, 0) || !validManipFraction(cfg.RandomFraction) {
+	if cfg.Episodes <= 0 || !validManipNoise(cfg.Noise) || !validManipFraction(cfg.RandomFraction) {
 		return nil, nil, st, fmt.Errorf("manipulation dataset %s: episodes %d must be positive, noise %v finite and ≥ 0, random fraction %v in [0, 1]",
 			cfg.Task, cfg.Episodes, cfg.Noise, cfg.RandomFraction)
 	}
@@ -306,7 +322,7 @@ func manipMeta(cfg ManipConfig, steps int, randomIdx []string) map[string]string
 		alg += ", uniformly random episodes"
 	}
 	m := map[string]string{"env": cfg.Task, "dataset": cfg.Task, "seed": strconv.FormatUint(cfg.Seed, 10),
-		"policy": "scripted " + cfg.Task + " (env/manip ScriptedPolicy)", "algorithm": alg,
+		"policy": "scripted " + cfg.Task + " (" + manipPackage(cfg.Task) + " ScriptedPolicy)", "algorithm": alg,
 		"action_noise": strconv.FormatFloat(cfg.Noise, 'g', -1, 64), "episodes": strconv.Itoa(cfg.Episodes),
 		"episode_steps": strconv.Itoa(steps), "success_key": "infos/" + ManipInfoSuccess, "description": desc,
 		"random_fraction": strconv.FormatFloat(cfg.RandomFraction, 'g', -1, 64)}
@@ -331,7 +347,7 @@ func checkManipNames(names []string, opts *D4RLOptions) error {
 	if opts.ManipEpisodes < 0 {
 		return fmt.Errorf("--episodes %d must be positive", opts.ManipEpisodes)
 	}
-	if n := opts.ManipNoise; n != nil && (!(*n >= 0) || math.IsInf(*n, 0)) {
+	if n := opts.ManipNoise; n != nil && !validManipNoise(*n) {
 		return fmt.Errorf("--noise %v must be finite and ≥ 0", *n)
 	}
 	if f := opts.ManipRandomFraction; f != nil && !validManipFraction(*f) {

@@ -150,7 +150,7 @@ func TestManipRandomFractionDeterministic(t *testing.T) {
 func TestManipDefaultRecipes(t *testing.T) {
 	for _, n := range ManipDatasetNames() {
 		r, _ := ManipDefaultRecipe(n)
-		if !(r.Noise >= 0) || math.IsInf(r.Noise, 0) || !validManipFraction(r.RandomFraction) {
+		if !validManipNoise(r.Noise) || !validManipFraction(r.RandomFraction) {
 			t.Errorf("%s: recipe %+v", n, r)
 		}
 		c := manipConfig(n, &D4RLOptions{Seed: 4})
@@ -232,6 +232,9 @@ func TestRoboSuiteLiftDataset(t *testing.T) {
 	_, b := manipRows(t, cfg)
 	if a.hash != b.hash || len(a.success) != 2*manip.MaxEpisodeSteps {
 		t.Fatalf("lift: hashes %s %s, %d success flags", a.hash, b.hash, len(a.success))
+	}
+	if want := "scripted robosuite-lift (env/panda ScriptedPolicy)"; a.meta["policy"] != want {
+		t.Errorf("lift's policy metadata %q, want %q", a.meta["policy"], want)
 	}
 	if st.SuccessEpisodes != 2 {
 		t.Errorf("lift at σ 0.3: %d of 2 episodes lifted the cube, want 2 (the scripted controller lifts 100/100 at σ 0.3)", st.SuccessEpisodes)
