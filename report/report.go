@@ -659,15 +659,22 @@ func methodRuns(main, partial []Result) []Result {
 // buildTable fills rep.Table with a row of main's cells per dataset, the
 // best of each marked.
 func (rep *Report) buildTable(main []Result) {
-	rep.Table.Columns = rep.Methods
-	for _, d := range rep.Datasets {
+	rep.Table = scoreTable(main, rep.Datasets, rep.Methods)
+}
+
+// scoreTable is the table of rs's scores: a row per dataset, a column per
+// method, each cell over seeds, the best of each row marked.
+func scoreTable(rs []Result, datasets, methods []string) Table {
+	t := Table{Columns: methods}
+	for _, d := range datasets {
 		row := Row{Name: d}
-		for _, m := range rep.Methods {
-			row.Cells = append(row.Cells, cellOf(main, d, m))
+		for _, m := range methods {
+			row.Cells = append(row.Cells, cellOf(rs, d, m))
 		}
 		markBest(&row)
-		rep.Table.Rows = append(rep.Table.Rows, row)
+		t.Rows = append(t.Rows, row)
 	}
+	return t
 }
 
 // chooseBaseline sets rep.Baseline: baseline if given, else a method named

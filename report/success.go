@@ -42,15 +42,7 @@ func successReport(main []Result, o Options, stream func(uint64) *rand.Rand) *Su
 	}
 	s := &SuccessReport{Datasets: order(sel, func(r Result) string { return r.Dataset }),
 		Methods: order(sel, func(r Result) string { return r.Method })}
-	s.Table.Columns = s.Methods
-	for _, d := range s.Datasets {
-		row := Row{Name: d}
-		for _, m := range s.Methods {
-			row.Cells = append(row.Cells, cellOf(sel, d, m))
-		}
-		markBest(&row)
-		s.Table.Rows = append(s.Table.Rows, row)
-	}
+	s.Table = scoreTable(sel, s.Datasets, s.Methods)
 	for i, m := range s.Methods {
 		t := tasks(sel, s.Datasets, m)
 		n := len(t.Flat())
