@@ -205,8 +205,9 @@ func PaperCartPoleC(gymAction int) [3]float64 {
 // (position influences nothing else), the other rows of σ0 vanish exactly.
 //
 // It returns σ0 ([N*N] row-major), the eigenvalue λ_j and the alignment |u_pos|
-// (1 for a pure translation mode). The error reports a failed decomposition or
-// an operator without real eigenvalues.
+// (1 for a pure translation mode). The error reports a failed decomposition,
+// an operator without real eigenvalues, or one whose real modes leave
+// coordinate pos unmoved (Π[pos,pos] = 0: no normalization exists).
 func TranslationGenerator(k []float64, n, pos int) (sigma []float64, lambda complex128, align float64, err error) {
 	rb := NewRealBasis(n)
 	if !NewDecomposer(n, SymmetryConfig{MaxCond: 1e12}).Decompose(rb, k) {
@@ -228,6 +229,14 @@ func TranslationGenerator(k []float64, n, pos int) (sigma []float64, lambda comp
 	e := make([]float64, n)
 	e[best] = 1
 	sigma = rb.Sigma(nil, e)
+	top := 0.0
+	for _, v := range sigma {
+		top = max(top, math.Abs(v))
+	}
+	if d := math.Abs(sigma[pos*n+pos]); !(d > 1e-12*top) {
+		return nil, 0, 0, fmt.Errorf("translation generator: no real mode of the operator moves coordinate %d "+
+			"(best alignment %.3g): it has no translation symmetry in that coordinate", pos, align)
+	}
 	scale := -1 / sigma[pos*n+pos]
 	for i := range sigma {
 		sigma[i] *= scale

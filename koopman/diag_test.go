@@ -28,3 +28,27 @@ func TestModelDiagnostics(t *testing.T) {
 		t.Error("mismatched action rows accepted")
 	}
 }
+
+// TestSummarizeNearestRank: the summary's quantiles are nearest-rank
+// (index round(p·(n−1)) of the sorted sample), on an unsorted sample whose
+// ranks are known.
+func TestSummarizeNearestRank(t *testing.T) {
+	x := make([]float64, 21)
+	for i := range x {
+		x[i] = float64((i*8)%21) + 0.5 // a permutation of 0.5 … 20.5
+	}
+	got := summarize(x)
+	want := Summary{Mean: 10.5, Min: 0.5, Median: 10.5, P95: 19.5, Max: 20.5}
+	if got != want {
+		t.Errorf("summarize = %+v, want %+v", got, want)
+	}
+	if x[1] != 8.5 {
+		t.Error("summarize sorted its input in place")
+	}
+	if (summarize(nil) != Summary{}) {
+		t.Error("summary of no values is not zero")
+	}
+	if got := summarize([]float64{4, 1, 3, 2}); got.Median != 3 || got.P95 != 4 {
+		t.Errorf("n = 4: median %v p95 %v, want the upper middle 3 and 4", got.Median, got.P95)
+	}
+}

@@ -450,7 +450,7 @@ func (r *onlineRun) start() error {
 	for i := range r.sp.Low {
 		r.uniformLogp -= math.Log(r.sp.High[i] - r.sp.Low[i])
 	}
-	r.started = time.Now()
+	r.started = now()
 	r.startStep = r.st.Step
 	return nil
 }
@@ -491,7 +491,7 @@ func (r *onlineRun) checkpoint() error {
 	if err := saveCheckpoint(r.ckpt, r.ag, st); err != nil {
 		return err
 	}
-	sec := time.Since(r.started).Seconds()
+	sec := now().Sub(r.started).Seconds()
 	return writeJSONAtomic(filepath.Join(r.dir, runSpeedFile), map[string]any{
 		"step": st.Step, "steps_this_process": st.Step - r.startStep, "seconds_this_process": sec,
 		"env_steps_per_second": float64(st.Step-r.startStep) / sec})
@@ -586,7 +586,7 @@ func (r *onlineRun) step(onStats func(RunStats)) error {
 	}
 	if onStats != nil && (st.Step%1000 == 0 || snap != nil) {
 		onStats(RunStats{Step: st.Step, Total: r.cfg.SAC.TotalSteps, Episodes: st.Episodes, LastReturn: st.LastReturn,
-			Snapshot: snap, StepsPerSec: float64(st.Step-r.startStep) / time.Since(r.started).Seconds()})
+			Snapshot: snap, StepsPerSec: float64(st.Step-r.startStep) / now().Sub(r.started).Seconds()})
 	}
 	return nil
 }
@@ -761,6 +761,10 @@ func loadCheckpoint(path string, ag *Agent, st *runState) error {
 	ag.optA.T, ag.Opt[0].T, ag.Opt[1].T = st.AdamT[0], st.AdamT[1], st.AdamT[2]
 	return nil
 }
+
+// now is the clock of the run's speed figures (RunStats.StepsPerSec,
+// speed.json); tests replace it with one whose readings they know.
+var now = time.Now
 
 // beforeRename, when non-nil, is called by writeJSONAtomic with the target
 // path once the new contents are synced to a temporary file and before
