@@ -1,6 +1,11 @@
 package koopman
 
-import "testing"
+import (
+	"math"
+	"testing"
+
+	"github.com/koopq/koopq/nn"
+)
 
 // Diagnostics of the shared Pendulum model are finite and plausible: small
 // commutator residuals, shifts of order ε, forward error below the s' = s
@@ -50,5 +55,58 @@ func TestSummarizeNearestRank(t *testing.T) {
 	}
 	if got := summarize([]float64{4, 1, 3, 2}); got.Median != 3 || got.P95 != 4 {
 		t.Errorf("n = 4: median %v p95 %v, want the upper middle 3 and 4", got.Median, got.P95)
+	}
+}
+
+// TestDiagnoseMeansRecomputed: with every transition sampled (Samples 0),
+// the mean distances are permutation-invariant, so they are recomputed here
+// from the raw rows, Encode/Decode and Predict; with ε ≡ 0 (EpsStd 0,
+// allowed) the symmetry part of every shift is exactly 0 and the total
+// shift is the reconstruction error.
+func TestDiagnoseMeansRecomputed(t *testing.T) {
+	m, _, data := sharedPendulumModel(t)
+	const rows = 500
+	S, M := m.S(), m.M()
+	obs, act, next := data[0][:rows*S], data[1][:rows*M], data[2][:rows*S]
+	cfg := DefaultDiagConfig()
+	cfg.Samples, cfg.EpsStd = 0, 0
+	d, err := m.Diagnose(obs, act, next, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Samples != rows {
+		t.Fatalf("Samples 0 used %d rows, want all %d", d.Samples, rows)
+	}
+	var c1, c2 nn.Cache
+	rec := m.Decode(&c2, m.Encode(&c1, obs, rows), rows)
+	pred := m.Predict(obs, act, rows)
+	dist := func(a, b []float32, r int) float64 {
+		s := 0.0
+		for i := r * S; i < (r+1)*S; i++ {
+			s += float64(a[i]-b[i]) * float64(a[i]-b[i])
+		}
+		return math.Sqrt(s)
+	}
+	var recon, fwd, base float64
+	for r := range rows {
+		recon += dist(rec, obs, r) / rows
+		fwd += dist(pred, next, r) / rows
+		base += dist(obs, next, r) / rows
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"ReconL2", d.ReconL2, recon}, {"ForwardL2", d.ForwardL2, fwd}, {"BaselineL2", d.BaselineL2, base},
+		{"ShiftL2Total (ε = 0)", d.ShiftL2Total, recon}} {
+		if math.Abs(c.got-c.want) > 1e-5*c.want {
+			t.Errorf("%s = %v, recomputed %v", c.name, c.got, c.want)
+		}
+	}
+	if d.ShiftL2.Max != 0 {
+		t.Errorf("ε = 0: symmetry shifts up to %v, want 0", d.ShiftL2.Max)
+	}
+	cfg.EpsStd = -1e-3
+	if _, err := m.Diagnose(obs, act, next, cfg); err == nil {
+		t.Error("negative eps_std accepted")
 	}
 }
