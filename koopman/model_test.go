@@ -307,3 +307,48 @@ var (
 	pendData  [3][]float32
 	pendErr   error
 )
+
+// TestModelConfigValidateEdges: every size must be at least 1 (1 is
+// accepted), every hidden width too.
+func TestModelConfigValidateEdges(t *testing.T) {
+	ok := ModelConfig{ObsDim: 1, ActDim: 1, Latent: 1, Hidden: []int{1}, EncoderHidden: "tanh", EncoderOutput: "tanh", DecoderHidden: "relu"}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("sizes of 1 refused: %v", err)
+	}
+	for name, mut := range map[string]func(*ModelConfig){
+		"obs_dim 0":    func(c *ModelConfig) { c.ObsDim = 0 },
+		"act_dim 0":    func(c *ModelConfig) { c.ActDim = 0 },
+		"latent 0":     func(c *ModelConfig) { c.Latent = 0 },
+		"hidden 0":     func(c *ModelConfig) { c.Hidden = []int{4, 0} },
+		"activation x": func(c *ModelConfig) { c.DecoderHidden = "sigmoid" },
+	} {
+		c := ok
+		c.Hidden = append([]int(nil), ok.Hidden...)
+		mut(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+}
+
+// TestKoopmanOperatorInit: K0 and every K_i start uniform in ±1/√N, both
+// signs well represented.
+func TestKoopmanOperatorInit(t *testing.T) {
+	cfg := DefaultModelConfig(3, 2)
+	cfg.Hidden, cfg.Latent, cfg.Seed = []int{8}, 16, 7
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := 1 / math.Sqrt(16)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range m.K.Data {
+		lo, hi = min(lo, float64(v)), max(hi, float64(v))
+	}
+	if lo < -b-1e-7 || hi > b+1e-7 || lo > -0.8*b || hi < 0.8*b {
+		t.Errorf("K entries span [%v, %v], want U(±%v)", lo, hi, b)
+	}
+	if len(m.K.Data) != 3*16*16 {
+		t.Errorf("K has %d entries, want (1 + 2 actions) × 16 × 16", len(m.K.Data))
+	}
+}
