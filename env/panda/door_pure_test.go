@@ -72,8 +72,8 @@ func TestDoorSceneFacts(t *testing.T) {
 			t.Errorf("door scene lacks %s", want)
 		}
 	}
-	if strings.Contains(sceneMJCF(LiftName, [3]float64{}), "0.707107 0 0 0.707107") {
-		t.Error("the Lift gripper must keep its original orientation")
+	if !strings.Contains(sceneMJCF(LiftName, [3]float64{}), `name="right_gripper" pos="0 0 -0.018" quat="0.707107 0 0 0.707107"`) {
+		t.Error("the Lift gripper lacks RoboSuite's quarter turn about its axis")
 	}
 	if !slices.Contains(Names(), DoorName) {
 		t.Error("robosuite-door is not registered")

@@ -151,7 +151,7 @@ const (
 
 // gripperQuarterTurn (w, x, y, z) turns the gripper 90° about its axis, the
 // turn RoboSuite's panda_gripper.xml gives the hand and finger bodies
-// (quat 0.707107 0 0 0.707). Door uses it; Lift does not (docs/robosuite.md).
+// (quat 0.707107 0 0 0.707). Lift and Door both use it (docs/robosuite.md §2).
 var gripperQuarterTurn = [4]float64{0.707107, 0, 0, 0.707107}
 
 // RightHandQuat rotates right_hand on link7 by 45° about z so that the
@@ -166,7 +166,7 @@ var ff, fs = mjcf.Num, mjcf.Nums
 // actuators on the fingers) and the cube with a free joint at cube (centre,
 // metres).
 func sceneMJCF(name string, cube [3]float64) string {
-	return armSceneMJCF(name, [3]float64{0, 0, TableTopZ - TableHalfZ}, [3]float64{TableHalfX, TableHalfY, TableHalfZ}, false,
+	return armSceneMJCF(name, [3]float64{0, 0, TableTopZ - TableHalfZ}, [3]float64{TableHalfX, TableHalfY, TableHalfZ}, true,
 		func(w func(string, ...any)) {
 			w("    <body name=\"cube\" pos=\"%s\">\n", fs(cube[:]...))
 			w("      <joint name=\"cube_joint\" type=\"free\" damping=\"0.0005\"/>\n")
