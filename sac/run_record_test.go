@@ -397,3 +397,17 @@ func TestRunNamesTheFailingEnvStep(t *testing.T) {
 		t.Fatalf("got %v, want the failure of env step 7", err)
 	}
 }
+
+// TestRunFailsWhenMediumCannotBeWritten: a medium policy that cannot be
+// written (its path is a directory) stops the run with the error instead
+// of a run without its medium policy.
+func TestRunFailsWhenMediumCannotBeWritten(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, RunMediumFile, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := StartRun(context.Background(), boxRun(), dir, nil)
+	if err == nil || !strings.Contains(err.Error(), RunMediumFile) {
+		t.Fatalf("got %v, want an error naming %s", err, RunMediumFile)
+	}
+}

@@ -344,6 +344,11 @@ func TestRunPicksTheFirstMediumSnapshot(t *testing.T) {
 	if res.Medium == nil || res.Medium.Step != 1000 {
 		t.Fatalf("medium snapshot %+v, want the first one (step 1000)", res.Medium)
 	}
+	// The last snapshot is of the final step, so the expert is that
+	// snapshot, not a second one.
+	if len(res.Snapshots) != 2 || res.Snapshots[0].Step != 1000 || res.Snapshots[1].Step != 2000 || res.Expert.Step != 2000 {
+		t.Fatalf("snapshots %+v, expert %+v: want snapshots at 1000 and 2000, the expert the second", res.Snapshots, res.Expert)
+	}
 	cfg.MediumReturn = 1e9
 	if res, err = StartRun(context.Background(), cfg, t.TempDir(), nil); err != nil || res.Medium != nil {
 		t.Fatalf("unreachable medium level: medium %+v, err %v", res.Medium, err)
