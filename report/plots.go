@@ -334,7 +334,11 @@ func (r *Report) figures() ([]*figure, error) {
 		}
 		figs = append(figs, f)
 	}
-	return figs, nil
+	dose, err := r.doseFigures(w, h)
+	if err != nil {
+		return nil, err
+	}
+	return append(figs, dose...), nil
 }
 
 // newPlot is a plot with a grid and axes labelled by plainTicks.
