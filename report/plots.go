@@ -201,13 +201,18 @@ func fileName(s string) string {
 	}, s)
 }
 
-// plots draws the performance profiles, the stats.IQM intervals and one
-// learning-curve figure per dataset.
+// plots draws the performance profiles, the stats.IQM intervals, one
+// learning-curve figure per dataset and the dose–response figures.
 func (r *Report) plots(dir string) ([]string, error) {
 	figs, err := r.figures()
 	if err != nil {
 		return nil, err
 	}
+	dose, err := r.doseFigures(5.5*vg.Inch, 3.8*vg.Inch)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, dose...)
 	var written []string
 	for _, f := range figs {
 		files, err := f.save(dir)
@@ -334,11 +339,7 @@ func (r *Report) figures() ([]*figure, error) {
 		}
 		figs = append(figs, f)
 	}
-	dose, err := r.doseFigures(w, h)
-	if err != nil {
-		return nil, err
-	}
-	return append(figs, dose...), nil
+	return figs, nil
 }
 
 // newPlot is a plot with a grid and axes labelled by plainTicks.
