@@ -106,6 +106,10 @@ type Result struct {
 	// refuses a cell or row whose runs read different ones. Zero for runs
 	// from before koopq recorded them, which are not compared.
 	Inputs RunInputs `json:"inputs,omitzero"`
+	// Reevaluated is the score of the run's final policy re-evaluated on
+	// fresh episodes (Options.Reevaluations; Score's scale), the paired
+	// comparisons' second measure; nil when none was given for the run.
+	Reevaluated *float64 `json:"reevaluated,omitempty"`
 }
 
 // RunInputs are the input fingerprints the report compares.

@@ -201,13 +201,18 @@ func fileName(s string) string {
 	}, s)
 }
 
-// plots draws the performance profiles, the stats.IQM intervals and one
-// learning-curve figure per dataset.
+// plots draws the performance profiles, the stats.IQM intervals, one
+// learning-curve figure per dataset and the dose–response figures.
 func (r *Report) plots(dir string) ([]string, error) {
 	figs, err := r.figures()
 	if err != nil {
 		return nil, err
 	}
+	dose, err := r.doseFigures(5.5*vg.Inch, 3.8*vg.Inch)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, dose...)
 	var written []string
 	for _, f := range figs {
 		files, err := f.save(dir)

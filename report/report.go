@@ -44,6 +44,18 @@ type Options struct {
 	// (recorded in the report's settings, so that it can be remade: a
 	// report over a study and its follow-up names both).
 	Inputs []string
+	// EquivalenceMargin is the ±margin, in normalized points, within which
+	// a paired difference's interval counts as equivalent (0:
+	// DefaultEquivalenceMargin; negative or not finite is an error).
+	EquivalenceMargin float64
+	// Reevaluations are re-evaluations of the runs' final policies
+	// (LoadReevaluations): each is matched to its run by directory and
+	// becomes the paired comparisons' second measure. A re-evaluation of a
+	// run not reported, or a run re-evaluated twice, is an error.
+	Reevaluations []Reevaluation
+	// ReevaluationFiles are the files Reevaluations came from (recorded in
+	// the report's settings).
+	ReevaluationFiles []string
 }
 
 func (o *Options) defaults() {
@@ -55,6 +67,9 @@ func (o *Options) defaults() {
 	}
 	if o.ProfilePoints < 2 {
 		o.ProfilePoints = 101
+	}
+	if o.EquivalenceMargin == 0 {
+		o.EquivalenceMargin = DefaultEquivalenceMargin
 	}
 }
 
@@ -398,6 +413,12 @@ type Report struct {
 		Last  int    `json:"last,omitempty"`
 		// Inputs are Options.Inputs: the run directories as given.
 		Inputs []string `json:"inputs,omitempty"`
+		// EquivalenceMargin is the paired comparisons' ±margin (normalized
+		// points); Reevaluations the re-evaluation files and
+		// ReevaluationEpisodes how they evaluated ("" without any).
+		EquivalenceMargin    float64  `json:"equivalence_margin"`
+		Reevaluations        []string `json:"reevaluations,omitempty"`
+		ReevaluationEpisodes string   `json:"reevaluation_episodes,omitempty"`
 	} `json:"settings"`
 	Datasets []string `json:"datasets"`
 	Methods  []string `json:"methods"`
@@ -421,6 +442,13 @@ type Report struct {
 	// per dataset, for every method against the baseline and every
 	// requested pair, on each dataset where both have at least two runs.
 	MeanDifferences []MeanDifference `json:"mean_differences,omitempty"`
+	// Paired are the seed-by-seed differences of every method against the
+	// baseline and every requested pair, per dataset where both have runs,
+	// with the study's verdicts (one or two measures).
+	Paired []PairedDifference `json:"paired_differences,omitempty"`
+	// DoseResponse is score against the augmentation's measured size, per
+	// dataset where some augmentation ran at two or more magnitudes.
+	DoseResponse []DoseResponse `json:"dose_response,omitempty"`
 	// Ablations is nil when no run is an ablation: rows are each ablated
 	// method followed by its ablations, columns the datasets.
 	Ablations *Table `json:"ablations,omitempty"`
@@ -536,11 +564,17 @@ func checkScoreRange(runs []Result) error {
 func Build(runs []Result, o Options) (*Report, error) {
 	o.defaults()
 	rep := newReport(o)
+	var err error
 	if o.Last > 1 {
-		var err error
 		if runs, err = lastScores(runs, o.Last); err != nil {
 			return nil, err
 		}
+	}
+	if m := o.EquivalenceMargin; m < 0 || math.IsNaN(m) || math.IsInf(m, 0) {
+		return nil, fmt.Errorf("report: equivalence margin %v: want a positive number of points", m)
+	}
+	if runs, err = attachReevaluations(runs, o.Reevaluations); err != nil {
+		return nil, err
 	}
 	if err := checkRuns(runs); err != nil {
 		return nil, err
@@ -574,6 +608,9 @@ func Build(runs []Result, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep.MeanDifferences = meanDifferences(finished, rep.Datasets, rep.Methods, rep.Baseline, o.Pairs, o.Level, stream)
+	rep.Paired = pairedDifferences(finished, rep.Datasets, comparisons(rep.Methods, rep.Baseline, o.Pairs), o.Level,
+		o.EquivalenceMargin, len(o.Reevaluations) > 0)
+	rep.DoseResponse = doseResponses(main, rep.Datasets, rep.Methods, rep.Baseline, o.Level)
 	rep.Taus = profileTaus(all, o.ProfilePoints)
 	for i, m := range rep.Methods {
 		rep.Profiles = append(rep.Profiles, ProfileCurve{Method: m,
@@ -596,6 +633,9 @@ func newReport(o Options) *Report {
 	rep := &Report{Reference: o.Reference}
 	rep.Settings.BootstrapReps, rep.Settings.Level, rep.Settings.Seed = o.Reps, o.Level, o.Seed
 	rep.Settings.Inputs = o.Inputs
+	rep.Settings.EquivalenceMargin = o.EquivalenceMargin
+	rep.Settings.Reevaluations = o.ReevaluationFiles
+	rep.Settings.ReevaluationEpisodes = reevaluationSetting(o.Reevaluations)
 	rep.Settings.Interval = "percentile, stratified bootstrap over seeds within each dataset"
 	rep.Settings.Score = "final evaluation"
 	if o.Last > 1 {

@@ -292,6 +292,9 @@ func (r *Report) Summary() string {
 			"for 2 + 2, 1/20 for 3 + 3). Cells where either method has fewer than two runs are left out; \"–\" where " +
 			"both have no spread.\n")
 	}
+	if t := r.PairedMarkdown(); t != "" {
+		fmt.Fprintf(&b, "\n## Paired differences by seed (%s CIs)\n\n%s", level, t)
+	}
 	if r.Ablations != nil {
 		fmt.Fprintf(&b, "\n## Ablations (mean ± std over seeds)\n\n%s", r.Ablations.Markdown("variant"))
 	}
@@ -325,7 +328,9 @@ const branchNote = "\nA batch's branch is the run's logged `model_batch`; for ru
 // training statistics), diagnostics-branches.md/.csv (when Koopman runs'
 // branches are known), magnitude.md/.csv (when runs recorded their
 // augmentation size), success.md/.csv (when runs' envs have a success
-// test), summary.md, runs.md/.csv (every run and the
+// test), paired.md/.csv (the seed-by-seed comparisons), dose-response.csv
+// and its figures (when an augmentation ran at several magnitudes),
+// summary.md, runs.md/.csv (every run and the
 // processes that trained it), report.json, and the figures
 // (performance profiles, stats.IQM intervals, one learning-curve plot per dataset,
 // each as PNG and SVG). It returns the paths written.
@@ -349,6 +354,15 @@ func (r *Report) Write(dir string) ([]string, error) {
 	}
 	if t := r.ReferenceTable(); t != "" {
 		files = append(files, struct{ name, text string }{"table-vs-reference.md", t})
+	}
+	if len(r.Paired) > 0 {
+		files = append(files, []struct{ name, text string }{
+			{"paired.md", r.PairedMarkdown()},
+			{"paired.csv", r.PairedCSV()},
+		}...)
+	}
+	if len(r.DoseResponse) > 0 {
+		files = append(files, struct{ name, text string }{"dose-response.csv", r.DoseCSV()})
 	}
 	if r.Ablations != nil {
 		files = append(files, []struct{ name, text string }{

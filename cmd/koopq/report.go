@@ -21,7 +21,10 @@ type reportOptions struct {
 	refPath    string
 	compare    []string
 	inProgress bool
-	stats      report.Options // --baseline, --reps, --level, --seed, --last; filled by validate and run
+	// reevaluations are the files of --reevaluations (koopq eval --json
+	// re-evaluations), read into stats.Reevaluations by validate.
+	reevaluations []string
+	stats         report.Options // --baseline, --reps, --level, --seed, --last, --equivalence-margin; filled by validate and run
 }
 
 // newReportCmd makes 'koopq report'.
@@ -46,9 +49,10 @@ func newReportCmd() *cobra.Command {
 	return cmd
 }
 
-// defaultReportOptions is the flag defaults (2000 resamples, 95% intervals, the final evaluation).
+// defaultReportOptions is the flag defaults (2000 resamples, 95% intervals, the final evaluation,
+// ±5 points of equivalence).
 func defaultReportOptions() reportOptions {
-	return reportOptions{stats: report.Options{Reps: 2000, Level: 0.95, Last: 1}}
+	return reportOptions{stats: report.Options{Reps: 2000, Level: 0.95, Last: 1, EquivalenceMargin: report.DefaultEquivalenceMargin}}
 }
 
 // reportParams is the table of 'koopq report' settings; --compare and
@@ -64,6 +68,8 @@ func reportParams() param.Table[reportOptions] {
 		param.New("reference", "", "YAML/JSON file of published scores (label, source, note, scores: {dataset: {method: score}}) shown beside ours", func(o *o) any { return &o.refPath }, param.AnyValue),
 		param.New("in-progress", "", "also draw learning curves of unfinished runs (history.json)", func(o *o) any { return &o.inProgress }, param.AnyValue),
 		param.New("last", "", "score each run by the mean of its last N evaluations (1: the final evaluation)", func(o *o) any { return &o.stats.Last }, param.AtLeast(1)),
+		param.New("equivalence-margin", "", "paired differences: an interval within ±this many normalized points is equivalent", func(o *o) any { return &o.stats.EquivalenceMargin }, param.Positive),
+		param.New("reevaluations", "", "JSON file of re-evaluated final policies (koopq eval --run DIR --episodes N --seed S --json FILE): the paired differences' second measure (repeatable)", func(o *o) any { return &o.reevaluations }, param.AnyValue),
 	}
 }
 
@@ -81,6 +87,15 @@ run directories or their parents) and writes into --out:
   performance-profiles.png/.svg, iqm.png/.svg, curves-<dataset>.png/.svg (mean over seeds, shaded CI band;
                                      beside it the mean Q on data actions and CQL's α′ when logged)
   table-vs-reference.md              with --reference: our table beside published scores (other data, never in a statistic)
+  paired.md / paired.csv             every method against the baseline and every --compare pair, per dataset, seed by
+                                     seed: the differences A − B, their mean ± std and 95% t-interval, and the verdict
+                                     (beats / loses when the interval excludes 0, else no difference detected; equivalent
+                                     within ±--equivalence-margin); with --reevaluations FILE (koopq eval --run DIR
+                                     --episodes 100 --seed 1000 --json FILE) the re-evaluated scores beside, and a verdict
+                                     that needs both; seeds only one method has are listed as unpaired
+  dose-response.png/.svg/.csv        when an augmentation ran at two or more magnitudes on a dataset: mean score (t-interval)
+                                     against the runs' measured shift_l2_mean (log scale), one line per augmentation, CQL as
+                                     a band (dose-response-<dataset>.png when several datasets have one)
   report.json                        every number above
   offline.md / offline.json          runs trained without a simulator (--env none; no score): per dataset, ranked by
                                      their Fitted Q Evaluation estimate (RUN/fqe.json from 'koopq fqe --policy RUN
@@ -107,6 +122,14 @@ func (o *reportOptions) validate() error {
 			return fmt.Errorf("--compare %v", err)
 		}
 		o.stats.Pairs = append(o.stats.Pairs, pr)
+	}
+	for _, f := range o.reevaluations {
+		re, err := report.LoadReevaluations(f)
+		if err != nil {
+			return fmt.Errorf("--reevaluations: %w", err)
+		}
+		o.stats.Reevaluations = append(o.stats.Reevaluations, re...)
+		o.stats.ReevaluationFiles = append(o.stats.ReevaluationFiles, f)
 	}
 	if o.refPath != "" {
 		ref, err := report.LoadReference(o.refPath)
