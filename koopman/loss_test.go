@@ -334,3 +334,24 @@ func inv3(a [3][3]float64) [3][3]float64 {
 	}
 	return c
 }
+
+// TestAEWeightZeroDropsTheTerm: with γ_ae = 0 the autoencoder term is not
+// computed (reported 0) and the gradient is the forward term's alone.
+func TestAEWeightZeroDropsTheTerm(t *testing.T) {
+	const rows = 9
+	m, data, idx := lossSetup(t, rows)
+	cfg := DefaultTrainConfig()
+	cfg.AEWeight, cfg.NoiseSigma = 0, 0
+	tr := &trainer{m: m, cfg: cfg}
+	tr.gather(data[0], data[1], data[2], idx, 0, nil)
+	x := append([]float32(nil), tr.x...)
+	nn.ZeroGrad(m.Params())
+	fwd, ae := tr.lossGrad(rows, true)
+	if ae != 0 {
+		t.Errorf("γ_ae = 0: autoencoder loss %v reported, want 0 (not computed)", ae)
+	}
+	wantF, _, _, _ := refLoss(m, tr.s, tr.a, tr.s2, x, rows, cfg.HuberDelta)
+	if math.Abs(fwd-wantF) > 1e-5*wantF {
+		t.Errorf("forward term %v, reference %v", fwd, wantF)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -350,5 +351,52 @@ func TestKoopmanOperatorInit(t *testing.T) {
 	}
 	if len(m.K.Data) != 3*16*16 {
 		t.Errorf("K has %d entries, want (1 + 2 actions) × 16 × 16", len(m.K.Data))
+	}
+}
+
+// TestCheckDataShapes: no rows is refused; with two action dimensions the
+// action array must hold rows·2 values.
+func TestCheckDataShapes(t *testing.T) {
+	cfg := DefaultModelConfig(3, 2)
+	cfg.Hidden, cfg.Latent = []int{4}, 4
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = 4
+	obs, act, next := make([]float32, rows*3), make([]float32, rows*2), make([]float32, rows*3)
+	if err := m.CheckData(obs, act, next, rows); err != nil {
+		t.Fatalf("well-shaped data refused: %v", err)
+	}
+	if err := m.CheckData(nil, nil, nil, 0); err == nil {
+		t.Error("no transitions accepted")
+	}
+	if err := m.CheckData(obs, act[:rows], next, rows); err == nil {
+		t.Error("one action value per row accepted for a 2-D action")
+	}
+}
+
+// TestAdvanceRefusesShortBuffers: Advance's size check names itself
+// (a programming error, so a panic) instead of an index error deep inside.
+func TestAdvanceRefusesShortBuffers(t *testing.T) {
+	cfg := DefaultModelConfig(3, 2)
+	cfg.Hidden, cfg.Latent = []int{4}, 4
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = 3
+	for name, c := range map[string][3]int{"g": {rows*4 - 1, rows * 2, rows * 4}, "a": {rows * 4, rows*2 - 1, rows * 4},
+		"out": {rows * 4, rows * 2, rows*4 - 1}} {
+		func() {
+			defer func() {
+				r := recover()
+				if msg, _ := r.(string); !strings.Contains(msg, "koopman: Advance") {
+					t.Errorf("short %s: recovered %v, want Advance's size panic", name, r)
+				}
+			}()
+			var ws Workspace
+			m.Advance(&ws, make([]float32, c[0]), make([]float32, c[1]), rows, make([]float32, c[2]))
+		}()
 	}
 }

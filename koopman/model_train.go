@@ -53,7 +53,9 @@ type TrainConfig struct {
 	// halvings of 3e-4 reach it). Ignored when LRPatience is 0.
 	MinLR float64 `json:"min_lr"`
 	// AEWeight is γ_ae (the paper's γ_2) on the autoencoder term. The paper
-	// does not state its value; the authors' code uses 10 (default 10).
+	// does not state its value; the authors' code uses 10 (default 10). 0
+	// drops the term: it is neither trained nor computed, and the reported
+	// autoencoder losses are 0.
 	AEWeight float64 `json:"ae_weight"`
 	// NoiseSigma is σ_x, the standard deviation of the Gaussian noise on the
 	// autoencoder inputs, in state units. Paper loss section and code:
