@@ -196,7 +196,10 @@ type trainer struct {
 	enc2, dec2 *nn.MLP      // weight-sharing twins of m.Enc, m.Dec for goroutine 1
 	s, a, s2,
 	x, gp, dPred, dRec,
-	dGp, dG, dG2 []float32
+	dGp, dG []float32
+	// dG2 are the two autoencoder parts' own latent-gradient scratch
+	// buffers: separate, so the goroutines cannot overlap in them.
+	dG2 [2][]float32
 }
 
 func (t *trainer) prepare(rows int) {
@@ -205,7 +208,7 @@ func (t *trainer) prepare(rows int) {
 	t.x, t.dRec = growF(t.x, 2*rows*S), growF(t.dRec, 2*rows*S)
 	t.gp, t.dGp, t.dG = growF(t.gp, rows*N), growF(t.dGp, rows*N), growF(t.dG, rows*N)
 	t.dPred = growF(t.dPred, rows*S)
-	t.dG2 = growF(t.dG2, 2*rows*N)
+	t.dG2[0], t.dG2[1] = growF(t.dG2[0], 2*rows*N), growF(t.dG2[1], 2*rows*N)
 }
 
 // lossGrad computes the loss for s, a, s2 [rows, ·] with the autoencoder
@@ -243,7 +246,7 @@ func (t *trainer) lossGrad(rows int, grads bool) (fwd, ae float64) {
 		}
 		aeParts[i] = float64(nn.Huber(rec, x, delta, g, float32(t.cfg.AEWeight*share))) * share
 		if grads {
-			dg := t.dG2[lo*N : hi*N]
+			dg := t.dG2[i][:(hi-lo)*N]
 			dec.Backward(dc, g, dg, true)
 			enc.Backward(ec, dg, nil, true)
 		}
