@@ -355,3 +355,38 @@ func TestAEWeightZeroDropsTheTerm(t *testing.T) {
 		t.Errorf("forward term %v, reference %v", fwd, wantF)
 	}
 }
+
+// TestGatherCopiesTheRowsAsked: the batch holds dataset rows idx in order
+// for states, next states and, with a 2-D action (m = 1 cannot tell a row
+// offset r·m from r/m), actions; x = [s; s'] when there is no noise.
+func TestGatherCopiesTheRowsAsked(t *testing.T) {
+	const rows, S, M = 6, 3, 2
+	m, err := NewModel(ModelConfig{ObsDim: S, ActDim: M, Latent: 4, Hidden: []int{4},
+		EncoderHidden: "tanh", EncoderOutput: "tanh", DecoderHidden: "tanh", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 10
+	obs, act, next := make([]float32, n*S), make([]float32, n*M), make([]float32, n*S)
+	for i := range obs {
+		obs[i], next[i] = float32(i), float32(1000+i)
+	}
+	for i := range act {
+		act[i] = float32(-i)
+	}
+	idx := []int{7, 2, 9, 0, 4, 4}
+	tr := &trainer{m: m, cfg: DefaultTrainConfig()}
+	tr.gather(obs, act, next, idx, 0, nil)
+	for r, i := range idx {
+		for j := range S {
+			if tr.s[r*S+j] != obs[i*S+j] || tr.s2[r*S+j] != next[i*S+j] || tr.x[r*S+j] != obs[i*S+j] || tr.x[(rows+r)*S+j] != next[i*S+j] {
+				t.Fatalf("batch row %d: states are not dataset row %d", r, i)
+			}
+		}
+		for j := range M {
+			if tr.a[r*M+j] != act[i*M+j] {
+				t.Fatalf("batch row %d: action %v, dataset row %d has %v", r, tr.a[r*M:(r+1)*M], i, act[i*M:(i+1)*M])
+			}
+		}
+	}
+}
