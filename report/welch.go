@@ -2,7 +2,6 @@ package report
 
 import (
 	"math/rand/v2"
-	"slices"
 
 	"github.com/koopq/koopq/stats"
 )
@@ -25,19 +24,8 @@ type MeanDifference struct {
 // (never on one dataset with up to 20 runs each).
 func meanDifferences(rs []Result, datasets, methods []string, baseline string, pairs []Pair, level float64,
 	stream func(uint64) *rand.Rand) []MeanDifference {
-	var todo []Pair
-	for _, m := range methods {
-		if m != baseline {
-			todo = append(todo, Pair{Method: m, Over: baseline})
-		}
-	}
-	for _, p := range pairs {
-		if !slices.Contains(todo, p) {
-			todo = append(todo, p)
-		}
-	}
 	var out []MeanDifference
-	for _, p := range todo {
+	for _, p := range comparisons(methods, baseline, pairs) {
 		x, y := tasks(rs, datasets, p.Method), tasks(rs, datasets, p.Over)
 		for k, d := range datasets {
 			if w, ok := stats.WelchTest(x[k], y[k], level); ok {
