@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,13 @@ type PairedMeasure struct {
 	// and Hi bound the mean's two-sided Student-t interval at the report's
 	// level, t_{(1+level)/2, n−1}·Std/√n either side (NaN for n < 2).
 	Mean, Std, Lo, Hi float64
+	// Boot is the mean's percentile bootstrap interval at the report's
+	// level, resampling the pairs (nil for n < 2): the interval the
+	// manipulation study reads for its pooled comparison.
+	Boot *stats.CI
+	// Datasets, for a pooled row only, names each pair's dataset
+	// (aligned with Seeds).
+	Datasets []string
 	// Verdict is one of the Verdict constants.
 	Verdict string
 	// Equivalent says the whole interval lies within ±the equivalence
@@ -57,7 +65,7 @@ func (m PairedMeasure) N() int { return len(m.Differences) }
 func (m PairedMeasure) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{"seeds": nonNilSeeds(m.Seeds), "differences": nonNil(m.Differences), "n": m.N(),
 		"mean": stats.NullIfNaN(m.Mean), "std": stats.NullIfNaN(m.Std), "lo": stats.NullIfNaN(m.Lo), "hi": stats.NullIfNaN(m.Hi),
-		"verdict": m.Verdict, "equivalent": m.Equivalent})
+		"verdict": m.Verdict, "equivalent": m.Equivalent, "bootstrap": m.Boot, "datasets": m.Datasets})
 }
 
 func nonNilSeeds(s []uint64) []uint64 {
@@ -108,6 +116,55 @@ func measure(seeds []uint64, a, b map[uint64]float64, level, margin float64) Pai
 	m.Lo, m.Hi = stats.TInterval(m.Differences, level)
 	m.Verdict, m.Equivalent = verdict(m.Mean, m.Lo, m.Hi, margin)
 	return m
+}
+
+// withBoot adds the percentile bootstrap interval of m's mean (reps
+// resamples of the pairs drawn from rng) when m has two or more pairs.
+func (m PairedMeasure) withBoot(reps int, level float64, rng *rand.Rand) PairedMeasure {
+	if m.N() >= 2 {
+		ci := stats.BootstrapMean(m.Differences, reps, level, rng)
+		m.Boot = &ci
+	}
+	return m
+}
+
+// PooledDataset is the Dataset of a comparison's pooled row: the pairs of
+// every dataset together (dataset × seed), when two or more datasets have
+// the comparison.
+const PooledDataset = "pooled"
+
+// pooled is the pooled row of the per-dataset rows rows of one comparison:
+// every pair of every dataset, per measure, with its t and bootstrap
+// intervals and the verdicts they give (by the t-interval, as per dataset).
+func pooled(rows []PairedDifference, level, margin float64, reps int, stream func(uint64) *rand.Rand, k uint64) PairedDifference {
+	pool := func(get func(PairedDifference) *PairedMeasure, k uint64) PairedMeasure {
+		var p PairedMeasure
+		for _, r := range rows {
+			m := get(r)
+			for i, s := range m.Seeds {
+				p.Seeds, p.Differences = append(p.Seeds, s), append(p.Differences, m.Differences[i])
+				p.Datasets = append(p.Datasets, r.Dataset)
+			}
+		}
+		p.Mean, p.Std = stats.Mean(p.Differences), stats.Std(p.Differences)
+		p.Lo, p.Hi = stats.TInterval(p.Differences, level)
+		p.Verdict, p.Equivalent = verdict(p.Mean, p.Lo, p.Hi, margin)
+		return p.withBoot(reps, level, stream(k))
+	}
+	pd := PairedDifference{Pair: rows[0].Pair, Dataset: PooledDataset}
+	for _, r := range rows {
+		pd.UnpairedMethod = append(pd.UnpairedMethod, r.UnpairedMethod...)
+		pd.UnpairedOver = append(pd.UnpairedOver, r.UnpairedOver...)
+		pd.NotReevaluated = append(pd.NotReevaluated, r.NotReevaluated...)
+	}
+	pd.Score = pool(func(r PairedDifference) *PairedMeasure { return &r.Score }, k)
+	pd.Verdict, pd.Equivalent = pd.Score.Verdict, pd.Score.Equivalent
+	if rows[0].Reevaluated != nil {
+		m := pool(func(r PairedDifference) *PairedMeasure { return r.Reevaluated }, k+1)
+		pd.Reevaluated = &m
+		pd.Verdict, pd.Equivalent = combine(pd.Score, m)
+	}
+	return pd
 }
 
 // verdict reads an interval [lo, hi] of a mean difference by the
@@ -162,15 +219,28 @@ func comparisons(methods []string, baseline string, pairs []Pair) []Pair {
 // requested pair, seed by seed, on each dataset (in order) where both have
 // a run; reevaluated says whether runs carry re-evaluations (then every
 // comparison has that measure too, over the seeds whose two runs have one).
-func pairedDifferences(rs []Result, datasets []string, todo []Pair, level, margin float64, reevaluated bool) []PairedDifference {
+func pairedDifferences(rs []Result, datasets []string, todo []Pair, level, margin float64, reevaluated bool,
+	reps int, stream func(uint64) *rand.Rand) []PairedDifference {
 	var out []PairedDifference
-	for _, p := range todo {
-		for _, d := range datasets {
+	for pi, p := range todo {
+		var rows []PairedDifference
+		for di, d := range datasets {
 			a, b := runsOf(rs, d, p.Method), runsOf(rs, d, p.Over)
 			if len(a) == 0 || len(b) == 0 {
 				continue
 			}
-			out = append(out, pairedOn(p, d, a, b, level, margin, reevaluated))
+			pd := pairedOn(p, d, a, b, level, margin, reevaluated)
+			k := 10000 + 1000*uint64(pi) + 4*uint64(di)
+			pd.Score = pd.Score.withBoot(reps, level, stream(k))
+			if pd.Reevaluated != nil {
+				m := pd.Reevaluated.withBoot(reps, level, stream(k+1))
+				pd.Reevaluated = &m
+			}
+			rows = append(rows, pd)
+		}
+		out = append(out, rows...)
+		if len(rows) >= 2 {
+			out = append(out, pooled(rows, level, margin, reps, stream, 10000+1000*uint64(pi)+998))
 		}
 	}
 	return out
@@ -266,7 +336,11 @@ func measureCells(m PairedMeasure) string {
 	if m.Equivalent {
 		v += ", equivalent"
 	}
-	return fmt.Sprintf("%d | %s | %s | %s", m.N(), ms, interval(m.Lo, m.Hi), v)
+	boot := "–"
+	if m.Boot != nil {
+		boot = interval(m.Boot.Lo, m.Boot.Hi)
+	}
+	return fmt.Sprintf("%d | %s | %s | %s | %s", m.N(), ms, interval(m.Lo, m.Hi), boot, v)
 }
 
 // combined writes a comparison's combined verdict.
@@ -294,12 +368,12 @@ func (r *Report) PairedMarkdown() string {
 		fmt.Fprintf(&b, "Two measures: score (%s) and re-evaluated (the final policy's re-evaluation, %s); the verdict "+
 			"says beats or loses only when both do, equivalent only when both intervals lie within ±%g.\n\n",
 			r.Settings.Score, r.Settings.ReevaluationEpisodes, margin)
-		b.WriteString("| comparison | dataset | score: n | mean ± std | " + level + " CI | verdict | re-evaluated: n | mean ± std | " +
-			level + " CI | verdict | verdict, both measures | unpaired seeds |\n|---|---|---:|---:|---:|---|---:|---:|---:|---|---|---|\n")
+		b.WriteString("| comparison | dataset | score: n | mean ± std | " + level + " t-CI | bootstrap CI | verdict | re-evaluated: n | mean ± std | " +
+			level + " t-CI | bootstrap CI | verdict | verdict, both measures | unpaired seeds |\n|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---|\n")
 	} else {
 		fmt.Fprintf(&b, "One measure: score (%s); no re-evaluations were given (--reevaluations), so the study's second "+
 			"measure is missing.\n\n", r.Settings.Score)
-		b.WriteString("| comparison | dataset | n | mean ± std | " + level + " CI | verdict | unpaired seeds |\n|---|---|---:|---:|---:|---|---|\n")
+		b.WriteString("| comparison | dataset | n | mean ± std | " + level + " t-CI | bootstrap CI | verdict | unpaired seeds |\n|---|---|---:|---:|---:|---:|---|---|\n")
 	}
 	for _, d := range r.Paired {
 		fmt.Fprintf(&b, "| %s − %s | %s | %s |", d.Method, d.Over, d.Dataset, measureCells(d.Score))

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -120,13 +121,13 @@ func TestPairedDifferencesBySeed(t *testing.T) {
 
 	md := rep.PairedMarkdown()
 	for _, s := range []string{
-		"| KFC++ − CQL | hopper | 3 | +7.0 ± 1.7 | [+2.7, +11.3] | beats | only KFC++: 3; only CQL: 4 |",
-		"| KFC − CQL | hopper | 3 | +0.2 ± 1.0 | [-2.4, +2.8] | no difference detected, equivalent | only CQL: 4 |",
-		"| S4RL-N − CQL | hopper | 3 | -8.7 ± 1.2 | [-11.5, -5.8] | loses |",
+		"| KFC++ − CQL | hopper | 3 | +7.0 ± 1.7 | [+2.7, +11.3] | * | beats | only KFC++: 3; only CQL: 4 |",
+		"| KFC − CQL | hopper | 3 | +0.2 ± 1.0 | [-2.4, +2.8] | * | no difference detected, equivalent | only CQL: 4 |",
+		"| S4RL-N − CQL | hopper | 3 | -8.7 ± 1.2 | [-11.5, -5.8] | * | loses |",
 		"One measure: score (final evaluation); no re-evaluations",
 		"within ±5 points",
 	} {
-		if !strings.Contains(md, s) {
+		if !mdHas(md, s) {
 			t.Errorf("paired.md lacks %q:\n%s", s, md)
 		}
 	}
@@ -265,10 +266,10 @@ func TestPairedWithReevaluations(t *testing.T) {
 	md := rep.PairedMarkdown()
 	for _, s := range []string{
 		"re-evaluated (the final policy's re-evaluation, 100 episodes from seed 1000)",
-		"| KFC++ − CQL | hopper | 3 | +7.0 ± 1.7 | [+2.7, +11.3] | beats | 3 | +5.7 ± 1.5 | [+1.9, +9.5] | beats | beats | only KFC++: 3; only CQL: 4 |",
-		"| KFC++ − RND | hopper | 3 | +6.0 ± 8.5 | [-15.2, +27.2] | no difference detected | 3 | +4.3 ± 0.6 | [+2.9, +5.8] | beats | no difference detected |",
+		"| KFC++ − CQL | hopper | 3 | +7.0 ± 1.7 | [+2.7, +11.3] | * | beats | 3 | +5.7 ± 1.5 | [+1.9, +9.5] | * | beats | beats | only KFC++: 3; only CQL: 4 |",
+		"| KFC++ − RND | hopper | 3 | +6.0 ± 8.5 | [-15.2, +27.2] | * | no difference detected | 3 | +4.3 ± 0.6 | [+2.9, +5.8] | * | beats | no difference detected |",
 	} {
-		if !strings.Contains(md, s) {
+		if !mdHas(md, s) {
 			t.Errorf("paired.md lacks %q:\n%s", s, md)
 		}
 	}
@@ -414,5 +415,73 @@ func TestDoseResponse(t *testing.T) {
 	figs, err := rep.doseFigures(400, 300)
 	if err != nil || len(figs) != 2 || figs[0].name != "dose-response-hopper" || figs[1].name != "dose-response-walker" {
 		t.Errorf("figures %v %v", err, figs)
+	}
+}
+
+// mdHas reports whether md contains row, where a cell "*" stands for any
+// bootstrap interval (seeded resampling; TestPairedPooled checks its
+// bounds).
+func mdHas(md, row string) bool {
+	var pat strings.Builder
+	for i, p := range strings.Split(row, " | * | ") {
+		if i > 0 {
+			pat.WriteString(` \| \[[^]]*\] \| `)
+		}
+		pat.WriteString(regexp.QuoteMeta(p))
+	}
+	return regexp.MustCompile(pat.String()).MatchString(md)
+}
+
+// TestPairedPooled: with a comparison on two datasets, a pooled row pools
+// every (dataset, seed) pair; its mean, std and t-interval are those of
+// the pooled differences (scipy: t.interval(0.95, 5, loc=mean, scale=sem)
+// of 8, 5, 8, 2, 4, 3 = [2.345114, 7.654886]); each row's bootstrap interval
+// lies within its differences' range around the mean; a comparison on one
+// dataset has no pooled row.
+func TestPairedPooled(t *testing.T) {
+	rs := pairedRuns()
+	for s, v := range []float64{30, 31, 32} {
+		rs = append(rs, pairedRun("walker2d", "CQL", "cql", uint64(s), v), pairedRun("walker2d", "KFC++", "kfc++", uint64(s), v+[]float64{2, 4, 3}[s]))
+	}
+	rep, err := Build(rs, Options{Reps: 400, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pool *PairedDifference
+	rows := 0
+	for i, d := range rep.Paired {
+		if d.Method == "KFC++" && d.Over == "CQL" {
+			rows++
+			if d.Dataset == PooledDataset {
+				pool = &rep.Paired[i]
+			}
+		}
+		if d.Method == "S4RL-N" && d.Dataset == PooledDataset {
+			t.Errorf("S4RL-N − CQL runs on hopper only, yet has a pooled row")
+		}
+		m := d.Score
+		if m.N() >= 2 {
+			lo, hi := slices.Min(m.Differences), slices.Max(m.Differences)
+			if m.Boot == nil || m.Boot.Lo < lo || m.Boot.Hi > hi || m.Boot.Lo > m.Mean || m.Boot.Hi < m.Mean {
+				t.Errorf("%s − %s on %s: bootstrap %+v outside [%v, %v] or not around the mean %v", d.Method, d.Over, d.Dataset, m.Boot, lo, hi, m.Mean)
+			}
+		}
+	}
+	if pool == nil || rows != 3 {
+		t.Fatalf("KFC++ − CQL: %d rows, pooled %v; want hopper, walker2d and pooled", rows, pool)
+	}
+	m := pool.Score
+	if !slices.Equal(m.Differences, []float64{8, 5, 8, 2, 4, 3}) || !slices.Equal(m.Seeds, []uint64{0, 1, 2, 0, 1, 2}) ||
+		!slices.Equal(m.Datasets, []string{"hopper", "hopper", "hopper", "walker2d", "walker2d", "walker2d"}) {
+		t.Fatalf("pooled pairs %v seeds %v datasets %v", m.Differences, m.Seeds, m.Datasets)
+	}
+	if math.Abs(m.Mean-5) > 1e-12 || math.Abs(m.Lo-2.345114) > 1e-6 || math.Abs(m.Hi-7.654886) > 1e-6 || m.Verdict != VerdictBeats {
+		t.Errorf("pooled mean %v interval [%v, %v] verdict %q", m.Mean, m.Lo, m.Hi, m.Verdict)
+	}
+	if !slices.Equal(pool.UnpairedMethod, []uint64{3}) || !slices.Equal(pool.UnpairedOver, []uint64{4}) {
+		t.Errorf("pooled unpaired %v / %v", pool.UnpairedMethod, pool.UnpairedOver)
+	}
+	if !mdHas(rep.PairedMarkdown(), "| KFC++ − CQL | pooled | 6 | +5.0 ± 2.5 | [+2.3, +7.7] | * | beats |") {
+		t.Errorf("paired.md lacks the pooled row:\n%s", rep.PairedMarkdown())
 	}
 }

@@ -609,7 +609,7 @@ func Build(runs []Result, o Options) (*Report, error) {
 	}
 	rep.MeanDifferences = meanDifferences(finished, rep.Datasets, rep.Methods, rep.Baseline, o.Pairs, o.Level, stream)
 	rep.Paired = pairedDifferences(finished, rep.Datasets, comparisons(rep.Methods, rep.Baseline, o.Pairs), o.Level,
-		o.EquivalenceMargin, len(o.Reevaluations) > 0)
+		o.EquivalenceMargin, len(o.Reevaluations) > 0, o.Reps, stream)
 	rep.DoseResponse = doseResponses(main, rep.Datasets, rep.Methods, rep.Baseline, o.Level)
 	rep.Taus = profileTaus(all, o.ProfilePoints)
 	for i, m := range rep.Methods {
