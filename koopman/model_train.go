@@ -400,7 +400,7 @@ func TrainWith(ctx context.Context, m *Model, obs, act, next []float32, cfg Trai
 			t.gather(obs, act, next, train[lo:hi], cfg.NoiseSigma, rng)
 			nn.ZeroGrad(ps)
 			f, a := t.lossGrad(hi-lo, true)
-			if math.IsNaN(f) || math.IsNaN(a) || math.IsInf(f+a, 0) {
+			if !finite(f) || !finite(a) {
 				return res, fmt.Errorf("koopman train: loss diverged at epoch %d (forward %v, autoencoder %v)", ep, f, a)
 			}
 			opt.Step()
@@ -499,3 +499,6 @@ func (res *TrainResult) finish(st *trainState) {
 		}
 	}
 }
+
+// finite reports whether x is neither NaN nor ±Inf.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

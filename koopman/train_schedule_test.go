@@ -156,6 +156,12 @@ func TestTrainEarlyStoppingReason(t *testing.T) {
 	if res.Undertrained || !strings.Contains(res.StopDetail, "3 epochs") {
 		t.Fatalf("undertrained %v, detail %q", res.Undertrained, res.StopDetail)
 	}
+	// Every epoch's speed is its training rows over its seconds.
+	for _, e := range res.Epochs {
+		if got := e.SamplesPerSec * e.Seconds; !(e.Seconds > 0) || math.Abs(got-float64(res.NTrain)) > 1e-6*float64(res.NTrain) {
+			t.Fatalf("epoch %d: %v samples/s over %v s = %v samples, want the %d training rows", e.Epoch, e.SamplesPerSec, e.Seconds, got, res.NTrain)
+		}
+	}
 }
 
 // A training stopped mid-way through the learning-rate schedule (before,
@@ -246,4 +252,18 @@ func TestTrainConfigValidatesSchedule(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("schedule off: %v", err)
 	}
+}
+
+// TestTrainStopsOnDivergence: a linear model (identity activations) with
+// a learning rate far too large overflows, and training stops with an
+// error naming the epoch instead of saving non-finite weights.
+func TestTrainStopsOnDivergence(t *testing.T) {
+	mc, tc, d := scheduleTraining()
+	mc.EncoderHidden, mc.EncoderOutput, mc.DecoderHidden = "identity", "identity", "identity"
+	tc.LR, tc.MaxEpochs = 1e12, 5
+	_, err := Train(context.Background(), newModel(t, mc), d[0], d[1], d[2], tc, nil)
+	if err == nil || !(strings.Contains(err.Error(), "diverged at epoch") || strings.Contains(err.Error(), "is NaN at epoch")) {
+		t.Fatalf("lr 1e12: %v, want a divergence error", err)
+	}
+	t.Log(err)
 }
