@@ -153,6 +153,10 @@ func TestTrainEarlyStoppingReason(t *testing.T) {
 	if res.Stopped != StopEarly || stopped != StopEarly || len(res.Epochs) >= tc.MaxEpochs {
 		t.Fatalf("stopped %q after %d epochs (rule: %q), want %q", res.Stopped, len(res.Epochs), stopped, StopEarly)
 	}
+	// It stops at the first epoch where the rule says so, not later.
+	if _, before := replaySchedule(tc, res.Epochs[:len(res.Epochs)-1]); before != "" {
+		t.Fatalf("the rule already stopped before epoch %d (%q)", len(res.Epochs), before)
+	}
 	if res.Undertrained || !strings.Contains(res.StopDetail, "3 epochs") {
 		t.Fatalf("undertrained %v, detail %q", res.Undertrained, res.StopDetail)
 	}
