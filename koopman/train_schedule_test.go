@@ -234,6 +234,22 @@ func TestTrainFlagsUndertrainedAtCap(t *testing.T) {
 	if res.Stopped != StopMaxEpochs || res.Undertrained || res.Warning != "" {
 		t.Fatalf("plateau at the cap: stopped %q, undertrained %v, warning %q", res.Stopped, res.Undertrained, res.Warning)
 	}
+	// The window's edge: the last counted improvement (epoch 1)
+	// UndertrainedWindow − 1 epochs before the cap is flagged, exactly
+	// UndertrainedWindow epochs before is not.
+	for _, c := range []struct {
+		epochs  int
+		flagged bool
+	}{{UndertrainedWindow, true}, {UndertrainedWindow + 1, false}} {
+		mc, tc, d = scheduleTraining()
+		tc.MaxEpochs, tc.LRPatience = c.epochs, 0
+		if res, err = Train(context.Background(), newModel(t, mc), d[0], d[1], d[2], tc, nil); err != nil {
+			t.Fatal(err)
+		}
+		if res.Undertrained != c.flagged {
+			t.Errorf("max_epochs %d, last improvement at epoch 1: undertrained %v, want %v", c.epochs, res.Undertrained, c.flagged)
+		}
+	}
 }
 
 // Invalid schedule settings are refused; LRPatience 0 needs none of them.
