@@ -482,3 +482,28 @@ func BenchmarkShiftBatch256OneWorker(b *testing.B) { benchShift(b, false, 1) }
 
 // BenchmarkShiftBatch256KFC times the KFC (single generator) variant.
 func BenchmarkShiftBatch256KFC(b *testing.B) { benchShift(b, true, 0) }
+
+// TestNorm1: the largest absolute column sum, on a non-symmetric matrix
+// whose row sums differ from its column sums.
+func TestNorm1(t *testing.T) {
+	a := []float64{
+		1, -7, 0,
+		2, 0.5, -1,
+		-3, 0, 4,
+	}
+	// column sums 6, 7.5, 5; row sums 8, 3.5, 7
+	if got := norm1(a, 3); got != 7.5 {
+		t.Errorf("norm1 = %v, want 7.5", got)
+	}
+}
+
+// TestDecomposeCondAtTheLimit: a diagonal operator's eigenbasis is the
+// identity up to signs, condition number exactly 1, which MaxCond = 1
+// accepts (the limit is inclusive).
+func TestDecomposeCondAtTheLimit(t *testing.T) {
+	k := []float64{0.5, 0, 0, 0, -0.25, 0, 0, 0, 0.9}
+	rb := NewRealBasis(3)
+	if !NewDecomposer(3, SymmetryConfig{MaxCond: 1}).Decompose(rb, k) || rb.Cond != 1 {
+		t.Fatalf("diagonal operator at MaxCond 1: fallback %v (%s), cond %v", rb.Fallback, rb.Reason, rb.Cond)
+	}
+}
