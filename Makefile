@@ -48,6 +48,9 @@ bench: deps
 # not pass -short and still runs them. -count=1 keeps the unmutated coverage
 # run out of the test cache, so the timeout is scaled from its real duration. One package at a time:
 # `make mutate MUTATE_PKGS=cql`. Reports land in bin/mutate-<pkg>.json.
+# KOOPQ_HDF5_IN_PROCESS=1 runs HDF5 reads in the test process instead of a
+# child worker, so their lines count as covered (no crash isolation: for
+# coverage of koopq's own test files only; see docs/mutation.md).
 GREMLINS_VERSION := v0.6.0
 GREMLINS := bin/gremlins-$(GREMLINS_VERSION)
 MUTATE_PKGS ?= cql augment koopman dataset
@@ -65,7 +68,7 @@ $(GREMLINS):
 mutate: deps $(GREMLINS)
 	@for p in $(MUTATE_PKGS); do \
 	  echo "== gremlins on ./$$p"; \
-	  GOFLAGS='-short -count=1' ./$(GREMLINS) unleash --workers 2 --timeout-coefficient $(MUTATE_TIMEOUT_COEF) \
+	  KOOPQ_HDF5_IN_PROCESS=1 GOFLAGS='-short -count=1' ./$(GREMLINS) unleash --workers 2 --timeout-coefficient $(MUTATE_TIMEOUT_COEF) \
 	    -S ltc -o bin/mutate-$$p.json ./$$p || exit 1; \
 	done
 

@@ -16,6 +16,9 @@ package hdf5
 // when the process was started as a worker, ServeWorker runs it and exits
 // before main (or the test framework) starts, so this works for any binary
 // that links the package, test and fuzz binaries included.
+//
+// For coverage measurement only, KOOPQ_HDF5_IN_PROCESS=1 runs workers in
+// the calling process, without this isolation (inprocess.go).
 
 import (
 	"bufio"
@@ -187,7 +190,17 @@ func executable() (string, error) {
 //
 // The worker must be registered in this binary, and the binary must call
 // ServeWorker during init (packages using RunWorker do so).
+//
+// For coverage measurement only: with KOOPQ_HDF5_IN_PROCESS=1 in the
+// environment (InProcessEnv), the worker runs in this process instead, with
+// the same results for a worker that succeeds, fails, panics or is not
+// registered, but without the isolation: a libhdf5 fault kills this
+// process and timeout is ignored (a hang hangs the caller). Never use it
+// on untrusted files; see inprocess.go.
 func RunWorker(name string, req []byte, timeout time.Duration, decode func(r io.Reader) error) error {
+	if InProcess() {
+		return runInProcess(name, req, decode)
+	}
 	exe, err := executable()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrWorkerStart, err)
