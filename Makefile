@@ -53,7 +53,7 @@ bench: deps
 # coverage of koopq's own test files only; see docs/mutation.md).
 GREMLINS_VERSION := v0.6.0
 GREMLINS := bin/gremlins-$(GREMLINS_VERSION)
-MUTATE_PKGS ?= cql augment koopman dataset
+MUTATE_PKGS ?= cql augment koopman dataset sac eval
 # A mutant whose `go test` (build included) runs this many times longer than
 # the unmutated coverage run counts as timed out. That run reuses the build
 # cache while every mutant relinks its test binary, so the factor is large
