@@ -507,3 +507,67 @@ func TestDecomposeCondAtTheLimit(t *testing.T) {
 		t.Fatalf("diagonal operator at MaxCond 1: fallback %v (%s), cond %v", rb.Fallback, rb.Reason, rb.Cond)
 	}
 }
+
+// TestSigmaAndKFCGeneratorGrowShortDst: a dst shorter than N² (and with
+// less capacity) is replaced, and the result equals the freshly allocated
+// one.
+func TestSigmaAndKFCGeneratorGrowShortDst(t *testing.T) {
+	k := []float64{0.9, 0.2, 0, -0.1, 0.5, 0.3, 0, 0.1, -0.4}
+	rb := NewRealBasis(3)
+	if !NewDecomposer(3, SymmetryConfig{MaxCond: 1e8}).Decompose(rb, k) {
+		t.Fatal(rb.Reason)
+	}
+	eps := []float64{0.1, -0.2, 0.3}
+	want := rb.Sigma(nil, eps)
+	if got := rb.Sigma(make([]float64, 2), eps); len(got) != 9 || !slices.Equal(got, want) {
+		t.Errorf("Sigma into a short dst: %v, want %v", got, want)
+	}
+	wantG, _ := rb.KFCGenerator(nil)
+	if got, _ := rb.KFCGenerator(make([]float64, 2)); len(got) != 9 || !slices.Equal(got, wantG) {
+		t.Errorf("KFCGenerator into a short dst: %v, want %v", got, wantG)
+	}
+}
+
+// TestKFCGeneratorFallsBackToScaledIdentity: on a fallback basis, and when
+// the |λ_j| are equal to within 1e-12·N (c ≈ 0), the KFC generator is I/√N
+// (unit Frobenius norm) with ok = false; just above that it is the
+// normalized U diag(c) U⁻¹.
+func TestKFCGeneratorFallsBackToScaledIdentity(t *testing.T) {
+	isScaledIdentity := func(g []float64) bool {
+		for i := range 3 {
+			for j := range 3 {
+				want := 0.0
+				if i == j {
+					want = 1 / math.Sqrt(3)
+				}
+				if math.Abs(g[i*3+j]-want) > 1e-15 {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	dec := NewDecomposer(3, SymmetryConfig{MaxCond: 1e8})
+	rb := NewRealBasis(3)
+	if dec.Decompose(rb, []float64{math.NaN(), 0, 0, 0, 1, 0, 0, 0, 1}) {
+		t.Fatal("a NaN operator decomposed")
+	}
+	if g, ok := rb.KFCGenerator(nil); ok || !isScaledIdentity(g) {
+		t.Errorf("fallback basis: ok %v, generator %v, want I/√3", ok, g)
+	}
+	// c = (0, +a, −a): ‖G‖_F before normalization is a√2. At 1e-12 it is
+	// below the 3e-12 floor (treated as c = 0); at 1e-9 it is a generator.
+	for _, c := range []struct {
+		f  float64
+		ok bool
+	}{{1e-12, false}, {1e-9, true}} {
+		a := c.f / math.Sqrt2
+		if !dec.Decompose(rb, []float64{0.5, 0, 0, 0, 0.5 + a, 0, 0, 0, 0.5 - a}) {
+			t.Fatal(rb.Reason)
+		}
+		g, ok := rb.KFCGenerator(nil)
+		if ok != c.ok || (!ok && !isScaledIdentity(g)) || math.Abs(frobenius(g)-1) > 1e-12 {
+			t.Errorf("‖U diag(c) U⁻¹‖_F = %g: ok %v, generator %v; want ok %v and unit norm", c.f, ok, g, c.ok)
+		}
+	}
+}
