@@ -571,3 +571,33 @@ func TestKFCGeneratorFallsBackToScaledIdentity(t *testing.T) {
 		}
 	}
 }
+
+// TestFallbackShiftIsScaledLatent: on a fallback basis σ(ε) = ε̄·I with
+// ε̄ = Σ_j ε_j / √N, both formed (Sigma) and applied (Shift).
+func TestFallbackShiftIsScaledLatent(t *testing.T) {
+	rb := NewRealBasis(4)
+	if NewDecomposer(4, SymmetryConfig{MaxCond: 1e8}).Decompose(rb, []float64{math.Inf(1), 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}) {
+		t.Fatal("an infinite operator decomposed")
+	}
+	eps := []float64{0.1, 0.3, -0.2, 0.6}
+	bar := 0.8 / 2 // Σε / √4
+	s := rb.Sigma(nil, eps)
+	for i := range 4 {
+		for j := range 4 {
+			want := 0.0
+			if i == j {
+				want = bar
+			}
+			if math.Abs(s[i*4+j]-want) > 1e-15 {
+				t.Fatalf("σ[%d,%d] = %v, want %v", i, j, s[i*4+j], want)
+			}
+		}
+	}
+	g, dg := []float64{1, -2, 0.5, 3}, make([]float64, 4)
+	rb.Shift(dg, g, eps)
+	for i := range g {
+		if math.Abs(dg[i]-bar*g[i]) > 1e-15 {
+			t.Fatalf("Δg = %v, want ε̄·g = %v·%v", dg, bar, g)
+		}
+	}
+}
