@@ -601,3 +601,48 @@ func TestFallbackShiftIsScaledLatent(t *testing.T) {
 		}
 	}
 }
+
+// TestShifterAllocationsDoNotGrowWithBatch: once warm, a batch costs the
+// workers' goroutines plus what gonum's eigensolver allocates inside
+// (Dlahqr, per decomposition), whatever its size: koopq allocates nothing
+// per transition, for KFC++ and KFC alike.
+func TestShifterAllocationsDoNotGrowWithBatch(t *testing.T) {
+	const n, m = 4, 1
+	rng := rand.New(rand.NewPCG(3, 3))
+	k0, k1 := make([]float64, n*n), make([]float64, n*n)
+	for i := range k0 {
+		k0[i], k1[i] = 0.3*rng.NormFloat64(), 0.1*rng.NormFloat64()
+	}
+	sh := NewShifter(k0, [][]float64{k1}, n, DefaultSymmetryConfig(), 1)
+	dec, rb, k := NewDecomposer(n, DefaultSymmetryConfig()), NewRealBasis(n), make([]float64, n*n)
+	// own is the allocations of a batch of b beyond its b decompositions.
+	own := func(b int, kfc bool) float64 {
+		act, lat, dst := make([]float64, b*m), make([]float64, 2*b*n), make([]float64, 2*b*n)
+		for i := range act {
+			act[i] = rng.Float64()
+		}
+		for i := range lat {
+			lat[i] = rng.NormFloat64()
+		}
+		epsPP, eps := make([]float64, b*n), make([]float64, b)
+		shift := testing.AllocsPerRun(5, func() {
+			if kfc {
+				sh.ShiftKFC(dst, lat, act, eps)
+			} else {
+				sh.ShiftKFCpp(dst, lat, act, epsPP)
+			}
+		})
+		decompose := testing.AllocsPerRun(5, func() {
+			for i := range b {
+				OperatorAt(k, k0, [][]float64{k1}, act[i*m:(i+1)*m])
+				dec.Decompose(rb, k)
+			}
+		})
+		return shift - decompose
+	}
+	for _, kfc := range []bool{false, true} {
+		if small, large := own(4, kfc), own(64, kfc); large > small {
+			t.Errorf("KFC %v: %v own allocations for a batch of 4, %v for 64: something is allocated per transition", kfc, small, large)
+		}
+	}
+}
