@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -614,6 +615,12 @@ func TestShifterAllocationsDoNotGrowWithBatch(t *testing.T) {
 		k0[i], k1[i] = 0.3*rng.NormFloat64(), 0.1*rng.NormFloat64()
 	}
 	sh := NewShifter(k0, [][]float64{k1}, n, DefaultSymmetryConfig(), 1)
+	if sh.Workers != 1 || len(sh.ws) != 1 {
+		t.Fatalf("asked for 1 worker, got %d (%d workspaces)", sh.Workers, len(sh.ws))
+	}
+	if d := NewShifter(k0, [][]float64{k1}, n, DefaultSymmetryConfig(), 0); d.Workers != runtime.GOMAXPROCS(0) {
+		t.Fatalf("workers 0 gave %d, want GOMAXPROCS %d", d.Workers, runtime.GOMAXPROCS(0))
+	}
 	dec, rb, k := NewDecomposer(n, DefaultSymmetryConfig()), NewRealBasis(n), make([]float64, n*n)
 	// own is the allocations of a batch of b beyond its b decompositions.
 	own := func(b int, kfc bool) float64 {
