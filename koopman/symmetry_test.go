@@ -653,3 +653,38 @@ func TestShifterAllocationsDoNotGrowWithBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestResidualsHandComputed: the diagnostics' residuals on 2×2 cases
+// worked out by hand, where they are far from zero.
+func TestResidualsHandComputed(t *testing.T) {
+	// σ = [[0,1],[0,0]], K = diag(1, 2): σK − Kσ = [[0,1],[0,0]], so the
+	// residual is 1/(1·√5); a zero σ gives 0, not NaN.
+	sigma, k := []float64{0, 1, 0, 0}, []float64{1, 0, 0, 2}
+	if r := CommutatorResidual(sigma, k, 2); !(math.Abs(r-1/math.Sqrt(5)) <= 1e-15) {
+		t.Errorf("commutator residual %v, want 1/√5", r)
+	}
+	if r := CommutatorResidual(make([]float64, 4), k, 2); r != 0 {
+		t.Errorf("zero σ: residual %v, want 0", r)
+	}
+	if r := CommutatorResidual(sigma, make([]float64, 4), 2); r != 0 {
+		t.Errorf("zero K: residual %v, want 0", r)
+	}
+	// U = I with eigenvalues (1, 3) for K = diag(1, 2): KU − UΛ = diag(0, −1).
+	ce := &ComplexEigen{N: 2, Values: []complex128{1, 3}, U: []complex128{1, 0, 0, 1}, UInv: []complex128{1, 0.5i, 0, 1}}
+	if r := ce.EigenResidual(k); !(math.Abs(r-1/math.Sqrt(5)) <= 1e-15) {
+		t.Errorf("eigen residual %v, want 1/√5", r)
+	}
+	if r := ce.EigenResidual(make([]float64, 4)); !(math.Abs(r-math.Sqrt(10)) <= 1e-15) {
+		t.Errorf("eigen residual of K = 0: %v, want ‖UΛ‖_F = √10 (no division by ‖K‖ = 0)", r)
+	}
+	// A complex case: K a quarter turn, U = I with Λ = diag(i, −i):
+	// KU − UΛ = [[−i, −1], [1, i]], ‖·‖_F = 2, ‖K‖_F = √2.
+	rot := &ComplexEigen{N: 2, Values: []complex128{1i, -1i}, U: []complex128{1, 0, 0, 1}}
+	if r := rot.EigenResidual([]float64{0, -1, 1, 0}); !(math.Abs(r-math.Sqrt2) <= 1e-15) {
+		t.Errorf("quarter turn: eigen residual %v, want √2", r)
+	}
+	// U U⁻¹ − I = [[0, 0.5i], [0, 0]].
+	if r := ce.InverseResidual(); !(math.Abs(r-0.5) <= 1e-15) {
+		t.Errorf("inverse residual %v, want 0.5", r)
+	}
+}
