@@ -2,12 +2,18 @@ package koopman
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"hash/crc64"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/koopq/koopq/nn"
 )
 
 // smallTraining is a quick Pendulum training setup for checkpoint tests:
@@ -185,5 +191,68 @@ func TestTrainCheckpointRefusesMismatch(t *testing.T) {
 	after, err := os.ReadFile(ck)
 	if err != nil || string(after) != string(before) {
 		t.Fatalf("a refused resume changed the checkpoint (err %v)", err)
+	}
+}
+
+// TestTrainCheckpointBackend: a checkpoint records the backend it was made
+// under (none when none is given) and refuses to continue under another
+// one unless the change is allowed.
+func TestTrainCheckpointBackend(t *testing.T) {
+	mc, tc, d := smallTraining(t)
+	for _, b := range []string{"", "openblas Haswell"} {
+		ck := filepath.Join(t.TempDir(), "c")
+		ctx, cancel := context.WithCancel(context.Background())
+		_, err := TrainWith(ctx, newModel(t, mc), d[0], d[1], d[2], tc, TrainOptions{Checkpoint: ck, Backend: b,
+			OnEpoch: func(EpochStats) { cancel() }})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+		_, meta, err := nn.LoadSafetensors(ck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := meta["backend"]; got != b || ok != (b != "") {
+			t.Fatalf("backend %q: checkpoint records %q (present %v)", b, got, ok)
+		}
+		if b == "" {
+			continue
+		}
+		_, err = TrainWith(context.Background(), newModel(t, mc), d[0], d[1], d[2], tc, TrainOptions{Checkpoint: ck, Backend: "onednn bf16"})
+		if err == nil || !strings.Contains(err.Error(), "openblas Haswell") {
+			t.Fatalf("resume under another backend: %v, want a refusal naming the recorded one", err)
+		}
+		if _, err = TrainWith(context.Background(), newModel(t, mc), d[0], d[1], d[2], tc, TrainOptions{Checkpoint: ck,
+			Backend: "onednn bf16", AllowBackendChange: true}); err != nil {
+			t.Fatalf("allowed backend change: %v", err)
+		}
+	}
+}
+
+// TestFingerprintIsCRCOfAllValues: the data fingerprint is the CRC-64 of
+// every value of obs, act and next in order (computed here in one piece),
+// so a change of the very last value shows.
+func TestFingerprintIsCRCOfAllValues(t *testing.T) {
+	rows := 20000 // more than one 64 KiB chunk of obs values
+	obs, act, next := make([]float32, rows*3), make([]float32, rows), make([]float32, rows*3)
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, xs := range [][]float32{obs, act, next} {
+		for i := range xs {
+			xs[i] = float32(rng.NormFloat64())
+		}
+	}
+	var all []byte
+	for _, xs := range [][]float32{obs, act, next} {
+		for _, v := range xs {
+			all = binary.LittleEndian.AppendUint32(all, math.Float32bits(v))
+		}
+	}
+	want := dataPrint{Rows: rows, CRC64: crc64.Checksum(all, crc64.MakeTable(crc64.ECMA))}
+	if got := fingerprint(obs, act, next, rows); got != want {
+		t.Fatalf("fingerprint %+v, want %+v", got, want)
+	}
+	next[len(next)-1]++
+	if fingerprint(obs, act, next, rows) == want {
+		t.Error("changing the last value of next did not change the fingerprint")
 	}
 }
