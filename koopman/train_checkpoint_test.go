@@ -3,6 +3,7 @@ package koopman
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"hash/crc64"
 	"math"
@@ -199,14 +200,15 @@ func TestTrainCheckpointRefusesMismatch(t *testing.T) {
 // one unless the change is allowed.
 func TestTrainCheckpointBackend(t *testing.T) {
 	mc, tc, d := smallTraining(t)
+	tc.Batch = 35 // divides the 420 training rows: no empty last batch may be taken
 	for _, b := range []string{"", "openblas Haswell"} {
 		ck := filepath.Join(t.TempDir(), "c")
 		ctx, cancel := context.WithCancel(context.Background())
 		_, err := TrainWith(ctx, newModel(t, mc), d[0], d[1], d[2], tc, TrainOptions{Checkpoint: ck, Backend: b,
 			OnEpoch: func(EpochStats) { cancel() }})
 		cancel()
-		if !errors.Is(err, context.Canceled) {
-			t.Fatal(err)
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "stopped in epoch 2 (1 epochs complete)") {
+			t.Fatalf("cancelled after epoch 1: %v", err)
 		}
 		_, meta, err := nn.LoadSafetensors(ck)
 		if err != nil {
@@ -214,6 +216,15 @@ func TestTrainCheckpointBackend(t *testing.T) {
 		}
 		if got, ok := meta["backend"]; got != b || ok != (b != "") {
 			t.Fatalf("backend %q: checkpoint records %q (present %v)", b, got, ok)
+		}
+		// One Adam step per minibatch of the epoch's training rows.
+		var sc checkpointScalars
+		if err := json.Unmarshal([]byte(meta["state"]), &sc); err != nil {
+			t.Fatal(err)
+		}
+		nTrain := len(d[1]) - int(math.Round(tc.ValFraction*float64(len(d[1]))))
+		if want := (nTrain + tc.Batch - 1) / tc.Batch; sc.AdamT != want {
+			t.Fatalf("after one epoch of %d rows in batches of %d: %d Adam steps, want %d", nTrain, tc.Batch, sc.AdamT, want)
 		}
 		if b == "" {
 			continue
@@ -254,5 +265,24 @@ func TestFingerprintIsCRCOfAllValues(t *testing.T) {
 	next[len(next)-1]++
 	if fingerprint(obs, act, next, rows) == want {
 		t.Error("changing the last value of next did not change the fingerprint")
+	}
+}
+
+// TestTrainValidationSplitEdges: the split needs at least one validation
+// and one training row: 2 rows at 50% train, 2 rows at 90% (nothing left
+// to train on) and 1 row are refused.
+func TestTrainValidationSplitEdges(t *testing.T) {
+	mc, tc, d := smallTraining(t)
+	tc.MaxEpochs, tc.Batch = 1, 2
+	for _, c := range []struct {
+		rows int
+		frac float64
+		ok   bool
+	}{{2, 0.5, true}, {2, 0.9, false}, {1, 0.5, false}} {
+		tc.ValFraction = c.frac
+		_, err := Train(context.Background(), newModel(t, mc), d[0][:3*c.rows], d[1][:c.rows], d[2][:3*c.rows], tc, nil)
+		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "too few")) {
+			t.Errorf("%d rows at validation fraction %v: %v (want ok %v)", c.rows, c.frac, err, c.ok)
+		}
 	}
 }
