@@ -1,11 +1,13 @@
 package koopman
 
 import (
+	"fmt"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -687,4 +689,49 @@ func TestResidualsHandComputed(t *testing.T) {
 	if r := ce.InverseResidual(); !(math.Abs(r-0.5) <= 1e-15) {
 		t.Errorf("inverse residual %v, want 0.5", r)
 	}
+}
+
+// TestShifterBatchStats: a batch's fallback count and largest condition
+// number equal those of deciding each transition alone, for 1, 2 and 3
+// workers (each transition counted once). K(a) = K0 + a·K1 is a defective
+// Jordan block at a = 0 (fallback) and has distinct eigenvalues otherwise.
+func TestShifterBatchStats(t *testing.T) {
+	const n = 2
+	k0, k1 := []float64{1, 1, 0, 1}, []float64{0.5, 0, 0, -0.5}
+	acts := []float64{0, 0.3, 0, -0.7, 0.9, 0, 0.2, 0.5}
+	dec, rb, k := NewDecomposer(n, DefaultSymmetryConfig()), NewRealBasis(n), make([]float64, n*n)
+	wantFallbacks, wantMax := 0, 0.0
+	for _, a := range acts {
+		OperatorAt(k, k0, [][]float64{k1}, []float64{a})
+		if !dec.Decompose(rb, k) {
+			wantFallbacks++
+		}
+		if !(rb.Cond <= wantMax) {
+			wantMax = rb.Cond
+		}
+	}
+	if wantFallbacks != 3 {
+		t.Fatalf("the test's operators: %d fallbacks, want the 3 at a = 0", wantFallbacks)
+	}
+	lat := make([]float64, 2*len(acts)*n)
+	for i := range lat {
+		lat[i] = float64(i%5) - 2
+	}
+	for workers := 1; workers <= 3; workers++ {
+		sh := NewShifter(k0, [][]float64{k1}, n, DefaultSymmetryConfig(), workers)
+		st := sh.ShiftKFCpp(make([]float64, len(lat)), lat, acts, make([]float64, len(acts)*n))
+		if st.Fallbacks != wantFallbacks || st.MaxCond != wantMax {
+			t.Errorf("%d workers: %d fallbacks, max cond %v; one by one %d, %v", workers, st.Fallbacks, st.MaxCond, wantFallbacks, wantMax)
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "koopman: Shifter") {
+				t.Errorf("latents of the wrong length: recovered %v, want the Shifter's shape panic", r)
+			}
+		}()
+		sh := NewShifter(k0, [][]float64{k1}, n, DefaultSymmetryConfig(), 1)
+		// 36 values: a multiple of B/N = 4 but not of B·N = 16.
+		sh.ShiftKFCpp(make([]float64, 36), make([]float64, 36), acts, make([]float64, len(acts)*n))
+	}()
 }
