@@ -441,3 +441,38 @@ func TestCheckCartPoleSymmetryHandComputed(t *testing.T) {
 		t.Errorf("no data: %+v", empty)
 	}
 }
+
+// TestTranslationGeneratorNormalizesAnyProjector: on a generic operator
+// (eigenprojector with Π[pos,pos] ≠ 1) σ0 = −Π/Π[pos,pos]: −1 at (pos,
+// pos), rank one, commuting with K. Π for K's eigenvalue λ2 of a 2×2 K is
+// (K − λ1 I)/(λ2 − λ1).
+func TestTranslationGeneratorNormalizesAnyProjector(t *testing.T) {
+	k := []float64{0.9, 0.4, 0.2, 0.5} // eigenvalues 0.7 ± √0.12
+	l1, l2 := 0.7-math.Sqrt(0.12), 0.7+math.Sqrt(0.12)
+	for pos := range 2 {
+		sigma, lambda, _, err := koopman.TranslationGenerator(k, 2, pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		la, lb := l1, l2 // Π of λ: (K − other·I)/(λ − other)
+		if math.Abs(real(lambda)-l1) < 1e-9 {
+			la, lb = l2, l1
+		}
+		var pi [4]float64
+		for i := range 4 {
+			pi[i] = k[i] / (lb - la)
+			if i == 0 || i == 3 {
+				pi[i] -= la / (lb - la)
+			}
+		}
+		d := pi[pos*2+pos]
+		if math.Abs(d-1) < 0.1 {
+			t.Fatalf("pos %d: Π[pos,pos] = %v, the case needs it away from 1", pos, d)
+		}
+		for i := range 4 {
+			if math.Abs(sigma[i]+pi[i]/d) > 1e-9 {
+				t.Fatalf("pos %d: σ0 = %v, want −Π/Π[pos,pos] = −%v/%v", pos, sigma, pi, d)
+			}
+		}
+	}
+}
