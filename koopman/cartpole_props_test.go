@@ -58,7 +58,7 @@ func TestCollectCartPoleFollowsTheExpert(t *testing.T) {
 		base := ep * cfg.Steps
 		s0 := d.S[base]
 		for i, v := range s0 {
-			if math.Abs(v) > cfg.ResetBound {
+			if !(math.Abs(v) <= cfg.ResetBound) {
 				t.Fatalf("episode %d starts at %v, outside ±%g", ep, s0, cfg.ResetBound)
 			}
 			lo0[i], hi0[i] = min(lo0[i], v), max(hi0[i], v)
@@ -181,7 +181,7 @@ func TestFitCartPoleKoopmanIsLeastSquares(t *testing.T) {
 	}
 	for ai := range 2 {
 		for i, v := range fit.K[ai] {
-			if math.Abs(v-kTrue[ai][i]) > 1e-10 {
+			if !(math.Abs(v-kTrue[ai][i]) <= 1e-10) {
 				t.Fatalf("K(%+g)[%d] = %v, true %v", fit.Actions[ai], i, v, kTrue[ai][i])
 			}
 		}
@@ -262,7 +262,7 @@ func TestTranslationGeneratorPositionAnywhere(t *testing.T) {
 	}
 	for i := range 4 {
 		for j := range 4 {
-			if math.Abs(sp[perm[i]*4+perm[j]]-sigma[i*4+j]) > 1e-9*(1+math.Abs(sigma[i*4+j])) {
+			if !(math.Abs(sp[perm[i]*4+perm[j]]-sigma[i*4+j]) <= 1e-9*(1+math.Abs(sigma[i*4+j]))) {
 				t.Fatalf("σ0 of the permuted K at (%d,%d) = %v, permuted σ0 %v", perm[i], perm[j], sp[perm[i]*4+perm[j]], sigma[i*4+j])
 			}
 		}
@@ -427,7 +427,7 @@ func TestCheckCartPoleSymmetryHandComputed(t *testing.T) {
 		{"MeanErrBound", got.MeanErrBound, want.MeanErrBound}, {"MaxExcess", got.MaxExcess, want.MaxExcess},
 		{"OffRowMax", got.OffRowMax, want.OffRowMax},
 	} {
-		if math.Abs(c.got-c.want) > 1e-12*(1+math.Abs(c.want)) {
+		if !(math.Abs(c.got-c.want) <= 1e-12*(1+math.Abs(c.want))) { // NaN fails too
 			t.Errorf("%s = %v, recomputed %v", c.name, c.got, c.want)
 		}
 	}
@@ -470,7 +470,7 @@ func TestTranslationGeneratorNormalizesAnyProjector(t *testing.T) {
 			t.Fatalf("pos %d: Π[pos,pos] = %v, the case needs it away from 1", pos, d)
 		}
 		for i := range 4 {
-			if math.Abs(sigma[i]+pi[i]/d) > 1e-9 {
+			if !(math.Abs(sigma[i]+pi[i]/d) <= 1e-9) {
 				t.Fatalf("pos %d: σ0 = %v, want −Π/Π[pos,pos] = −%v/%v", pos, sigma, pi, d)
 			}
 		}
