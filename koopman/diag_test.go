@@ -2,6 +2,7 @@ package koopman
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/koopq/koopq/nn"
@@ -65,9 +66,28 @@ func TestSummarizeNearestRank(t *testing.T) {
 // shift is the reconstruction error.
 func TestDiagnoseMeansRecomputed(t *testing.T) {
 	m, _, data := sharedPendulumModel(t)
-	const rows = 500
-	S, M := m.S(), m.M()
-	obs, act, next := data[0][:rows*S], data[1][:rows*M], data[2][:rows*S]
+	diagnoseRecomputed(t, m, data[0][:500*3], data[1][:500], data[2][:500*3], 500)
+	// An untrained model with a 2-D action (m = 1 cannot tell a row offset
+	// r·m from r/m) on random rows.
+	cfg := DefaultModelConfig(3, 2)
+	cfg.Hidden, cfg.Latent, cfg.Seed = []int{8}, 4, 3
+	m2, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	obs, act, next := make([]float32, 60*3), make([]float32, 60*2), make([]float32, 60*3)
+	for _, xs := range [][]float32{obs, act, next} {
+		for i := range xs {
+			xs[i] = float32(rng.NormFloat64())
+		}
+	}
+	diagnoseRecomputed(t, m2, obs, act, next, 60)
+}
+
+func diagnoseRecomputed(t *testing.T, m *Model, obs, act, next []float32, rows int) {
+	t.Helper()
+	S := m.S()
 	cfg := DefaultDiagConfig()
 	cfg.Samples, cfg.EpsStd = 0, 0
 	d, err := m.Diagnose(obs, act, next, cfg)
@@ -89,16 +109,16 @@ func TestDiagnoseMeansRecomputed(t *testing.T) {
 	}
 	var recon, fwd, base float64
 	for r := range rows {
-		recon += dist(rec, obs, r) / rows
-		fwd += dist(pred, next, r) / rows
-		base += dist(obs, next, r) / rows
+		recon += dist(rec, obs, r) / float64(rows)
+		fwd += dist(pred, next, r) / float64(rows)
+		base += dist(obs, next, r) / float64(rows)
 	}
 	for _, c := range []struct {
 		name      string
 		got, want float64
 	}{{"ReconL2", d.ReconL2, recon}, {"ForwardL2", d.ForwardL2, fwd}, {"BaselineL2", d.BaselineL2, base},
 		{"ShiftL2Total (ε = 0)", d.ShiftL2Total, recon}} {
-		if math.Abs(c.got-c.want) > 1e-5*c.want {
+		if !(math.Abs(c.got-c.want) <= 1e-5*c.want) {
 			t.Errorf("%s = %v, recomputed %v", c.name, c.got, c.want)
 		}
 	}
