@@ -2,6 +2,7 @@ package koopman
 
 import (
 	"math"
+	"math/cmplx"
 	"math/rand/v2"
 	"testing"
 
@@ -121,6 +122,25 @@ func diagnoseRecomputed(t *testing.T, m *Model, obs, act, next []float32, rows i
 		if !(math.Abs(c.got-c.want) <= 1e-5*c.want) {
 			t.Errorf("%s = %v, recomputed %v", c.name, c.got, c.want)
 		}
+	}
+	// |λ| of every row's K(a), decomposed here one by one.
+	k0, ks := m.Operators()
+	N, M := m.N(), m.M()
+	k, a64 := make([]float64, N*N), make([]float64, M)
+	dec, rb := NewDecomposer(N, cfg.Symmetry), NewRealBasis(N)
+	var eig []float64
+	for r := range rows {
+		for j := range a64 {
+			a64[j] = float64(act[r*M+j])
+		}
+		OperatorAt(k, k0, ks, a64)
+		dec.Decompose(rb, k)
+		for _, v := range rb.Values {
+			eig = append(eig, cmplx.Abs(v))
+		}
+	}
+	if want := summarize(eig); d.EigAbs != want {
+		t.Errorf("|λ| summary %+v, recomputed %+v", d.EigAbs, want)
 	}
 	if d.ShiftL2.Max != 0 {
 		t.Errorf("ε = 0: symmetry shifts up to %v, want 0", d.ShiftL2.Max)
