@@ -129,6 +129,7 @@ func diagnoseRecomputed(t *testing.T, m *Model, obs, act, next []float32, rows i
 	k, a64 := make([]float64, N*N), make([]float64, M)
 	dec, rb := NewDecomposer(N, cfg.Symmetry), NewRealBasis(N)
 	var eig []float64
+	complexN := 0
 	for r := range rows {
 		for j := range a64 {
 			a64[j] = float64(act[r*M+j])
@@ -137,10 +138,16 @@ func diagnoseRecomputed(t *testing.T, m *Model, obs, act, next []float32, rows i
 		dec.Decompose(rb, k)
 		for _, v := range rb.Values {
 			eig = append(eig, cmplx.Abs(v))
+			if imag(v) != 0 {
+				complexN++
+			}
 		}
 	}
 	if want := summarize(eig); d.EigAbs != want {
 		t.Errorf("|λ| summary %+v, recomputed %+v", d.EigAbs, want)
+	}
+	if want := float64(complexN) / float64(len(eig)); d.ComplexFraction != want {
+		t.Errorf("complex fraction %v, recomputed %v", d.ComplexFraction, want)
 	}
 	if d.ShiftL2.Max != 0 {
 		t.Errorf("ε = 0: symmetry shifts up to %v, want 0", d.ShiftL2.Max)
