@@ -149,6 +149,53 @@ func diagnoseRecomputed(t *testing.T, m *Model, obs, act, next []float32, rows i
 	if want := float64(complexN) / float64(len(eig)); d.ComplexFraction != want {
 		t.Errorf("complex fraction %v, recomputed %v", d.ComplexFraction, want)
 	}
+	// With ε ~ N(0, 3e-3²): the symmetry shifts recomputed row by row, in
+	// Diagnose's documented order (the rows of a seeded permutation, then N
+	// draws of ε per row from the same stream).
+	cfg.EpsStd = 3e-3
+	d2, err := m.Diagnose(obs, act, next, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srng := rand.New(rand.NewPCG(cfg.Seed, 0xd1a6))
+	perm := srng.Perm(rows)
+	var enc, dc nn.Cache
+	shifted := make([]float32, rows*N)
+	g := m.Encode(&enc, obs, rows)
+	g64, dg, eps := make([]float64, N), make([]float64, N), make([]float64, N)
+	for r, i := range perm {
+		for j := range a64 {
+			a64[j] = float64(act[i*M+j])
+		}
+		OperatorAt(k, k0, ks, a64)
+		dec.Decompose(rb, k)
+		for j := range eps {
+			eps[j] = cfg.EpsStd * srng.NormFloat64()
+		}
+		for j := range g64 {
+			g64[j] = float64(g[i*N+j])
+		}
+		rb.Shift(dg, g64, eps)
+		for j := range dg {
+			shifted[r*N+j] = float32(g64[j] + dg[j])
+		}
+	}
+	sdec := m.Decode(&dc, shifted, rows)
+	var shifts []float64
+	total := 0.0
+	for r, i := range perm {
+		a, c := 0.0, 0.0
+		for j := range S {
+			x := float64(sdec[r*S+j])
+			a += (x - float64(rec[i*S+j])) * (x - float64(rec[i*S+j]))
+			c += (x - float64(obs[i*S+j])) * (x - float64(obs[i*S+j]))
+		}
+		shifts, total = append(shifts, math.Sqrt(a)), total+math.Sqrt(c)/float64(rows)
+	}
+	want := summarize(shifts)
+	if !(math.Abs(d2.ShiftL2.Mean-want.Mean) <= 1e-4*want.Mean) || !(math.Abs(d2.ShiftL2Total-total) <= 1e-4*total) {
+		t.Errorf("ε std 3e-3: shift %+v total %v, recomputed %+v total %v", d2.ShiftL2, d2.ShiftL2Total, want, total)
+	}
 	if d.ShiftL2.Max != 0 {
 		t.Errorf("ε = 0: symmetry shifts up to %v, want 0", d.ShiftL2.Max)
 	}
