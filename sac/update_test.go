@@ -12,8 +12,11 @@ import (
 // serialUpdate is SAC's update written once, top to bottom, on one
 // goroutine with full-batch passes: the reference the two-goroutine
 // Agent.Update (critics on separate goroutines, actor rows split in
-// halves) must reproduce. It draws randomness in the same order.
-func serialUpdate(a *Agent, b *dataset.Batch, rng *rand.Rand) {
+// halves) must reproduce. It draws randomness in the same order. It returns
+// the statistics the update reports, computed here: the critics' mean
+// Bellman loss, the mean Q1 at the policy's actions and α; the entropy
+// target is −|A| unless the config sets one.
+func serialUpdate(a *Agent, b *dataset.Batch, rng *rand.Rand) Stats {
 	B, S, A := b.B, a.ObsDim, a.ActDim
 	f := func(n int) []float32 { return make([]float32, n) }
 	alpha := float32(math.Exp(a.LogAlpha))
@@ -52,11 +55,15 @@ func serialUpdate(a *Agent, b *dataset.Batch, rng *rand.Rand) {
 		lpMean += float64(logpS[i]) / float64(B)
 	}
 	dX := [2][]float32{f(B * (S + A)), f(B * (S + A))}
+	st := Stats{Alpha: float64(alpha)}
+	for i := 0; i < B; i++ {
+		st.QMean += float64(pq[0][i]) / float64(B)
+	}
 	for i := 0; i < 2; i++ {
 		qs[i].Backward(&cp[i], dp[i], dX[i], false)
 		var cd nn.Cache
 		dq := f(B)
-		nn.MSE(qs[i].Forward(&cd, saD, B), y, dq, 1)
+		st.QLoss += float64(nn.MSE(qs[i].Forward(&cd, saD, B), y, dq, 1)) / 2
 		nn.ZeroGrad(qs[i].Params())
 		qs[i].Backward(&cd, dq, nil, true)
 		opts[i].Step()
@@ -73,7 +80,12 @@ func serialUpdate(a *Agent, b *dataset.Batch, rng *rand.Rand) {
 	nn.ZeroGrad(a.Actor.Params())
 	a.Actor.Backward(&cS, dOut, nil, true)
 	a.optA.Step()
-	a.alpha.Step(&a.LogAlpha, -(lpMean + a.targetEntropy()), a.Cfg.LRAlpha)
+	target := -float64(A)
+	if a.Cfg.TargetEntropy != 0 {
+		target = a.Cfg.TargetEntropy
+	}
+	a.alpha.Step(&a.LogAlpha, -(lpMean + target), a.Cfg.LRAlpha)
+	return st
 }
 
 // TestUpdateMatchesSerial: five two-goroutine updates leave every network
@@ -97,8 +109,12 @@ func TestUpdateMatchesSerial(t *testing.T) {
 	r1, r2 := rand.New(rand.NewPCG(9, 10)), rand.New(rand.NewPCG(9, 10))
 	for step := 0; step < 5; step++ {
 		smp.Sample(batch)
-		fast.Update(batch, r1)
-		serialUpdate(ref, batch, r2)
+		got, want := fast.Update(batch, r1), serialUpdate(ref, batch, r2)
+		for _, c := range [][3]float64{{got.QLoss, want.QLoss, 0}, {got.QMean, want.QMean, 1}, {got.Alpha, want.Alpha, 2}} {
+			if !(math.Abs(c[0]-c[1]) <= 1e-5*(1+math.Abs(c[1]))) {
+				t.Fatalf("step %d: statistic %v (QLoss, QMean, Alpha) %v, serial %v", step, c[2], c[0], c[1])
+			}
+		}
 	}
 	for _, pair := range [][2][]*nn.Param{
 		{fast.Actor.Params(), ref.Actor.Params()}, {fast.Q[0].Params(), ref.Q[0].Params()}, {fast.Q[1].Params(), ref.Q[1].Params()},
