@@ -153,3 +153,17 @@ func TestUpdateDoesNotAllocate(t *testing.T) {
 		t.Fatalf("Update allocates %.1f times per call, want 0", n)
 	}
 }
+
+// TestUpdateFLOPsHandCounted: the GEMM FLOPs of one update for hidden
+// layers [4, 5], 2-D states, 1-D actions, batch 3, counted by hand from the
+// documented breakdown: critic layers 3→4→5→1 (24 + 40 + 10 = 74 FLOPs a
+// row, 24 in the first), actor 2→4→5→2 (16 + 40 + 20 = 76, 16 first); per
+// critic 5·3·74 + 3·(74 − 24) = 1260, actor 3·3·76 + 3·(76 − 16) = 864;
+// 2·1260 + 864 = 3384.
+func TestUpdateFLOPsHandCounted(t *testing.T) {
+	net := DefaultConfig(1).Net
+	net.Hidden = []int{4, 5}
+	if got := UpdateFLOPs(net, 2, 1, 3); got != 3384 {
+		t.Errorf("UpdateFLOPs = %v, want 3384", got)
+	}
+}
