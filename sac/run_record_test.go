@@ -411,3 +411,65 @@ func TestRunFailsWhenMediumCannotBeWritten(t *testing.T) {
 		t.Fatalf("got %v, want an error naming %s", err, RunMediumFile)
 	}
 }
+
+// TestTrainRecordsWhatItDid: the in-memory Train on the asymmetric box:
+// stats every 50 steps until the callback says stop (at 200), the replay
+// holding exactly the steps taken, uniform warm-up actions over the whole
+// box, the actor's after, episode count = episode ends in the replay, and
+// updates (α moves) only after the warm-up.
+func TestTrainRecordsWhatItDid(t *testing.T) {
+	cfg := boxRun().SAC
+	cfg.TotalSteps, cfg.StartSteps, cfg.UpdatesPerEnv = 300, 100, 1
+	e, err := env.Make("sac-test-box")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []int
+	var alphas []float64
+	var last TrainStats
+	ag, d, err := Train(context.Background(), cfg, e, 50, func(a *Agent, s TrainStats) bool {
+		steps, alphas, last = append(steps, s.Step), append(alphas, a.LogAlpha), s
+		return s.Step < 200
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(steps, []int{50, 100, 150, 200}) || d.Len() != 200 || ag == nil {
+		t.Fatalf("stats at %v, %d replay rows; want 50..200 and 200 rows (stopped by the callback)", steps, d.Len())
+	}
+	if alphas[0] != alphas[1] || alphas[1] == alphas[2] {
+		t.Errorf("log α at 50, 100, 150: %v; want no update during the 100-step warm-up, updates after", alphas[:3])
+	}
+	ends := 0
+	for i := range d.Len() {
+		if d.Terminals[i] != 0 || d.Timeouts[i] != 0 {
+			ends++
+		}
+	}
+	if last.Episodes != ends || ends == 0 {
+		t.Errorf("%d episodes reported, the replay rows end %d", last.Episodes, ends)
+	}
+	// every = 0: no stats, no division by zero.
+	cfg0 := cfg
+	cfg0.TotalSteps = 20
+	if _, d0, err := Train(context.Background(), cfg0, e, 0, func(*Agent, TrainStats) bool {
+		t.Error("stats with every = 0")
+		return true
+	}); err != nil || d0.Len() != 20 {
+		t.Errorf("every = 0: %v, %d rows", err, d0.Len())
+	}
+	for j := range 2 {
+		lo, hi, w := boxLow[j], boxHigh[j], boxHigh[j]-boxLow[j]
+		mn, mx := math.Inf(1), math.Inf(-1)
+		for i := range cfg.StartSteps {
+			a := float64(d.Actions[i*2+j])
+			if a < float64(float32(lo)) || a > float64(float32(hi)) {
+				t.Fatalf("warm-up row %d: action %d = %v outside [%v, %v]", i, j, a, lo, hi)
+			}
+			mn, mx = min(mn, a), max(mx, a)
+		}
+		if mn > lo+0.1*w || mx < hi-0.1*w {
+			t.Errorf("warm-up actions of dimension %d span [%v, %v], not [%v, %v]", j, mn, mx, lo, hi)
+		}
+	}
+}
