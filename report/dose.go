@@ -240,10 +240,12 @@ func (r *Report) doseFigure(name string, dr DoseResponse, w, h vg.Length) (*figu
 // doseLine draws augment a's points of pts on p: a band and a bar per
 // point for the intervals, a line through the means, a dot at each.
 func doseLine(p *plot.Plot, f *figure, seen map[string]bool, pts []DosePoint, a string, c color.RGBA) error {
-	var xs, ys, lo, hi []float64
+	var xs, lo, hi []float64
+	var means plotter.XYs
 	for _, pt := range pts {
 		if pt.Augment == a {
-			xs, ys, lo, hi = append(xs, pt.Magnitude), append(ys, pt.Score), append(lo, pt.Lo), append(hi, pt.Hi)
+			xs, lo, hi = append(xs, pt.Magnitude), append(lo, pt.Lo), append(hi, pt.Hi)
+			means = append(means, plotter.XY{X: pt.Magnitude, Y: pt.Score})
 		}
 	}
 	polys, err := bands(xs, lo, hi, translucent(c))
@@ -264,13 +266,7 @@ func doseLine(p *plot.Plot, f *figure, seen map[string]bool, pts []DosePoint, a 
 		bar.Color, bar.Width = c, vg.Points(0.8)
 		p.Add(bar)
 	}
-	l, err := plotter.NewLine(plotter.XYs(func() plotter.XYs {
-		out := make(plotter.XYs, len(xs))
-		for i := range xs {
-			out[i] = plotter.XY{X: xs[i], Y: ys[i]}
-		}
-		return out
-	}()))
+	l, err := plotter.NewLine(means)
 	if err != nil {
 		return err
 	}

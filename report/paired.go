@@ -112,10 +112,15 @@ func measure(seeds []uint64, a, b map[uint64]float64, level, margin float64) Pai
 	for _, s := range seeds {
 		m.Seeds, m.Differences = append(m.Seeds, s), append(m.Differences, a[s]-b[s])
 	}
+	m.settle(level, margin)
+	return m
+}
+
+// settle sets m's mean, std, t-interval and verdict from its differences.
+func (m *PairedMeasure) settle(level, margin float64) {
 	m.Mean, m.Std = stats.Mean(m.Differences), stats.Std(m.Differences)
 	m.Lo, m.Hi = stats.TInterval(m.Differences, level)
 	m.Verdict, m.Equivalent = verdict(m.Mean, m.Lo, m.Hi, margin)
-	return m
 }
 
 // withBoot adds the percentile bootstrap interval of m's mean (reps
@@ -146,9 +151,7 @@ func pooled(rows []PairedDifference, level, margin float64, reps int, stream fun
 				p.Datasets = append(p.Datasets, r.Dataset)
 			}
 		}
-		p.Mean, p.Std = stats.Mean(p.Differences), stats.Std(p.Differences)
-		p.Lo, p.Hi = stats.TInterval(p.Differences, level)
-		p.Verdict, p.Equivalent = verdict(p.Mean, p.Lo, p.Hi, margin)
+		p.settle(level, margin)
 		return p.withBoot(reps, level, stream(k))
 	}
 	pd := PairedDifference{Pair: rows[0].Pair, Dataset: PooledDataset}
