@@ -3,8 +3,9 @@ package mujoco
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/koopq/koopq/internal/mjcf"
 )
 
 // Robot is a parameter table for one MuJoCo locomotion model. MJCF turns it
@@ -115,15 +116,8 @@ type ModelOptions struct {
 	ExactCapsuleInertia bool
 }
 
-func ff(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-func fs(v ...float64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = ff(x)
-	}
-	return strings.Join(s, " ")
-}
+// ff and fs format one number and a space-separated list for MJCF.
+var ff, fs = mjcf.Num, mjcf.Nums
 
 // MJCF returns the MJCF document for r.
 func (r Robot) MJCF(opt ModelOptions) string {

@@ -1,5 +1,6 @@
 // Package mjcf formats numbers for MJCF (MuJoCo XML) attributes, for the
-// environments that generate their scenes in Go (env/manip, env/panda).
+// environments that generate their scenes in Go (env/mujoco, env/manip,
+// env/panda).
 package mjcf
 
 import (
