@@ -350,15 +350,17 @@ func readRun(dir string) (Result, error) {
 	if cfg.Env == envNone {
 		return Result{}, errNoSimulator
 	}
-	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rundir.MethodLabel(cfg.Augment), Score: float64(rf.Final.Normalized), Order: -1,
+	r := Result{Dir: dir, Seed: rf.Seed, Steps: rf.Steps, Augment: rundir.MethodLabel(cfg.Augment), Order: -1,
 		Settings: cfg.Settings, Inputs: runInputs(rf.Inputs, cfg.KoopmanModel)}
+	success := math.NaN() // no success test
 	if len(rf.Final.Successes) > 0 {
-		sr := 100 * float64(rf.Final.SuccessRate)
+		success = float64(rf.Final.SuccessRate)
+		sr := 100 * success
 		r.Success = &sr
-		if math.IsNaN(r.Score) {
-			r.Score, r.ScoredBySuccess = sr, true // no reference returns: the success rate is the run's score
-		}
 	}
+	normalized := float64(rf.Final.Normalized)
+	r.Score = scoreOn(normalized, success)
+	r.ScoredBySuccess = math.IsNaN(normalized) && r.Success != nil // no reference returns: the success rate is the run's score
 	r.Final = r.Score
 	r.Magnitude = readMagnitude(b)
 	for _, sg := range rf.Segments {
@@ -386,15 +388,27 @@ func readRun(dir string) (Result, error) {
 	return r, nil
 }
 
+// scoreOn puts an evaluation on Result.Score's scale: its normalized score
+// when the env has reference returns, else its success rate (a fraction,
+// NaN when the env has no success test) in percent; NaN for neither. Every
+// score the report reads (final, history, re-evaluation) goes through it.
+func scoreOn(normalized, success float64) float64 {
+	if !math.IsNaN(normalized) {
+		return normalized
+	}
+	return 100 * success
+}
+
 // historyPoints are the evaluations of h that have a score: a normalized
 // score, or else a success rate (in percent, as Result.Score).
 func historyPoints(h []rundir.HistoryPoint[json.RawMessage]) []Point {
 	var out []Point
 	for _, p := range h {
-		v := float64(p.Normalized)
-		if math.IsNaN(v) && p.SuccessRate != nil {
-			v = 100 * float64(*p.SuccessRate)
+		success := math.NaN()
+		if p.SuccessRate != nil {
+			success = float64(*p.SuccessRate)
 		}
+		v := scoreOn(float64(p.Normalized), success)
 		if !math.IsNaN(v) {
 			out = append(out, Point{Step: p.Step, Score: v})
 		}

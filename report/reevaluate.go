@@ -52,10 +52,7 @@ func (e *reevalEval) UnmarshalJSON(b []byte) error {
 // headline is an evaluation's score on Result.Score's scale: the
 // normalized score, else the success rate in percent; NaN for neither.
 func headline(e rundir.Eval) float64 {
-	if v := float64(e.Normalized); !math.IsNaN(v) {
-		return v
-	}
-	return 100 * float64(e.SuccessRate)
+	return scoreOn(float64(e.Normalized), float64(e.SuccessRate))
 }
 
 // LoadReevaluations reads the re-evaluations in a JSON file written by
