@@ -1,0 +1,178 @@
+package dataset
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadAcceptsStoredVariants reads a file written by h5py in layouts
+// D4RL users meet (integer actions, float64 observations, (N, 1) flag and
+// reward columns, root attributes of various sizes and kinds, optional infos/*) and
+// checks every value arrives as written.
+func TestReadAcceptsStoredVariants(t *testing.T) {
+	needH5py(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "variants.hdf5")
+	py(t, "-c", `import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'w') as f:
+    f['observations'] = np.arange(12, dtype=np.float64).reshape(4, 3) / 4
+    f['actions'] = np.array([[1, -2], [3, 4], [-5, 6], [7, 8]], np.int32)
+    f['rewards'] = np.array([[0.5], [1.5], [2.5], [3.5]], np.float32)
+    f['terminals'] = np.array([[0], [0], [1], [0]], np.uint8)
+    f['timeouts'] = np.zeros(4, bool)
+    f['infos/qpos'] = np.ones((4, 2), np.float32)
+    f['infos/extra'] = np.ones(3, np.float32)
+    f.attrs['sixteen'] = np.arange(16)
+    f.attrs['seventeen'] = np.arange(17)
+    f.attrs['env'] = np.bytes_('toy-v0')  # fixed-length; variable-length attributes are refused
+    f.attrs['policy'] = 'vlen'
+`, path)
+	raw, err := LoadD4RL(path, ReadOptions{Infos: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.N != 4 || raw.ObsDim != 3 || raw.ActDim != 2 {
+		t.Fatalf("N %d obs %d act %d, want 4, 3, 2", raw.N, raw.ObsDim, raw.ActDim)
+	}
+	for i, v := range raw.Observations {
+		if v != float32(i)/4 {
+			t.Errorf("observations[%d] = %v, want %v", i, v, float32(i)/4)
+		}
+	}
+	wantA := []float32{1, -2, 3, 4, -5, 6, 7, 8}
+	for i, v := range raw.Actions {
+		if v != wantA[i] {
+			t.Errorf("actions[%d] = %v, want %v (stored as int32)", i, v, wantA[i])
+		}
+	}
+	for i, v := range raw.Rewards {
+		if want := float32(i) + 0.5; v != want {
+			t.Errorf("rewards[%d] = %v, want %v (stored as (N, 1))", i, v, want)
+		}
+	}
+	if len(raw.Terminals) != 4 || raw.Terminals[2] != 1 || raw.Terminals[0]+raw.Terminals[1]+raw.Terminals[3] != 0 {
+		t.Errorf("terminals %v, want [0 0 1 0] (stored as (N, 1) uint8)", raw.Terminals)
+	}
+	// infos/qpos has N rows and is read; infos/extra (N-1 rows, not one
+	// of the required keys) is skipped without an error.
+	if q, ok := raw.Infos["qpos"]; !ok || len(q.Data) != 8 {
+		t.Errorf("infos/qpos not read: %v", raw.Infos)
+	}
+	if _, ok := raw.Infos["extra"]; ok {
+		t.Errorf("infos/extra with 3 rows should be skipped, got %v", raw.Infos["extra"])
+	}
+	// Root attributes up to 16 values enter the metadata; larger ones do not.
+	if got := raw.Meta["sixteen"]; got != "[0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15]" {
+		t.Errorf("16-value attribute in metadata = %q", got)
+	}
+	if got, ok := raw.Meta["seventeen"]; ok {
+		t.Errorf("17-value attribute should be left out of metadata, got %q", got)
+	}
+	if raw.Meta["env"] != "toy-v0" {
+		t.Errorf("string attribute env = %q", raw.Meta["env"])
+	}
+	if got, ok := raw.Meta["policy"]; ok {
+		t.Errorf("a variable-length string attribute is not read from existing files, got %q", got)
+	}
+}
+
+// TestReadRefusesShortRequiredInfos: infos/qpos, infos/qvel and
+// infos/action_log_probs are required to have one row per observation
+// when present (replay and policy-evaluation read them); any of them with
+// the wrong row count is an error naming the key.
+func TestReadRefusesShortRequiredInfos(t *testing.T) {
+	needH5py(t)
+	dir := t.TempDir()
+	keys := []string{"qpos", "qvel", "action_log_probs"}
+	var gen strings.Builder
+	gen.WriteString("import sys, os, h5py, numpy as np\n")
+	for _, k := range keys {
+		gen.WriteString(`with h5py.File(os.path.join(sys.argv[1], '` + k + `.hdf5'), 'w') as f:
+    f['observations'] = np.zeros((4, 3), np.float32)
+    f['actions'] = np.zeros((4, 2), np.float32)
+    f['rewards'] = np.zeros(4, np.float32)
+    f['terminals'] = np.zeros(4, bool)
+    f['infos/` + k + `'] = np.zeros((3, 2), np.float32)
+`)
+	}
+	py(t, "-c", gen.String(), dir)
+	for _, k := range keys {
+		p := filepath.Join(dir, k+".hdf5")
+		_, err := LoadD4RL(p, ReadOptions{Infos: true})
+		if err == nil || !strings.Contains(err.Error(), `"infos/`+k+`"`) || !strings.Contains(err.Error(), "want 4 rows") {
+			t.Errorf("infos/%s with 3 of 4 rows: got %v, want an error naming it", k, err)
+		}
+		if _, err := LoadD4RL(p, ReadOptions{}); err != nil {
+			t.Errorf("without Infos the file reads: %v", err)
+		}
+	}
+}
+
+// TestQLearningNamesTheRowAfterADroppedTimeout: in d4rl mode a transition
+// whose successor observation (row i+1) is not finite is reported at row
+// i+1, even when an earlier, dropped time-limit row holds NaN itself.
+func TestQLearningNamesTheRowAfterADroppedTimeout(t *testing.T) {
+	nan := float32(0)
+	nan /= nan
+	r := &Raw{
+		Path: "toy.hdf5", N: 4, ObsDim: 3, ActDim: 1,
+		Observations: []float32{nan, nan, nan, 1, 2, 3, 4, nan, 6, 7, 8, 9},
+		Actions:      make([]float32, 4),
+		Rewards:      make([]float32, 4),
+		Terminals:    make([]float32, 4),
+		Timeouts:     []float32{1, 0, 0, 0},
+	}
+	_, _, err := r.QLearning(ReadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "row 2 holds NaN") || !strings.Contains(err.Error(), "(transition 1)") {
+		t.Fatalf("got %v, want row 2 (transition 1) named", err)
+	}
+}
+
+// TestSplitEpisodesShortFlags: flags shorter than the rewards (nil
+// terminals, short timeouts) count as zero for the rows they lack.
+func TestSplitEpisodesShortFlags(t *testing.T) {
+	rewards := []float32{1, 2, 3, 4, 5}
+	eps := SplitEpisodesBy(rewards, []float32{0, 1}, []float32{0, 0, 0, 1}, EpisodeRule{})
+	want := []Episode{{Start: 0, Len: 2, Return: 3, Terminal: true}, {Start: 2, Len: 2, Return: 7, Timeout: true}, {Start: 4, Len: 1, Return: 5}}
+	if len(eps) != len(want) {
+		t.Fatalf("episodes %+v, want %+v", eps, want)
+	}
+	for i := range want {
+		if eps[i] != want[i] {
+			t.Errorf("episode %d = %+v, want %+v", i, eps[i], want[i])
+		}
+	}
+	if got := SplitEpisodesBy(rewards, nil, nil, EpisodeRule{}); len(got) != 1 || got[0].Len != 5 {
+		t.Errorf("no flags: %+v, want one episode of 5", got)
+	}
+}
+
+// TestContinuesComparesTheRightRows checks Continues at a row past the
+// first with multi-dimensional observations: row k+1's observation against
+// row k's next observation, every coordinate.
+func TestContinuesComparesTheRightRows(t *testing.T) {
+	d := &Dataset{
+		ObsDim: 2,
+		// rows:            0       1       2
+		Observations:     []float32{0, 0, 5, 5, 7, 8},
+		NextObservations: []float32{9, 9, 7, 8, 1, 1},
+		Actions:          make([]float32, 3),
+		ActDim:           1,
+		Rewards:          make([]float32, 3),
+		Terminals:        make([]float32, 3),
+	}
+	if d.Continues(0) {
+		t.Error("Continues(0): row 1 starts at (5,5), row 0 ended at (9,9)")
+	}
+	if !d.Continues(1) {
+		t.Error("Continues(1): row 2 starts at (7,8) where row 1 ended")
+	}
+	if d.Continues(2) {
+		t.Error("Continues(2): the last row continues nowhere")
+	}
+	d.NextObservations[3] = 9 // row 1 ended at (7,9): second coordinate differs
+	if d.Continues(1) {
+		t.Error("Continues(1) with the second coordinate different")
+	}
+}
