@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -174,5 +175,29 @@ func TestContinuesComparesTheRightRows(t *testing.T) {
 	d.NextObservations[3] = 9 // row 1 ended at (7,9): second coordinate differs
 	if d.Continues(1) {
 		t.Error("Continues(1) with the second coordinate different")
+	}
+}
+
+// TestStatsOfHandComputed checks StatsOf on values whose mean, population
+// standard deviation and range are worked out by hand.
+func TestStatsOfHandComputed(t *testing.T) {
+	// mean 3; squared deviations 4, 1, 0, 16, 1 → variance 22/5.
+	s := StatsOf([]float64{1, 2, 3, 7, 2})
+	want := Stats{Count: 5, Mean: 3, Std: math.Sqrt(4+1+0+16+1) / math.Sqrt(5), Min: 1, Max: 7}
+	if s.Count != want.Count || !(math.Abs(s.Mean-want.Mean) <= 1e-12) || !(math.Abs(s.Std-want.Std) <= 1e-12) || s.Min != want.Min || s.Max != want.Max {
+		t.Errorf("StatsOf = %+v, want %+v", s, want)
+	}
+	// Far from zero the two-pass form Σ(v − mean)² keeps the spread
+	// (population std of {0.1, 0.2, 0.4} is √(0.14/9) = 0.124722); forms
+	// equal to it in exact arithmetic, such as Σ(v + mean)(v − mean), lose
+	// it to the rounding of the mean.
+	if s := StatsOf([]float64{1e9 + 0.1, 1e9 + 0.2, 1e9 + 0.4}); !(math.Abs(s.Std-math.Sqrt(0.14/9)) <= 1e-6) {
+		t.Errorf("std of 1e9+{0.1,0.2,0.4} = %v, want %v", s.Std, math.Sqrt(0.14/9))
+	}
+	if s := StatsOf([]float64{-4}); s != (Stats{Count: 1, Mean: -4, Min: -4, Max: -4}) {
+		t.Errorf("one value: %+v", s)
+	}
+	if s := StatsOf(nil); s != (Stats{}) {
+		t.Errorf("no values: %+v, want zeros", s)
 	}
 }
