@@ -201,3 +201,16 @@ func TestStatsOfHandComputed(t *testing.T) {
 		t.Errorf("no values: %+v, want zeros", s)
 	}
 }
+
+// TestSuccessInfoEmpty: no rows and no episodes give zero fractions, not
+// 0/0 = NaN (which would also break JSON encoding of dataset info).
+func TestSuccessInfoEmpty(t *testing.T) {
+	s := successInfo(nil, nil)
+	if *s != (SuccessInfo{}) {
+		t.Errorf("successInfo of nothing = %+v, want zeros", *s)
+	}
+	s = successInfo([]float32{0, 1, 1, 0}, []Episode{{Start: 0, Len: 2}, {Start: 2, Len: 2}})
+	if s.SuccessEpisodes != 2 || s.EpisodeFraction != 1 || s.SuccessRows != 2 || s.RowFraction != 0.5 {
+		t.Errorf("successInfo = %+v, want 2 of 2 episodes, 2 of 4 rows", *s)
+	}
+}
