@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -212,5 +213,36 @@ func TestSuccessInfoEmpty(t *testing.T) {
 	s = successInfo([]float32{0, 1, 1, 0}, []Episode{{Start: 0, Len: 2}, {Start: 2, Len: 2}})
 	if s.SuccessEpisodes != 2 || s.EpisodeFraction != 1 || s.SuccessRows != 2 || s.RowFraction != 0.5 {
 		t.Errorf("successInfo = %+v, want 2 of 2 episodes, 2 of 4 rows", *s)
+	}
+}
+
+// TestInspectTellsFormatsByFile: a Minari main_data.hdf5 given as a file
+// (not its directory) is recognised as Minari; a file that is neither
+// names its top-level keys, the first ten and "..." when there are more.
+func TestInspectTellsFormatsByFile(t *testing.T) {
+	dir := minariFixture(t, "")
+	in, err := Inspect(filepath.Join(dir, "data", "main_data.hdf5"), ReadOptions{})
+	if err != nil || in.Format != "minari" || in.Episodes != 2 {
+		t.Fatalf("Minari file: %+v, %v", in, err)
+	}
+	tmp := t.TempDir()
+	py(t, "-c", `import sys, os, h5py
+for n in (10, 11):
+    with h5py.File(os.path.join(sys.argv[1], 'k%d.h5' % n), 'w') as f:
+        for i in range(n):
+            f['key%02d' % i] = i
+`, tmp)
+	for _, c := range []struct {
+		n    int
+		list string
+	}{
+		{10, "top-level keys: key00, key01, key02, key03, key04, key05, key06, key07, key08, key09"},
+		{11, "top-level keys: key00, key01, key02, key03, key04, key05, key06, key07, key08, key09, ..."},
+	} {
+		p := filepath.Join(tmp, fmt.Sprintf("k%d.h5", c.n))
+		_, err := Inspect(p, ReadOptions{})
+		if err == nil || !strings.HasSuffix(err.Error(), c.list) {
+			t.Errorf("%d keys: got %v, want it to end %q", c.n, err, c.list)
+		}
 	}
 }
