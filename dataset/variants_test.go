@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -243,6 +244,51 @@ for n in (10, 11):
 		_, err := Inspect(p, ReadOptions{})
 		if err == nil || !strings.HasSuffix(err.Error(), c.list) {
 			t.Errorf("%d keys: got %v, want it to end %q", c.n, err, c.list)
+		}
+	}
+}
+
+// TestInfoTextKeyListing: up to 40 keys are listed in full, more are cut to
+// the first 30 and a count of the rest; each key's layout says contiguous
+// or its chunk shape, with its filters only when it has some.
+func TestInfoTextKeyListing(t *testing.T) {
+	text := func(in *Info) string {
+		var b bytes.Buffer
+		if err := in.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	keys := func(n int) []Key {
+		out := make([]Key, n)
+		for i := range out {
+			out[i] = Key{Name: fmt.Sprintf("k%02d", i), Shape: []int{4}, Dtype: "float32"}
+		}
+		return out
+	}
+	in := &Info{Path: "x.hdf5", Format: "d4rl", Keys: keys(40)}
+	out := text(in)
+	if !strings.Contains(out, "keys (40)") || !strings.Contains(out, "k39") || strings.Contains(out, "more") {
+		t.Errorf("40 keys should be listed in full:\n%s", out)
+	}
+	in.Keys = keys(41)
+	out = text(in)
+	if !strings.Contains(out, "keys (41)") || !strings.Contains(out, "k29") || strings.Contains(out, "k30") || !strings.Contains(out, "  ... 11 more\n") {
+		t.Errorf("41 keys should show the first 30 and '... 11 more':\n%s", out)
+	}
+	in.Keys = []Key{
+		{Name: "a", Shape: []int{4}, Dtype: "float32"},
+		{Name: "b", Shape: []int{4, 2}, Dtype: "float64", Chunks: []int{2, 2}},
+		{Name: "c", Shape: []int{4}, Dtype: "bool", Chunks: []int{4}, Filters: []string{"shuffle", "gzip"}},
+	}
+	out = text(in)
+	for _, line := range []string{
+		fmt.Sprintf("  %-28s %-14s %-8s %s\n", "a", "(4,)", "float32", "contiguous"),
+		fmt.Sprintf("  %-28s %-14s %-8s %s\n", "b", "(4, 2)", "float64", "chunks (2, 2)"),
+		fmt.Sprintf("  %-28s %-14s %-8s %s\n", "c", "(4,)", "bool", "chunks (4,) shuffle+gzip"),
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("text lacks the line %q:\n%s", line, out)
 		}
 	}
 }
