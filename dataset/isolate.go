@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"time"
 	"unsafe"
@@ -74,11 +75,17 @@ func init() {
 // isolated reports whether reads under opts go through a child process.
 func isolated(opts ReadOptions) bool { return hdf5.Available && !opts.InProcess }
 
-// childTimeout is the time limit for a child-process read of a file of
-// size bytes (see ReadOptions.Timeout).
-func childTimeout(opts ReadOptions, size int64) time.Duration {
+// childTimeout is the time limit for a child-process read of the HDF5
+// file h5 (see ReadOptions.Timeout): opts.Timeout when set, else one
+// minute plus one second per 2 MiB of the file (one minute when it cannot
+// be stat'ed: the worker then reports the error itself).
+func childTimeout(opts ReadOptions, h5 string) time.Duration {
 	if opts.Timeout != 0 {
 		return opts.Timeout
+	}
+	var size int64
+	if st, err := os.Stat(h5); err == nil {
+		size = st.Size()
 	}
 	return time.Minute + time.Duration(size/(2<<20))*time.Second
 }
@@ -104,11 +111,7 @@ func runIsolated(name, path, h5 string, opts ReadOptions, decode func(io.Reader)
 	if err := gob.NewEncoder(&req).Encode(request{Path: path, Opts: opts}); err != nil {
 		return fmt.Errorf("dataset %s: %v", path, err)
 	}
-	var size int64
-	if st, err := os.Stat(h5); err == nil {
-		size = st.Size()
-	}
-	err := hdf5.RunWorker(name, req.Bytes(), childTimeout(opts, size), decode)
+	err := hdf5.RunWorker(name, req.Bytes(), childTimeout(opts, h5), decode)
 	switch {
 	case err == nil:
 		return nil
@@ -252,6 +255,9 @@ type byteReader interface {
 	io.ByteReader
 }
 
+// readFloats reads what writeFloats wrote. The values are read in chunks
+// of at most 1 Mi, so a damaged length ends in an error at the end of the
+// stream instead of one huge allocation.
 func readFloats(r byteReader) ([]float32, error) {
 	n, err := binary.ReadUvarint(r)
 	if err != nil {
@@ -260,14 +266,16 @@ func readFloats(r byteReader) ([]float32, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	if n-1 > 1<<40 {
-		return nil, fmt.Errorf("array of %d values", n-1)
-	}
-	x := make([]float32, n-1)
-	if len(x) > 0 {
-		if _, err := io.ReadFull(r, unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))); err != nil {
-			return nil, err
+	const chunk = 1 << 20
+	x := make([]float32, 0, min(n-1, chunk))
+	for left := n - 1; left > 0; {
+		k := int(min(left, chunk))
+		x = slices.Grow(x, k)[:len(x)+k]
+		part := x[len(x)-k:]
+		if _, err := io.ReadFull(r, unsafe.Slice((*byte)(unsafe.Pointer(&part[0])), 4*k)); err != nil {
+			return nil, fmt.Errorf("array of %d values: %w", n-1, err)
 		}
+		left -= uint64(k)
 	}
 	return x, nil
 }
