@@ -19,6 +19,29 @@ func tiny(n int) *Dataset {
 	return d
 }
 
+// TestSamplerCopiesWideRows samples from a dataset whose actions are 3-D,
+// so every copy's row offset is checked on more than one column.
+func TestSamplerCopiesWideRows(t *testing.T) {
+	d := &Dataset{ObsDim: 2, ActDim: 3}
+	for i := 0; i < 20; i++ {
+		d.Observations = append(d.Observations, float32(i), float32(-i))
+		d.NextObservations = append(d.NextObservations, float32(i)+0.5, float32(-i)-0.5)
+		d.Actions = append(d.Actions, float32(100+i), float32(200+i), float32(300+i))
+		d.Rewards = append(d.Rewards, float32(i))
+		d.Terminals = append(d.Terminals, 0)
+	}
+	b := NewBatch(32, 2, 3)
+	NewSampler(d, rand.New(rand.NewPCG(3, 4))).Sample(b)
+	for i := 0; i < b.B; i++ {
+		j := float32(b.Idx[i])
+		if b.Obs[2*i] != j || b.Obs[2*i+1] != -j || b.NextObs[2*i] != j+0.5 || b.NextObs[2*i+1] != -j-0.5 ||
+			b.Act[3*i] != 100+j || b.Act[3*i+1] != 200+j || b.Act[3*i+2] != 300+j || b.Rew[i] != j {
+			t.Fatalf("batch row %d does not hold dataset row %v: obs %v next %v act %v", i, j,
+				b.Obs[2*i:2*i+2], b.NextObs[2*i:2*i+2], b.Act[3*i:3*i+3])
+		}
+	}
+}
+
 func TestSamplerConsistentAndSeeded(t *testing.T) {
 	d := tiny(50)
 	if err := d.Validate(); err != nil {
@@ -45,8 +68,18 @@ func TestSamplerConsistentAndSeeded(t *testing.T) {
 func TestNormalizer(t *testing.T) {
 	d := tiny(4) // obs dim0 = 0..3, dim1 = 0,2,4,6
 	nm := FitNormalizer(d, 1e-3)
-	if math.Abs(float64(nm.Mean[0])-1.5) > 1e-6 || math.Abs(float64(nm.Std[1])-math.Sqrt(5)) > 1e-5 {
-		t.Fatalf("mean %v std %v", nm.Mean, nm.Std)
+	// Population std: dim0 √1.25, dim1 √5. The checks are written so that
+	// NaN fails them.
+	want := [2][2]float64{{1.5, math.Sqrt(1.25)}, {3, math.Sqrt(5)}}
+	for j, w := range want {
+		if !(math.Abs(float64(nm.Mean[j])-w[0]) <= 1e-6) || !(math.Abs(float64(nm.Std[j])-w[1]) <= 1e-5) {
+			t.Fatalf("mean %v std %v, want %v", nm.Mean, nm.Std, want)
+		}
+	}
+	// A constant dimension gets the floor, not 0.
+	c := &Dataset{ObsDim: 1, ActDim: 1, Observations: []float32{2, 2, 2}, Rewards: make([]float32, 3)}
+	if nm := FitNormalizer(c, 1e-3); nm.Std[0] != 1e-3 || nm.Mean[0] != 2 {
+		t.Fatalf("constant dimension: mean %v std %v, want 2 and the floor 1e-3", nm.Mean, nm.Std)
 	}
 	x := []float32{1.5, 3}
 	nm.Apply(x)
