@@ -86,6 +86,14 @@ func TestNormalizer(t *testing.T) {
 	if math.Abs(float64(x[0])) > 1e-6 || math.Abs(float64(x[1])) > 1e-6 {
 		t.Fatalf("normalized mean row = %v", x)
 	}
+	// Rows one std above and two below the mean, two rows in one call.
+	y := []float32{float32(1.5 + math.Sqrt(1.25)), float32(3 - 2*math.Sqrt(5)), 1.5, 3}
+	nm.Apply(y)
+	for i, w := range []float64{1, -2, 0, 0} {
+		if !(math.Abs(float64(y[i])-w) <= 1e-5) {
+			t.Fatalf("normalized rows = %v, want [1 -2 0 0]", y)
+		}
+	}
 	if err := nm.Validate(3); err == nil {
 		t.Fatal("wrong dimension accepted")
 	}
