@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -289,6 +290,71 @@ func TestInfoTextKeyListing(t *testing.T) {
 	} {
 		if !strings.Contains(out, line) {
 			t.Errorf("text lacks the line %q:\n%s", line, out)
+		}
+	}
+}
+
+// TestWriteInfosOfEveryRank writes infos of rank 1, 2 and 3 with the
+// default (chunked, compressed) options, with 8-row chunks and with no
+// filters or chunks: each reads back unchanged, and with 8-row chunks a
+// rank-2 info is chunked like the observations (8 rows × its width).
+func TestWriteInfosOfEveryRank(t *testing.T) {
+	d := toyDataset(20)
+	arr := func(shape ...int) Array {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		a := Array{Data: make([]float32, n), Shape: shape}
+		for i := range a.Data {
+			a.Data[i] = float32(i) * 0.25
+		}
+		return a
+	}
+	infos := map[string]Array{"logp": arr(20), "qpos": arr(20, 4), "img": arr(20, 2, 3)}
+	for _, c := range []struct {
+		name string
+		opts []WriteOption
+	}{
+		{"default", nil},
+		{"chunked", []WriteOption{WithChunkRows(8)}},
+		{"plain", []WriteOption{WithGzip(0), WithShuffle(false), WithChunkRows(0)}},
+	} {
+		path := filepath.Join(t.TempDir(), c.name+".hdf5")
+		opts := append([]WriteOption{}, c.opts...)
+		for k, a := range infos {
+			opts = append(opts, WithInfo(k, a))
+		}
+		if err := WriteD4RL(path, d, opts...); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		r, err := LoadD4RL(path, ReadOptions{Infos: true})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for k, a := range infos {
+			if !reflect.DeepEqual(r.Infos[k], a) {
+				t.Errorf("%s: infos/%s read back as shape %v", c.name, k, r.Infos[k].Shape)
+			}
+		}
+		if c.name != "chunked" {
+			continue
+		}
+		in, err := Inspect(path, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obs, qpos Key
+		for _, k := range in.Keys {
+			switch k.Name {
+			case "observations":
+				obs = k
+			case "infos/qpos":
+				qpos = k
+			}
+		}
+		if !reflect.DeepEqual(obs.Chunks, []int{8, 3}) || !reflect.DeepEqual(qpos.Chunks, []int{8, 4}) {
+			t.Errorf("chunks: observations %v, infos/qpos %v; want [8 3] and [8 4]", obs.Chunks, qpos.Chunks)
 		}
 	}
 }
