@@ -3,6 +3,7 @@ package dataset
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -114,5 +115,26 @@ func TestValidateErrors(t *testing.T) {
 	d.Terminals[0] = 0.5
 	if err := d.Validate(); err == nil {
 		t.Fatal("terminal 0.5 accepted")
+	}
+}
+
+// TestNormalizerValidateValues: a normalizer from FitNormalizer or Identity
+// is valid; a zero, negative, infinite or NaN std, or a NaN mean, is refused
+// naming the dimension.
+func TestNormalizerValidateValues(t *testing.T) {
+	if err := Identity(3).Validate(3); err != nil {
+		t.Errorf("Identity(3): %v", err)
+	}
+	if err := FitNormalizer(tiny(4), 1e-3).Validate(2); err != nil {
+		t.Errorf("fitted: %v", err)
+	}
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	for _, c := range []struct{ mean, std float32 }{{0, 0}, {0, -1}, {0, inf}, {0, nan}, {nan, 1}} {
+		nm := Identity(2)
+		nm.Mean[1], nm.Std[1] = c.mean, c.std
+		if err := nm.Validate(2); err == nil || !strings.Contains(err.Error(), "dimension 1") {
+			t.Errorf("mean %v std %v: got %v, want an error naming dimension 1", c.mean, c.std, err)
+		}
 	}
 }

@@ -358,3 +358,43 @@ func TestWriteInfosOfEveryRank(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteLayouts: each write option alone gives the layout it names
+// (compression and shuffle need chunks, so they chunk automatically); with
+// none the arrays are contiguous and unfiltered.
+func TestWriteLayouts(t *testing.T) {
+	d := toyDataset(20)
+	for _, c := range []struct {
+		name    string
+		opts    []WriteOption
+		chunks  []int // observations' chunk shape; nil: contiguous
+		filters []string
+	}{
+		{"none", []WriteOption{WithGzip(0), WithShuffle(false)}, nil, nil},
+		{"default", nil, []int{20, 3}, []string{"shuffle", "gzip"}},
+		{"gzip", []WriteOption{WithShuffle(false)}, []int{20, 3}, []string{"gzip"}},
+		{"shuffle", []WriteOption{WithGzip(0)}, []int{20, 3}, []string{"shuffle"}},
+		{"chunks", []WriteOption{WithGzip(0), WithShuffle(false), WithChunkRows(8)}, []int{8, 3}, nil},
+	} {
+		path := filepath.Join(t.TempDir(), c.name+".hdf5")
+		if err := WriteD4RL(path, d, c.opts...); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		back, err := ReadD4RL(path, ReadOptions{UseNextObservations: true})
+		if err != nil || !reflect.DeepEqual(back.Observations, d.Observations) {
+			t.Fatalf("%s: read back: %v", c.name, err)
+		}
+		in, err := Inspect(path, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range in.Keys {
+			if k.Name != "observations" {
+				continue
+			}
+			if !reflect.DeepEqual(k.Chunks, c.chunks) || len(k.Filters) != len(c.filters) || len(c.filters) > 0 && !reflect.DeepEqual(k.Filters, c.filters) {
+				t.Errorf("%s: observations chunks %v filters %v, want %v %v", c.name, k.Chunks, k.Filters, c.chunks, c.filters)
+			}
+		}
+	}
+}
