@@ -2,6 +2,7 @@ package augment_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/koopq/koopq/augment"
@@ -69,6 +70,30 @@ func TestDefaultContactDims(t *testing.T) {
 		got, ok := augment.DefaultContactDims(c.env, c.dim)
 		if ok != c.ok || !slices.Equal(got, c.want) {
 			t.Errorf("DefaultContactDims(%q, %d) = %v, %v; want %v, %v", c.env, c.dim, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestContactDimsRange: kfc++-contact accepts every dimension of the state
+// (0 and ObsDim−1 included) and refuses one below 0 or at ObsDim, naming
+// it, before precomputing anything.
+func TestContactDimsRange(t *testing.T) {
+	d, m := propData(8, 3), propModel(t)
+	for _, c := range []struct {
+		dims []int
+		want string
+	}{
+		{[]int{0}, ""},
+		{[]int{1}, ""},
+		{[]int{0, 1}, ""},
+		{[]int{2}, "contact dimension 2 outside [0, 2)"},
+		{[]int{1, -1}, "contact dimension -1 outside [0, 2)"},
+	} {
+		o := propOpts(d, m)
+		o.ContactDims = c.dims
+		_, err := augment.New("kfc++-contact", o)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("ContactDims %v: error %v, want %q", c.dims, err, c.want)
 		}
 	}
 }
