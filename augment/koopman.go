@@ -120,19 +120,19 @@ type Koopman struct {
 	shiftN  int
 
 	// per-batch workspaces
-	ws                  koopman.Workspace
-	dec                 nn.Cache
-	eps                 []float64 // [B, N] (kfc: [B])
-	g, lat, ref, dec2   []float32 // [2B, N] latents: unshifted, shifted, reference; decoder input
-	slow                []int     // batch rows not in the cache
-	x                   []float32 // [2B, S] encoder input for slow rows
-	act                 []float32 // [B, M] raw actions
-	l64, s64, a64, e64  []float64
-	scratch             []float32
-	base                []float32 // [2B, S]
-	isContact           []bool
-	idx                 []int // the batch's dataset rows
-	tmpA, tmpB, predRef []float32
+	ws                 koopman.Workspace
+	dec                nn.Cache
+	eps                []float64 // [B, N] (kfc: [B])
+	g, lat, ref, dec2  []float32 // [2B, N] latents: unshifted, shifted, reference; decoder input
+	slow               []int     // batch rows not in the cache
+	x                  []float32 // [2B, S] encoder input for slow rows
+	act                []float32 // [B, M] raw actions
+	l64, s64, a64, e64 []float64
+	scratch            []float32
+	base               []float32 // [2B, S]
+	isContact          []bool
+	idx                []int // the batch's dataset rows
+	tmpA, tmpB         []float32
 }
 
 // NewKoopman builds the Koopman augmenter called name (see NeedsKoopman)
@@ -242,7 +242,7 @@ func (k *Koopman) prepare(B int) {
 	k.a64, k.e64 = growF64(k.a64, B*M), growF64(k.e64, B*N)
 	k.scratch = growF32(k.scratch, N)
 	k.base = growF32(k.base, 2*B*S)
-	k.tmpA, k.tmpB, k.predRef = growF32(k.tmpA, B*N), growF32(k.tmpB, B*N), growF32(k.predRef, B*N)
+	k.tmpA, k.tmpB = growF32(k.tmpA, B*N), growF32(k.tmpB, B*N)
 	if cap(k.isContact) < B {
 		k.isContact = make([]bool, B)
 	}
@@ -260,7 +260,7 @@ func (k *Koopman) Augment(b *dataset.Batch, obs, next []float32, rng *rand.Rand,
 		return fmt.Errorf("augment %s: batch carries no dataset row indices (Batch.Idx)", k.name)
 	}
 	k.stats.Batches++
-	k.model = rng.Float64() <= k.opts.KoopmanProb
+	k.model = rng.Float64() < k.opts.KoopmanProb // u ∈ [0, 1): probability exactly p_K
 	if !k.model {
 		k.stats.GaussianBatches++
 		AddNoise(obs[:B*S], b.Obs[:B*S], k.opts.GaussianSigma, rng)

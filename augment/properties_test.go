@@ -665,6 +665,9 @@ func TestKoopmanBranchProbability(t *testing.T) {
 				lo := (bi * 2) % 400
 				b := rowsBatch(d, lo, lo+2)
 				obs, next := make([]float32, 4), make([]float32, 4)
+				for k := range obs { // NaN where a branch writes nothing
+					obs[k], next[k] = float32(math.NaN()), float32(math.NaN())
+				}
 				if err := a.Augment(b, obs, next, rng, nil); err != nil {
 					t.Fatal(err)
 				}
