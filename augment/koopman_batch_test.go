@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/koopman"
 )
 
@@ -101,5 +102,121 @@ func TestKFCOneDimensionalLatent(t *testing.T) {
 		if math.IsNaN(float64(obs[i])) || math.IsNaN(float64(next[i])) {
 			t.Fatalf("NaN in the shifted states at %d", i)
 		}
+	}
+}
+
+// TestPredictionsWithTwoActions checks the prediction ablations on a model
+// with a 2-D action (the property tests' model has one, where a row's
+// action slice cannot be told from a wrong stride) against Model.Predict,
+// D(K(a)E(s)), computed independently for the batch:
+//   - fwd-prediction and kfc++-prediction: s̃_{t+1} = D(K(a)E(s̃_t)), or
+//     with residual decoding s_{t+1} + D(K(a)E(s̃_t)) − D(K(a)E(s_t));
+//   - kfc++-latent-prediction with σ = 0: s̃_{t+1} = D(K(a)E(s_t)), or
+//     s_{t+1} exactly with residual decoding.
+func TestPredictionsWithTwoActions(t *testing.T) {
+	const S, A, B = 3, 2, 8
+	rng := rand.New(rand.NewPCG(21, 2))
+	d := dataset.Synthetic(S, A, 30, rng)
+	mc := koopman.DefaultModelConfig(S, A)
+	mc.Hidden, mc.Latent, mc.Seed = []int{8}, 4, 5
+	m, err := koopman.NewModel(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := rowsBatch(d, 5, 5+B)
+	for _, c := range []struct {
+		name     string
+		residual bool
+	}{
+		{"fwd-prediction", false}, {"fwd-prediction", true},
+		{"kfc++-prediction", false}, {"kfc++-prediction", true},
+		{"kfc++-latent-prediction", false}, {"kfc++-latent-prediction", true},
+	} {
+		o := augment.DefaultOptions()
+		o.Dataset, o.Model, o.KoopmanProb, o.Residual = d, m, 1, c.residual
+		o.FwdSigma, o.ShiftSigma = 0.05, 3
+		if c.name == "kfc++-latent-prediction" {
+			o.ShiftSigma = 0
+		}
+		a, err := augment.New(c.name, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, next := runAug(t, a, b, 4, nil)
+		var want []float32
+		switch {
+		case c.name == "kfc++-latent-prediction" && c.residual:
+			want = b.NextObs
+		case c.name == "kfc++-latent-prediction":
+			want = m.Predict(b.Obs, b.Act, B)
+		case c.residual:
+			p, p0 := m.Predict(obs, b.Act, B), m.Predict(b.Obs, b.Act, B)
+			want = make([]float32, B*S)
+			for j := range want {
+				want[j] = b.NextObs[j] + p[j] - p0[j]
+			}
+		default:
+			want = m.Predict(obs, b.Act, B)
+		}
+		for j := range want {
+			if !near(next[j], float64(want[j]), 1e-4) {
+				t.Fatalf("%s residual=%v: s̃_{t+1}[%d] = %v, want %v", c.name, c.residual, j, next[j], want[j])
+			}
+		}
+	}
+}
+
+// TestKoopmanRowCounters: a model-branch batch of B rows adds B to
+// CachedRows when the precompute cache holds the dataset and to SlowRows
+// when there is no cache (fwd-prediction computes every row per batch).
+func TestKoopmanRowCounters(t *testing.T) {
+	d, m := propData(40, 9), propModel(t)
+	for _, n := range augment.Names() {
+		if !augment.NeedsKoopman(n) {
+			continue
+		}
+		for _, cacheGiB := range []float64{1, 0} {
+			o := propOpts(d, m)
+			o.CacheGiB = cacheGiB
+			a, err := augment.New(n, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runAug(t, a, rowsBatch(d, 3, 13), 1, nil)
+			runAug(t, a, rowsBatch(d, 20, 26), 2, nil)
+			st := a.(*augment.Koopman).Stats()
+			cached, slow := 16, 0
+			if cacheGiB == 0 || n == "fwd-prediction" {
+				cached, slow = 0, 16
+			}
+			if st.CachedRows != cached || st.SlowRows != slow {
+				t.Errorf("%s, cache %v GiB: cached %d slow %d rows, want %d and %d", n, cacheGiB, st.CachedRows, st.SlowRows, cached, slow)
+			}
+		}
+	}
+}
+
+// TestContactRowsCounted: kfc++-contact's ContactRows counts the rows whose
+// velocity dimension (here 1) strictly changes sign, recounted here.
+func TestContactRowsCounted(t *testing.T) {
+	d, m := propData(60, 10), propModel(t)
+	o := propOpts(d, m)
+	o.ContactDims = []int{1}
+	a, err := augment.New("kfc++-contact", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, r := range [][2]int{{0, 30}, {30, 60}} {
+		b := rowsBatch(d, r[0], r[1])
+		runAug(t, a, b, 7, nil)
+		for i := 0; i < b.B; i++ {
+			if float64(b.Obs[2*i+1])*float64(b.NextObs[2*i+1]) < 0 {
+				want++
+			}
+		}
+	}
+	if got := a.(*augment.Koopman).Stats().ContactRows; got != want || want == 0 {
+		t.Errorf("ContactRows = %d, want %d (of 60 rows)", got, want)
 	}
 }

@@ -337,6 +337,7 @@ func TestFallbacksCountedOnBothPaths(t *testing.T) {
 	}
 	b := batchOf(d, []int{0, 1, 2, 3, 4, 5})
 	for _, name := range []string{"kfc", "kfc++"} {
+		var outs [][]float32
 		for _, cache := range []int64{augment.GiB, 0} {
 			o := opts(d, m)
 			o.KoopmanProb, o.CacheGiB = 1, gib(cache)
@@ -352,6 +353,17 @@ func TestFallbacksCountedOnBothPaths(t *testing.T) {
 			st := a.Stats()
 			if st.Fallbacks != b.B || st.CachedRows+st.SlowRows != b.B {
 				t.Errorf("%s, cache %d bytes: %d fallbacks in %d model rows (%+v), want every row", name, cache, st.Fallbacks, b.B, st)
+			}
+			if pre := a.Report().(augment.KoopmanReport).Precompute; cache > 0 && (pre.Fallbacks != 6 || pre.Cached != 6) {
+				t.Errorf("%s: precompute counted %d fallbacks in %d cached rows, want 6 of 6", name, pre.Fallbacks, pre.Cached)
+			}
+			outs = append(outs, obs, next)
+		}
+		// The cached fallback and the per-batch shifter's fallback are one
+		// rule: the same draws give the same states.
+		for k := 0; k < 2; k++ {
+			if d := maxDiff(outs[k], outs[2+k]); !(d <= 1e-5) {
+				t.Errorf("%s: cached and per-batch fallback shifts differ by %.3g", name, d)
 			}
 		}
 	}
