@@ -220,3 +220,39 @@ func TestContactRowsCounted(t *testing.T) {
 		t.Errorf("ContactRows = %d, want %d (of 60 rows)", got, want)
 	}
 }
+
+// TestPrecomputeChunkEdges: datasets one row short of, exactly at and one
+// past the precompute's 256-row chunk give a cache that serves every row
+// as the per-batch path computes it, and the progress callback ends at
+// (n, n) for every cached kind (vae-noise caches latents only).
+func TestPrecomputeChunkEdges(t *testing.T) {
+	m := propModel(t)
+	for _, n := range []int{255, 256, 257} {
+		d := propData(n, uint64(n))
+		b := rowsBatch(d, n-8, n)
+		for _, name := range []string{"kfc++", "kfc", "vae-noise"} {
+			var outs [][]float32
+			for _, cache := range []float64{1, 0} {
+				o := propOpts(d, m)
+				o.CacheGiB, o.LatentSigma = cache, 0.01
+				var last [2]int
+				calls := 0
+				o.Progress = func(done, total int, _ string) { last, calls = [2]int{done, total}, calls+1 }
+				a, err := augment.New(name, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cache > 0 && (calls == 0 || last != [2]int{n, n}) {
+					t.Errorf("%s, %d rows: progress ended at %v after %d calls, want (%d, %d)", name, n, last, calls, n, n)
+				}
+				obs, next := runAug(t, a, b, 3, nil)
+				outs = append(outs, obs, next)
+			}
+			for k := 0; k < 2; k++ {
+				if d := maxDiff(outs[k], outs[2+k]); !(d <= 1e-5) {
+					t.Errorf("%s, %d rows: cached and per-batch states differ by %.3g", name, n, d)
+				}
+			}
+		}
+	}
+}
