@@ -130,8 +130,7 @@ type Koopman struct {
 	l64, s64, a64, e64 []float64
 	scratch            []float32
 	base               []float32 // [2B, S]
-	isContact          []bool
-	idx                []int // the batch's dataset rows
+	idx                []int     // the batch's dataset rows
 	tmpA, tmpB         []float32
 }
 
@@ -243,10 +242,6 @@ func (k *Koopman) prepare(B int) {
 	k.scratch = growF32(k.scratch, N)
 	k.base = growF32(k.base, 2*B*S)
 	k.tmpA, k.tmpB = growF32(k.tmpA, B*N), growF32(k.tmpB, B*N)
-	if cap(k.isContact) < B {
-		k.isContact = make([]bool, B)
-	}
-	k.isContact = k.isContact[:B]
 	k.slow = k.slow[:0]
 }
 
