@@ -220,3 +220,65 @@ func l2(x, y []float32) float64 {
 	}
 	return math.Sqrt(s)
 }
+
+// TestCalibrationSampleRows: each sample row is the dataset row its index
+// names (state, next state, 2-D action, reward, terminal); rows are
+// distinct while the dataset has enough, repeat in a cycle when it has
+// fewer, and the same seed gives the same sample.
+func TestCalibrationSampleRows(t *testing.T) {
+	const S, A = 3, 2
+	d := dataset.Synthetic(S, A, 12, rand.New(rand.NewPCG(4, 4)))
+	for i := range d.Terminals {
+		d.Terminals[i] = float32(i % 2)
+	}
+	for _, n := range []int{10, 30} {
+		b := augment.CalibrationSample(d, n, 7)
+		again := augment.CalibrationSample(d, n, 7)
+		seen := map[int]int{}
+		for i := 0; i < n; i++ {
+			j := b.Idx[i]
+			seen[j]++
+			if again.Idx[i] != j {
+				t.Fatalf("n %d: row %d index %d, then %d with the same seed", n, i, j, again.Idx[i])
+			}
+			for k := 0; k < S; k++ {
+				if b.Obs[i*S+k] != d.Observations[j*S+k] || b.NextObs[i*S+k] != d.NextObservations[j*S+k] {
+					t.Fatalf("n %d: sample row %d is not dataset row %d", n, i, j)
+				}
+			}
+			if b.Act[i*A] != d.Actions[j*A] || b.Act[i*A+1] != d.Actions[j*A+1] || b.Rew[i] != d.Rewards[j] || b.Done[i] != d.Terminals[j] {
+				t.Fatalf("n %d: sample row %d's action, reward or terminal is not dataset row %d's", n, i, j)
+			}
+		}
+		// 10 of 12 rows: each once; 30: the permutation cycles 2.5 times,
+		// so every row 2 or 3 times.
+		lo, hi := 1, 1
+		if n > 12 {
+			lo, hi = 2, 3
+		}
+		for j, c := range seen {
+			if c < lo || c > hi {
+				t.Errorf("n %d: dataset row %d drawn %d times, want %d to %d", n, j, c, lo, hi)
+			}
+		}
+		if n > 12 && len(seen) != 12 {
+			t.Errorf("n %d: %d distinct rows, want all 12", n, len(seen))
+		}
+	}
+}
+
+// TestCalibrateTargetMustBePositive: a target of 0, a negative, NaN or
+// infinite one is refused before the augmenter is touched.
+func TestCalibrateTargetMustBePositive(t *testing.T) {
+	d := dataset.Synthetic(2, 1, 8, rand.New(rand.NewPCG(1, 1)))
+	sample := augment.CalibrationSample(d, 8, 1)
+	g, err := augment.New("gaussian", augment.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []float64{0, -1e-3, math.NaN(), math.Inf(1)} {
+		if _, _, err := augment.Calibrate(g, sample, target); err == nil || !strings.Contains(err.Error(), "positive finite") {
+			t.Errorf("target %v: got %v", target, err)
+		}
+	}
+}
