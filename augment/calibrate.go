@@ -137,6 +137,7 @@ func (k *Koopman) calibrate(sample *dataset.Batch, target float64, c *Calibratio
 		c.Param, p = "shift_sigma", &k.opts.ShiftSigma
 	}
 	c.Method = "bisection"
+	start := *p // the search starts from the augmenter's own scale (f(0) below overwrites *p)
 	f := func(v float64) (float64, error) {
 		*p = v
 		c.Evaluations++
@@ -155,7 +156,7 @@ func (k *Koopman) calibrate(sample *dataset.Batch, target float64, c *Calibratio
 		return fmt.Errorf("--shift-l2 %.3g: %s's shift at scale 0 is already %.3g", target, k.name, floor)
 	}
 	const tol = 1e-3 // relative: well inside the 5% asked for
-	lo, hi := 0.0, *p
+	lo, hi := 0.0, start
 	if !(hi > 0) {
 		hi = 1
 	}
@@ -163,7 +164,7 @@ func (k *Koopman) calibrate(sample *dataset.Batch, target float64, c *Calibratio
 	if err != nil {
 		return err
 	}
-	for i := 0; m < target; i++ {
+	for i := 0; m < target && !(math.Abs(m-target) <= tol*target); i++ {
 		if i == 60 {
 			return fmt.Errorf("--shift-l2 %.3g: %s's shift reaches only %.3g at %s %.3g", target, k.name, m, c.Param, hi)
 		}
@@ -189,7 +190,7 @@ func (k *Koopman) calibrate(sample *dataset.Batch, target float64, c *Calibratio
 		}
 		return nil
 	}
-	for i := 0; lo == 0 && i < 60; i++ { // find a lower end above 0 for the log scale
+	for i := 0; lo == 0 && bestErr > tol*target && i < 60; i++ { // find a lower end above 0 for the log scale
 		if err := probe(hi / 4); err != nil {
 			return err
 		}
