@@ -338,3 +338,31 @@ func TestCalibrateIsIdempotent(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateSignAndFwdPrediction: s4rl-adv's sign mode moves every
+// coordinate by ε, so ‖s̃ − s‖₂ = ε√S and the calibrated ε is target/√S;
+// fwd-prediction's s̃_t = s_t + N(0, σ²) is solved analytically like S4RL-N
+// (σ = target / E‖z‖, z ~ N(0, I_S)), and both land on the target.
+func TestCalibrateSignAndFwdPrediction(t *testing.T) {
+	d, model := fixture(t)
+	sample := augment.CalibrationSample(d, augment.CalibrationRows, augment.CalibrationSeed)
+	S := float64(d.ObsDim)
+	o := opts(d, model)
+	o.AdvMode = "sign"
+	adv, err := augment.New("s4rl-adv", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c, err := augment.Calibrate(adv, sample, 3e-3)
+	if eps := adv.(*augment.Adversarial).Eps; err != nil || !(math.Abs(eps-3e-3/math.Sqrt(S)) <= 1e-15) || c.Scale != eps {
+		t.Errorf("s4rl-adv sign: eps %v (%+v, %v), want 3e-3/√%v", eps, c, err, S)
+	}
+	fp, err := augment.New("fwd-prediction", opts(d, model))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c, err = augment.Calibrate(fp, sample, 1e-2)
+	if err != nil || c.Param != "fwd_sigma" || !(math.Abs(c.Measured-1e-2) <= 0.05e-2) {
+		t.Errorf("fwd-prediction: %+v, %v; want fwd_sigma measuring 1e-2 within 5%%", c, err)
+	}
+}
