@@ -9,6 +9,7 @@ import (
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/koopman"
+	"github.com/koopq/koopq/nn"
 )
 
 // TestKoopmanRefusesBadBatches: state buffers shorter than the batch, and
@@ -98,9 +99,18 @@ func TestKFCOneDimensionalLatent(t *testing.T) {
 	}
 	b := rowsBatch(d, 0, 32)
 	obs, next := runAug(t, a, b, 3, nil)
-	for i := range obs {
-		if math.IsNaN(float64(obs[i])) || math.IsNaN(float64(next[i])) {
-			t.Fatalf("NaN in the shifted states at %d", i)
+	var ce, cd nn.Cache
+	rec := m.Decode(&cd, m.Encode(&ce, b.Obs, 32), 32) // D(E(s)): where ε = 0 would land
+	for i := 0; i < 32; i++ {
+		moved := 0.0
+		for j := 0; j < 2; j++ {
+			if math.IsNaN(float64(obs[2*i+j])) || math.IsNaN(float64(next[2*i+j])) {
+				t.Fatalf("row %d: NaN in the shifted states", i)
+			}
+			moved = math.Max(moved, math.Abs(float64(obs[2*i+j]-rec[2*i+j])))
+		}
+		if !(moved > 1e-6) {
+			t.Errorf("row %d: s̃_t = %v is D(E(s)) = %v: not shifted", i, obs[2*i:2*i+2], rec[2*i:2*i+2])
 		}
 	}
 }
