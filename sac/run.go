@@ -359,7 +359,7 @@ func openOnlineRun(dir string) (*onlineRun, error) {
 		return nil, err
 	}
 	obsDim, actDim := r.e.ObservationSpace().Dim(), r.e.ActionSpace().Dim()
-	r.pcg, r.evalPCG = rand.NewPCG(cfg.SAC.Seed, 0x5ac), rand.NewPCG(cfg.SAC.Seed, 0xe7a1)
+	r.pcg, r.evalPCG = rand.NewPCG(cfg.SAC.Seed, trainStream), rand.NewPCG(cfg.SAC.Seed, 0xe7a1)
 	r.rng, r.evalRng = rand.New(r.pcg), rand.New(r.evalPCG)
 	r.ag = NewAgent(cfg.SAC, obsDim, actDim, r.rng)
 	nq, nv := 0, 0

@@ -473,3 +473,41 @@ func TestTrainRecordsWhatItDid(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainWarmUpIsUniform replays Train's random stream: each of the
+// StartSteps warm-up actions is one uniform draw per dimension over the
+// action box, taken after the agent's initialisation and the first reset,
+// with a reset after every finished episode; the policy acts only after the
+// last warm-up step (a policy sample there draws normals instead).
+func TestTrainWarmUpIsUniform(t *testing.T) {
+	cfg := boxRun().SAC
+	cfg.TotalSteps, cfg.StartSteps = 90, 90
+	e, err := env.Make("sac-test-box")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, d, err := Train(context.Background(), cfg, e, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, trainStream))
+	NewAgent(cfg, 3, 2, rng)
+	replay := &boxEnv{}
+	replay.Reset(rng)
+	resets := 0
+	for i := range d.Len() {
+		for j := range 2 {
+			want := float32(boxLow[j] + rng.Float64()*(boxHigh[j]-boxLow[j]))
+			if got := d.Actions[i*2+j]; got != want {
+				t.Fatalf("warm-up row %d (step %d), action %d: %v, want the uniform draw %v", i, i+1, j, got, want)
+			}
+		}
+		if d.Terminals[i] != 0 || d.Timeouts[i] != 0 {
+			replay.Reset(rng)
+			resets++
+		}
+	}
+	if d.Len() != 90 || resets < 2 {
+		t.Fatalf("%d rows, %d episode ends; want 90 rows across at least two resets", d.Len(), resets)
+	}
+}

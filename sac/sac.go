@@ -298,6 +298,12 @@ func Scale(e env.Env) (ActionScale, error) {
 	return s, nil
 }
 
+// trainStream is the PCG stream of online SAC's random draws (network
+// initialisation, warm-up actions, resets, minibatches, policy noise), seeded
+// with Config.Seed; evaluation has its own stream (run.go). Changing it
+// changes every SAC run's numbers.
+const trainStream = 0x5ac
+
 // TrainStats are the statistics reported to the onStats callback of Train
 // every `every` env steps (a typed event, like RunStats).
 type TrainStats struct {
@@ -319,7 +325,7 @@ func Train(ctx context.Context, cfg Config, e env.Env, every int, onStats func(*
 	if err != nil {
 		return nil, nil, err
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5ac))
+	rng := rand.New(rand.NewPCG(cfg.Seed, trainStream))
 	obsDim, actDim := e.ObservationSpace().Dim(), e.ActionSpace().Dim()
 	ag := NewAgent(cfg, obsDim, actDim, rng)
 	buf := &dataset.Dataset{ObsDim: obsDim, ActDim: actDim, Meta: map[string]string{"env": e.Name(), "policy": "sac-replay"}}
