@@ -1,10 +1,16 @@
 package augment
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/blas"
 	"github.com/koopq/koopq/koopman"
 )
 
@@ -44,6 +50,57 @@ func TestCacheKeyCoversEveryRow(t *testing.T) {
 		}
 		if key(&d, 9) != key(base, 9) {
 			t.Errorf("%s changed beyond the 9 cached rows, key changed", c.what)
+		}
+	}
+}
+
+// TestCacheKeyFormat pins the key's byte stream, because cache files are
+// found by their key: a header line of magic, kind and row count, the model
+// and symmetry configurations, the GEMM description, a subnormals line only
+// when subnormals are flushed (files written before that setting existed
+// ran with subnormals kept and their keys stay valid), then every
+// parameter's name, shape and float32 bits and the cached rows' states,
+// next states and actions, little-endian.
+func TestCacheKeyFormat(t *testing.T) {
+	mc := koopman.DefaultModelConfig(2, 1)
+	mc.Hidden, mc.Latent = []int{3}, 2
+	m, err := koopman.NewModel(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dataset.Synthetic(2, 1, 5, rand.New(rand.NewPCG(2, 2)))
+	sym := koopman.DefaultSymmetryConfig()
+	want := func(subnormals string) [32]byte {
+		var b bytes.Buffer
+		g := blas.Describe()
+		fmt.Fprintf(&b, "%s kind=%d rows=%d\nmodel=%+v\nsym=%+v\ngemm=%s %s %s %s\n", cacheMagic, cacheKFC, 4, m.Cfg, sym,
+			g.Backend, g.Precision, g.ISA, g.Kernel)
+		if subnormals != "" {
+			fmt.Fprintf(&b, "subnormals=%s\n", subnormals)
+		}
+		f32 := func(v []float32) {
+			for _, x := range v {
+				binary.Write(&b, binary.LittleEndian, math.Float32bits(x))
+			}
+		}
+		for _, p := range m.Params() {
+			fmt.Fprintf(&b, "%s %v\n", p.Name, p.Shape)
+			f32(p.Data)
+		}
+		f32(d.Observations[:4*2])
+		f32(d.NextObservations[:4*2])
+		f32(d.Actions[:4])
+		return sha256.Sum256(b.Bytes())
+	}
+	defer blas.SetFlushSubnormals(blas.FlushSubnormals())
+	blas.SetFlushSubnormals(false)
+	if got := cacheKey(m, d, cacheKFC, 4, sym); got != want("") {
+		t.Errorf("subnormals kept: key %x, want %x (the format of files written before the setting)", got, want(""))
+	}
+	blas.SetFlushSubnormals(true)
+	if blas.Subnormals() == "flushed" {
+		if got := cacheKey(m, d, cacheKFC, 4, sym); got != want("flushed") {
+			t.Errorf("subnormals flushed: key %x, want %x", got, want("flushed"))
 		}
 	}
 }

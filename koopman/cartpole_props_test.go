@@ -476,3 +476,34 @@ func TestTranslationGeneratorNormalizesAnyProjector(t *testing.T) {
 		}
 	}
 }
+
+// TestTranslationGeneratorRefusesAFaintMode: the refusal threshold is
+// relative to Π's largest entry. K = V diag(0.9, 0.5, 0.3) V⁻¹ with V's
+// columns u = (1, δ, 0), (1, −εδ/(1−ε), ±1) and left eigenvector
+// w = (ε, (1−ε)/δ, 0) of 0.9: the mode best aligned with coordinate 0 is
+// u, whose projector u wᵀ has Π[0,0] = ε = 1e-11 against entries up to
+// (1−ε)/δ = 100. Relative to them the mode leaves the position unmoved
+// (1e-11 < 1e-12·100), so there is no σ0 to normalize; the threshold
+// 1e-12/100 would accept it and divide by ~1e-11.
+func TestTranslationGeneratorRefusesAFaintMode(t *testing.T) {
+	const delta, eps = 1e-2, 1e-11
+	y := -eps * delta / (1 - eps)
+	v := mat.NewDense(3, 3, []float64{
+		1, 1, 1,
+		delta, y, y,
+		0, 1, -1,
+	})
+	var vi mat.Dense
+	if err := vi.Inverse(v); err != nil {
+		t.Fatal(err)
+	}
+	var k mat.Dense
+	k.Product(v, mat.NewDiagDense(3, []float64{0.9, 0.5, 0.3}), &vi)
+	if pi00 := v.At(0, 0) * vi.At(0, 0); !(math.Abs(pi00-eps) <= 1e-13) {
+		t.Fatalf("construction: Π[0,0] = %g, want ε = %g", pi00, eps)
+	}
+	sigma, lambda, align, err := koopman.TranslationGenerator(k.RawMatrix().Data, 3, 0)
+	if err == nil || !strings.Contains(err.Error(), "moves coordinate 0") {
+		t.Fatalf("σ0 %v for λ %v (alignment %v), err %v; want the refusal", sigma, lambda, align, err)
+	}
+}
