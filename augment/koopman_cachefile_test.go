@@ -1,6 +1,7 @@
 package augment_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -88,8 +89,9 @@ func TestPrecomputeCacheFile(t *testing.T) {
 		if err := os.Truncate(p1.File, int64(len(raw)-1)); err != nil {
 			t.Fatal(err)
 		}
-		if k, x := build(name, o); k.Precompute().Loaded || !strings.Contains(k.Precompute().FileError, "bytes") {
-			t.Errorf("%s: truncated file: %+v", name, k.Precompute())
+		wantSize := fmt.Sprintf("%d bytes, a whole cache of %d rows has %d", len(raw)-1, d.Len(), len(raw))
+		if k, x := build(name, o); k.Precompute().Loaded || !strings.Contains(k.Precompute().FileError, wantSize) {
+			t.Errorf("%s: truncated file: %+v, want the error to say %q", name, k.Precompute(), wantSize)
 		} else {
 			same(name+" truncated file", ref, x)
 		}
@@ -151,8 +153,10 @@ func TestPrecomputeCacheFile(t *testing.T) {
 	o4.CacheDir = notDir
 	_, ref := build("kfc++", opts(d, m))
 	k4, x4 := build("kfc++", o4)
-	if p := k4.Precompute(); p.Loaded || !strings.Contains(p.FileError, "not written") {
-		t.Errorf("unwritable cache dir: %+v", p)
+	// Both failures are reported, joined by "; " (the file could not be
+	// opened for reading either: the directory is a file).
+	if p := k4.Precompute(); p.Loaded || !strings.HasPrefix(p.FileError, "not used: ") || !strings.Contains(p.FileError, "; not written: ") {
+		t.Errorf("unwritable cache dir: %+v, want \"not used: …; not written: …\"", p)
 	}
 	same("unwritable cache dir", ref, x4)
 }

@@ -24,6 +24,7 @@ const (
 	histDecades   = 14
 	histMin       = 1e-10
 	histBins      = histPerDecade*histDecades + 2
+	histMax       = 1e4 // histMin·10^histDecades: the top bin's lower edge
 )
 
 // ShiftHistogram summarizes a stream of non-negative distances in bounded
@@ -49,16 +50,16 @@ func (h *ShiftHistogram) Add(v float64) {
 
 func histBin(v float64) int {
 	switch {
+	case math.IsNaN(v):
+		return histBins - 1
 	case !(v >= histMin): // zero, negative (never) and tiny
-		if math.IsNaN(v) {
-			return histBins - 1
-		}
 		return 0
-	case math.IsInf(v, 1):
+	case v >= histMax: // also +Inf, and values whose v/histMin overflows to +Inf
 		return histBins - 1
 	}
-	i := 1 + int(math.Floor(math.Log10(v/histMin)*histPerDecade))
-	return min(i, histBins-1)
+	// histMin ≤ v < histMax: v/histMin < 10^histDecades (or rounds to it),
+	// so the index is at most histBins−1.
+	return 1 + int(math.Floor(math.Log10(v/histMin)*histPerDecade))
 }
 
 // N is the number of distances recorded.
