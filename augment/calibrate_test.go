@@ -366,3 +366,22 @@ func TestCalibrateSignAndFwdPrediction(t *testing.T) {
 		t.Errorf("fwd-prediction: %+v, %v; want fwd_sigma measuring 1e-2 within 5%%", c, err)
 	}
 }
+
+// TestCalibrateFromScaleZero: an augmenter whose own scale is 0 (allowed:
+// --shift-sigma 0 turns the shift off) has no scale to start the search
+// from; it starts at 1 and lands on the target like one with a scale.
+func TestCalibrateFromScaleZero(t *testing.T) {
+	d, model := fixture(t)
+	sample := augment.CalibrationSample(d, augment.CalibrationRows, augment.CalibrationSeed)
+	o := opts(d, model)
+	o.Residual, o.ShiftSigma = true, 0
+	a, err := augment.New("kfc++", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const target = 1e-2
+	_, c, err := augment.Calibrate(a, sample, target)
+	if err != nil || !(c.Scale > 0) || !(math.Abs(c.Measured-target) <= 1e-3*target) {
+		t.Fatalf("from shift_sigma 0: %+v, %v; want the target %v within 0.1%%", c, err, target)
+	}
+}

@@ -44,6 +44,10 @@ func TestShiftHistogramEdges(t *testing.T) {
 			t.Errorf("bin %d: restored %d values, %v in it", c.bin, back.N(), back.counts)
 		}
 	}
+	var empty ShiftHistogram
+	if err := json.Unmarshal([]byte(`{"n":0,"sum":0,"bins":[[3,0]]}`), &empty); err != nil || empty.N() != 0 {
+		t.Errorf("an empty bin refused: %v", err)
+	}
 	var back ShiftHistogram
 	if err := json.Unmarshal([]byte(`{"n":-1,"sum":0,"bins":[[3,-1]]}`), &back); err == nil {
 		t.Error("a negative count accepted")

@@ -67,8 +67,28 @@ func TestMeterIsTransparent(t *testing.T) {
 		if maxDiff(o1, o2) != 0 || maxDiff(n1, n2) != 0 || r1.Uint64() != r2.Uint64() {
 			t.Errorf("%s: the meter changed the shift or the stream", name)
 		}
-		if meter.Obs.N() != 4 || !(meter.Obs.Mean() > 0) || meter.Name() != name {
+		if meter.Obs.N() != 4 || meter.Next.N() != 4 || !(meter.Obs.Mean() > 0) || meter.Name() != name {
 			t.Errorf("%s: meter %+v", name, meter.Obs.Summary())
+		}
+		// The recorded distances are the rows' own ‖s̃ − s‖₂, for s_t and s_{t+1}.
+		S := b.ObsDim
+		for _, c := range []struct {
+			what       string
+			got        float64
+			shifted, s []float32
+		}{{"s_t", meter.Obs.Mean(), o1, b.Obs}, {"s_t+1", meter.Next.Mean(), n1, b.NextObs}} {
+			want := 0.0
+			for i := range b.B {
+				sq := 0.0
+				for j := i * S; j < (i+1)*S; j++ {
+					dv := float64(c.shifted[j]) - float64(c.s[j])
+					sq += dv * dv
+				}
+				want += math.Sqrt(sq) / float64(b.B)
+			}
+			if !(math.Abs(c.got-want) <= 1e-12*want) {
+				t.Errorf("%s: mean recorded shift of %s %v, want %v", name, c.what, c.got, want)
+			}
 		}
 	}
 }
