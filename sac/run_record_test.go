@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/env"
+	"github.com/koopq/koopq/internal/blas"
 	"github.com/koopq/koopq/nn"
 )
 
@@ -509,5 +510,60 @@ func TestTrainWarmUpIsUniform(t *testing.T) {
 	}
 	if d.Len() != 90 || resets < 2 {
 		t.Fatalf("%d rows, %d episode ends; want 90 rows across at least two resets", d.Len(), resets)
+	}
+}
+
+// TestPolicyReturnIsTheMean: policyReturn's figure is the mean over its
+// episodes of each episode's summed reward, the episodes played one after
+// another from one random stream (recomputed here step by step, acting
+// deterministically and stochastically).
+func TestPolicyReturnIsTheMean(t *testing.T) {
+	cfg := boxRun().SAC
+	ag := NewAgent(cfg, 3, 2, rand.New(rand.NewPCG(1, 2)))
+	scale, err := Scale(&boxEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPolicy(ag.Actor, nil, scale)
+	for _, stochastic := range []bool{false, true} {
+		got, err := policyReturn(&boxEnv{}, p, 3, rand.New(rand.NewPCG(7, 7)), stochastic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, rng, act := &boxEnv{}, rand.New(rand.NewPCG(7, 7)), make([]float64, 2)
+		var returns [3]float64
+		for ep := range returns {
+			obs := e.Reset(rng)
+			for {
+				if stochastic {
+					p.Sample(obs, rng, act)
+				} else {
+					p.Act(obs, act)
+				}
+				next, r, term, trunc, _ := e.Step(act)
+				returns[ep] += r
+				if obs = next; term || trunc {
+					break
+				}
+			}
+		}
+		want := (returns[0] + returns[1] + returns[2]) / 3
+		if !(math.Abs(got-want) <= 1e-12*math.Abs(want)) {
+			t.Errorf("stochastic %v: return %v, want the mean %v of %v", stochastic, got, want, returns)
+		}
+	}
+}
+
+// TestBLASKernelNamesSubnormals: a run's kernel name ends in ", subnormals
+// flushed" exactly when GEMMs flush subnormals (a name without it is what
+// runs recorded before the setting existed, which kept them).
+func TestBLASKernelNamesSubnormals(t *testing.T) {
+	defer blas.SetFlushSubnormals(blas.FlushSubnormals())
+	for _, flush := range []bool{false, true} {
+		blas.SetFlushSubnormals(flush)
+		k := blasKernel()
+		if strings.HasSuffix(k, ", subnormals flushed") != (blas.Subnormals() == "flushed") || !strings.HasPrefix(k, blas.Backend()+" ") {
+			t.Errorf("flush %v (subnormals %s): kernel name %q", flush, blas.Subnormals(), k)
+		}
 	}
 }
