@@ -166,4 +166,9 @@ func TestUpdateFLOPsHandCounted(t *testing.T) {
 	if got := UpdateFLOPs(net, 2, 1, 3); got != 3384 {
 		t.Errorf("UpdateFLOPs = %v, want 3384", got)
 	}
+	// A = 2: critic layers 4→4→5→1 (82 FLOPs a row, 32 in the first), actor
+	// 2→4→5→4 (96, 16): 2·(3·82·5 + 3·50) + 3·3·96 + 3·80 = 3864.
+	if got := UpdateFLOPs(net, 2, 2, 3); got != 3864 {
+		t.Errorf("UpdateFLOPs with a 2-D action = %v, want 3864", got)
+	}
 }
