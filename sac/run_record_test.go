@@ -567,3 +567,32 @@ func TestBLASKernelNamesSubnormals(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainUpdateSchedule: Train makes max(UpdatesPerEnv, 1) updates after
+// every step past the warm-up once the buffer holds a batch (counted by
+// the actor's optimizer steps), and a cancelled context stops it before
+// its next step with the context's error.
+func TestTrainUpdateSchedule(t *testing.T) {
+	for _, c := range []struct {
+		start, batch, total, per, want int
+	}{
+		{start: 20, batch: 16, total: 27, per: 3, want: 7 * 3},
+		{start: 20, batch: 16, total: 27, per: 0, want: 7},
+		{start: 10, batch: 16, total: 20, per: 2, want: 5 * 2}, // steps 16 … 20: the buffer holds a batch from step 16
+	} {
+		cfg := boxRun().SAC
+		cfg.StartSteps, cfg.Batch, cfg.TotalSteps, cfg.UpdatesPerEnv = c.start, c.batch, c.total, c.per
+		ag, d, err := Train(context.Background(), cfg, &boxEnv{}, 0, nil)
+		if err != nil || d.Len() != c.total {
+			t.Fatalf("%+v: %v, %d rows", c, err, d.Len())
+		}
+		if ag.alpha.T != c.want {
+			t.Errorf("%+v: %d updates, want %d", c, ag.alpha.T, c.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, d, err := Train(ctx, boxRun().SAC, &boxEnv{}, 0, nil); err != context.Canceled || d.Len() != 0 {
+		t.Errorf("cancelled before the first step: %v, %d rows; want context.Canceled and none", err, d.Len())
+	}
+}

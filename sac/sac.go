@@ -319,7 +319,8 @@ type TrainStats struct {
 // replay buffer (env-unit actions). onStats, if non-nil, is called every
 // every steps with the agent and its statistics; it may copy the policy
 // (e.g. to snapshot a "medium" policy) and may stop training by returning
-// false.
+// false. A cancelled ctx stops it before the next step with ctx's error,
+// returning the agent and the transitions so far.
 func Train(ctx context.Context, cfg Config, e env.Env, every int, onStats func(*Agent, TrainStats) bool) (*Agent, *dataset.Dataset, error) {
 	scale, err := Scale(e)
 	if err != nil {
@@ -338,8 +339,8 @@ func Train(ctx context.Context, cfg Config, e env.Env, every int, onStats func(*
 	episodes := 0
 	var st Stats
 	for step := 1; step <= cfg.TotalSteps; step++ {
-		if step%1000 == 0 && ctx.Err() != nil {
-			return ag, buf, ctx.Err()
+		if err := ctx.Err(); err != nil { // a few ns a step against an env step's µs
+			return ag, buf, err
 		}
 		if step <= cfg.StartSteps {
 			sp := e.ActionSpace()
