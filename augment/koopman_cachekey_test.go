@@ -14,18 +14,25 @@ import (
 	"github.com/koopq/koopq/koopman"
 )
 
+// keyFixture is an untrained Koopman model (one hidden layer of the given
+// width, latent 2) for S-D states and A-D actions, and n synthetic rows.
+func keyFixture(t *testing.T, S, A, hidden, n int) (*koopman.Model, *dataset.Dataset) {
+	t.Helper()
+	mc := koopman.DefaultModelConfig(S, A)
+	mc.Hidden, mc.Latent = []int{hidden}, 2
+	m, err := koopman.NewModel(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, dataset.Synthetic(S, A, n, rand.New(rand.NewPCG(uint64(S), uint64(A))))
+}
+
 // TestCacheKeyCoversEveryRow: a cache file's key hashes every one of the
 // first n rows' states, next states and actions (2-D here), so a dataset
 // that differs only in its last cached row gets another file, and one that
 // differs only beyond the cached rows keeps its key.
 func TestCacheKeyCoversEveryRow(t *testing.T) {
-	mc := koopman.DefaultModelConfig(3, 2)
-	mc.Hidden, mc.Latent = []int{4}, 2
-	m, err := koopman.NewModel(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := dataset.Synthetic(3, 2, 10, rand.New(rand.NewPCG(1, 1)))
+	m, base := keyFixture(t, 3, 2, 4, 10)
 	sym := koopman.DefaultSymmetryConfig()
 	key := func(d *dataset.Dataset, n int) [32]byte { return cacheKey(m, d, cacheKFCpp, n, sym) }
 	ref := key(base, 10)
@@ -62,13 +69,7 @@ func TestCacheKeyCoversEveryRow(t *testing.T) {
 // parameter's name, shape and float32 bits and the cached rows' states,
 // next states and actions, little-endian.
 func TestCacheKeyFormat(t *testing.T) {
-	mc := koopman.DefaultModelConfig(2, 1)
-	mc.Hidden, mc.Latent = []int{3}, 2
-	m, err := koopman.NewModel(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := dataset.Synthetic(2, 1, 5, rand.New(rand.NewPCG(2, 2)))
+	m, d := keyFixture(t, 2, 1, 3, 5)
 	sym := koopman.DefaultSymmetryConfig()
 	want := func(subnormals string) [32]byte {
 		var b bytes.Buffer
