@@ -127,12 +127,7 @@ func TestPredictionsWithTwoActions(t *testing.T) {
 	const S, A, B = 3, 2, 8
 	rng := rand.New(rand.NewPCG(21, 2))
 	d := dataset.Synthetic(S, A, 30, rng)
-	mc := koopman.DefaultModelConfig(S, A)
-	mc.Hidden, mc.Latent, mc.Seed = []int{8}, 4, 5
-	m, err := koopman.NewModel(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := smallModel(t, S, A, 8, 4, 5)
 	b := rowsBatch(d, 5, 5+B)
 	for _, c := range []struct {
 		name     string

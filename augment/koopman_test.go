@@ -67,6 +67,19 @@ func fixture(t *testing.T) (*dataset.Dataset, *koopman.Model) {
 	return fixData, fixModel
 }
 
+// smallModel is an untrained Koopman model for S-D states and A-D actions
+// with one hidden layer of width hidden, latent size N and weight seed.
+func smallModel(t *testing.T, S, A, hidden, N int, seed uint64) *koopman.Model {
+	t.Helper()
+	mc := koopman.DefaultModelConfig(S, A)
+	mc.Hidden, mc.Latent, mc.Seed = []int{hidden}, N, seed
+	m, err := koopman.NewModel(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func opts(d *dataset.Dataset, m *koopman.Model) augment.Options {
 	o := augment.DefaultOptions()
 	o.Dataset, o.Model, o.Env = d, m, "pendulum"
@@ -287,12 +300,7 @@ func TestCachedPathLargeLatent(t *testing.T) {
 	const S, A, N = 3, 1, 130
 	rng := rand.New(rand.NewPCG(6, 6))
 	d := dataset.Synthetic(S, A, 4, rng)
-	mc := koopman.DefaultModelConfig(S, A)
-	mc.Hidden, mc.Latent, mc.Seed = []int{16}, N, 5
-	m, err := koopman.NewModel(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := smallModel(t, S, A, 16, N, 5)
 	b := batchOf(d, []int{0, 1, 2, 3})
 	run := func(cache int64) ([]float32, []float32, augment.KoopmanStats) {
 		o := opts(d, m)
@@ -329,12 +337,7 @@ func TestFallbacksCountedOnBothPaths(t *testing.T) {
 	const S, A = 3, 1
 	rng := rand.New(rand.NewPCG(6, 7))
 	d := dataset.Synthetic(S, A, 6, rng)
-	mc := koopman.DefaultModelConfig(S, A)
-	mc.Hidden, mc.Latent, mc.Seed = []int{16}, 6, 5
-	m, err := koopman.NewModel(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := smallModel(t, S, A, 16, 6, 5)
 	b := batchOf(d, []int{0, 1, 2, 3, 4, 5})
 	for _, name := range []string{"kfc", "kfc++"} {
 		var outs [][]float32
