@@ -179,7 +179,7 @@ func (c *CartPole) State() []float64 {
 // SetState implements env.Env. It accepts any finite [x, ẋ, θ, θ̇, steps]
 // with steps a non-negative integer, and clears the episode-over flag.
 func (c *CartPole) SetState(state []float64) error {
-	steps, err := parseState(c.ep.name, state, 4)
+	steps, err := env.CheckState(c.ep.name, state, 4+1, maxSteps)
 	if err != nil {
 		return err
 	}

@@ -86,24 +86,6 @@ func discreteAction(name string, action []float64, n int) (int, error) {
 	return int(a), nil
 }
 
-// parseState validates a state vector of nPhys physics values plus the step
-// count and returns the step count.
-func parseState(name string, state []float64, nPhys int) (int, error) {
-	if len(state) != nPhys+1 {
-		return 0, fmt.Errorf("%s: state has length %d, want %d (%d physics values + elapsed steps)", name, len(state), nPhys+1, nPhys)
-	}
-	for i, v := range state {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, fmt.Errorf("%s: state[%d] = %v is not finite", name, i, v)
-		}
-	}
-	s := state[nPhys]
-	if s < 0 || s != math.Trunc(s) || s > maxSteps {
-		return 0, fmt.Errorf("%s: state[%d] = %v is not a valid elapsed step count", name, nPhys, s)
-	}
-	return int(s), nil
-}
-
 // f32 rounds x to float32 precision, as Gym does for its observations.
 func f32(x float64) float64 { return float64(float32(x)) }
 

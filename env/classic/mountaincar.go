@@ -143,7 +143,7 @@ func (m *MountainCarContinuous) State() []float64 {
 // steps] with steps a non-negative integer (stored as given, not rounded),
 // and clears the episode-over flag.
 func (m *MountainCarContinuous) SetState(state []float64) error {
-	steps, err := parseState(m.ep.name, state, 2)
+	steps, err := env.CheckState(m.ep.name, state, 2+1, maxSteps)
 	if err != nil {
 		return err
 	}

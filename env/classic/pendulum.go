@@ -121,7 +121,7 @@ func (p *Pendulum) State() []float64 {
 // SetState implements env.Env. It accepts any finite [θ, θ̇, steps] with
 // steps a non-negative integer, and clears the episode-over flag.
 func (p *Pendulum) SetState(state []float64) error {
-	steps, err := parseState(p.ep.name, state, 2)
+	steps, err := env.CheckState(p.ep.name, state, 2+1, maxSteps)
 	if err != nil {
 		return err
 	}

@@ -399,17 +399,9 @@ func (e *Env) SetState(state []float64) error {
 	if e.qpos == nil {
 		return e.stale
 	}
-	if len(state) != e.stateLen() {
-		return fmt.Errorf("env/manip %s: state has %d entries, want %d", e.task.Name, len(state), e.stateLen())
-	}
-	for i, v := range state {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("env/manip %s: state[%d] = %v is not finite", e.task.Name, i, v)
-		}
-	}
-	steps := state[len(state)-1]
-	if steps < 0 || steps != math.Trunc(steps) || steps > MaxEpisodeSteps {
-		return fmt.Errorf("env/manip %s: elapsed steps %v is not an integer in [0, %d]", e.task.Name, steps, MaxEpisodeSteps)
+	steps, err := env.CheckState("env/manip "+e.task.Name, state, e.stateLen(), MaxEpisodeSteps)
+	if err != nil {
+		return err
 	}
 	nq, nv := len(e.qpos), len(e.qvel)
 	r := state
@@ -432,7 +424,7 @@ func (e *Env) SetState(state []float64) error {
 	// quaternion: put back the exact values for a bitwise continuation.
 	copy(e.qpos, qpos)
 	copy(e.warm, warm)
-	e.steps = int(steps)
+	e.steps = steps
 	e.success = e.om.success(e) && e.steps > 0
 	e.stale = nil
 	return nil

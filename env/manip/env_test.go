@@ -5,6 +5,8 @@ package manip
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/koopq/koopq/env"
@@ -391,6 +393,17 @@ func TestStateRoundTrip(t *testing.T) {
 	sameRollout(t, "other env", first, cont(e2))
 	if e2.ElapsedSteps() != 100 {
 		t.Errorf("elapsed steps %d, want 100", e2.ElapsedSteps())
+	}
+	before := e2.State()
+	for _, steps := range []float64{-1, 2.5, MaxEpisodeSteps + 1} {
+		bad := append([]float64(nil), s...)
+		bad[len(bad)-1] = steps
+		if err := e2.SetState(bad); err == nil || !strings.Contains(err.Error(), "elapsed step count") {
+			t.Errorf("step count %v: error %v, want a refusal", steps, err)
+		}
+	}
+	if after := e2.State(); !slices.Equal(after, before) {
+		t.Error("a refused state changed the env")
 	}
 }
 

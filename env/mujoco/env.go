@@ -308,17 +308,9 @@ func (e *Env) SetState(state []float64) error {
 	if e.qpos == nil {
 		return e.stale
 	}
-	if len(state) != e.stateLen() {
-		return fmt.Errorf("env/mujoco %s: state has %d entries, want %d", e.task.name, len(state), e.stateLen())
-	}
-	for i, v := range state {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("env/mujoco %s: state[%d] = %v is not finite", e.task.name, i, v)
-		}
-	}
-	steps := state[len(state)-1]
-	if steps < 0 || steps != math.Trunc(steps) || steps > math.MaxInt32 {
-		return fmt.Errorf("env/mujoco %s: elapsed steps %v is not a non-negative integer", e.task.name, steps)
+	steps, err := env.CheckState("env/mujoco "+e.task.name, state, e.stateLen(), math.MaxInt32)
+	if err != nil {
+		return err
 	}
 	nq, nv, na := len(e.qpos), len(e.qvel), len(e.act)
 	qpos, qvel := state[:nq], state[nq:nq+nv]
@@ -339,7 +331,7 @@ func (e *Env) SetState(state []float64) error {
 	copy(e.qpos, qpos)
 	copy(e.warm, warm)
 	e.x = state[len(state)-2]
-	e.steps = int(steps)
+	e.steps = steps
 	e.stale = nil
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/koopq/koopq/env"
@@ -579,6 +580,13 @@ func TestBadStateReturnsError(t *testing.T) {
 		s[len(e.qpos)+2] = math.NaN()
 		if err := e.SetState(s); err == nil {
 			t.Errorf("%s: SetState with NaN accepted", name)
+		}
+		s[len(e.qpos)+2] = 0
+		for _, steps := range []float64{-1, 0.5} {
+			s[len(s)-1] = steps
+			if err := e.SetState(s); err == nil || !strings.Contains(err.Error(), "elapsed step count") {
+				t.Errorf("%s: step count %v: error %v, want a refusal", name, steps, err)
+			}
 		}
 		if _, _, _, _, err := e.Step(append(make([]float64, nu-1), math.NaN())); err == nil {
 			t.Errorf("%s: NaN action accepted", name)

@@ -487,17 +487,9 @@ func (e *Env) State() []float64 {
 // SetState restores a state returned by State. It fails for a state of
 // the wrong length, with non-finite entries or an invalid step count.
 func (e *Env) SetState(state []float64) error {
-	if len(state) != e.stateLen() {
-		return fmt.Errorf("env/panda %s: state has %d entries, want %d", e.name, len(state), e.stateLen())
-	}
-	for i, v := range state {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("env/panda %s: state[%d] = %v is not finite", e.name, i, v)
-		}
-	}
-	steps := state[len(state)-1]
-	if steps < 0 || steps != math.Trunc(steps) || steps > MaxEpisodeSteps {
-		return fmt.Errorf("env/panda %s: elapsed steps %v is not an integer in [0, %d]", e.name, steps, MaxEpisodeSteps)
+	steps, err := env.CheckState("env/panda "+e.name, state, e.stateLen(), MaxEpisodeSteps)
+	if err != nil {
+		return err
 	}
 	r := state
 	take := func(n int) []float64 { v := r[:n]; r = r[n:]; return v }
@@ -521,7 +513,7 @@ func (e *Env) SetState(state []float64) error {
 	// quaternion: put back the exact values for a bitwise continuation.
 	copy(e.qpos, qpos)
 	copy(e.warm, warm)
-	e.steps = int(steps)
+	e.steps = steps
 	e.success = e.steps > 0 && e.solved()
 	e.stale = nil
 	return nil
