@@ -179,14 +179,6 @@ func provenanceNotes(rs []Result) []ProvenanceNote {
 // provenanceNote is the provenance notes as a paragraph to follow the
 // paper-format table, or "" when there are none.
 func (r *Report) provenanceNote() string {
-	if len(r.ProvenanceNotes) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("\n**Provenance notes** (cells whose runs were not all trained by one koopq build of an unmodified tree in one " +
-		"GEMM precision: their seeds may not be one program's numbers; runs.md lists every run's processes):\n\n")
-	for _, n := range r.ProvenanceNotes {
-		fmt.Fprintf(&b, "- %s\n", n)
-	}
-	return b.String()
+	return bulletNote("Provenance notes", "(cells whose runs were not all trained by one koopq build of an unmodified tree in one "+
+		"GEMM precision: their seeds may not be one program's numbers; runs.md lists every run's processes):", r.ProvenanceNotes)
 }

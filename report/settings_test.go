@@ -169,3 +169,15 @@ func TestSettingDifferencesBetweenDatasets(t *testing.T) {
 		}
 	}
 }
+
+func TestBulletNote(t *testing.T) {
+	if got := bulletNote("Title", "(detail):", []SettingDifference(nil)); got != "" {
+		t.Errorf("no items: %q, want \"\"", got)
+	}
+	d := SettingDifference{Key: "cql.lagrange"}
+	got := bulletNote("Title", "(detail):", []SettingDifference{d, d})
+	want := "\n**Title** (detail):\n\n- " + d.String() + "\n- " + d.String() + "\n"
+	if got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+}

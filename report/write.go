@@ -196,14 +196,20 @@ func pvalue(p float64, exact bool) string {
 // settingsNote says which training settings differ between datasets (a
 // paragraph to follow the paper-format table), or "" when none do.
 func (r *Report) settingsNote() string {
-	if len(r.SettingDifferences) == 0 {
+	return bulletNote("Datasets trained under different settings", "(the same method, other config values: these rows "+
+		"follow different protocols, and aggregates over datasets pool them):", r.SettingDifferences)
+}
+
+// bulletNote renders a Markdown paragraph to follow a table, "**title**
+// detail", then one bullet per item; "" when there are no items.
+func bulletNote[T fmt.Stringer](title, detail string, items []T) string {
+	if len(items) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\n**Datasets trained under different settings** (the same method, other config values: these rows " +
-		"follow different protocols, and aggregates over datasets pool them):\n\n")
-	for _, d := range r.SettingDifferences {
-		fmt.Fprintf(&b, "- %s\n", d)
+	b.WriteString("\n**" + title + "** " + detail + "\n\n")
+	for _, it := range items {
+		fmt.Fprintf(&b, "- %s\n", it.String())
 	}
 	return b.String()
 }
