@@ -16,19 +16,26 @@ const valueAtMargin = 0.1
 // outside (MetaWorld raises an error for a negative margin; here it is
 // treated as 0).
 func Tolerance(x, lo, hi, margin float64) float64 {
+	d := marginDistance(x, lo, hi, margin)
+	s := math.Sqrt(1/valueAtMargin - 1)
+	return 1 / ((d*s)*(d*s) + 1)
+}
+
+// marginDistance is the distance of x from [lo, hi] in units of margin: 0
+// inside the bounds, +Inf outside them when margin <= 0 (where both
+// sigmoids are 0), NaN for a NaN x.
+func marginDistance(x, lo, hi, margin float64) float64 {
 	if lo <= x && x <= hi {
-		return 1
+		return 0
 	}
 	if margin <= 0 {
-		return 0
+		return math.Inf(1)
 	}
 	d := x - hi
 	if x < lo {
 		d = lo - x
 	}
-	d /= margin
-	s := math.Sqrt(1/valueAtMargin - 1)
-	return 1 / ((d*s)*(d*s) + 1)
+	return d / margin
 }
 
 // Hamacher returns the Hamacher t-norm a·b / (a + b − a·b) of a, b ∈ [0, 1]
@@ -116,17 +123,7 @@ func PushReward(g GripperState, obj, goal [3]float64, opening, gripEffort float6
 // exp(−½ (d/margin · s)²) with s = sqrt(−2 ln 0.1), so the value is 0.1 at
 // d = margin. door-close-v2 and drawer-close-v2 use it.
 func ToleranceGaussian(x, lo, hi, margin float64) float64 {
-	if lo <= x && x <= hi {
-		return 1
-	}
-	if margin <= 0 {
-		return 0
-	}
-	d := x - hi
-	if x < lo {
-		d = lo - x
-	}
-	d /= margin
+	d := marginDistance(x, lo, hi, margin)
 	s := math.Sqrt(-2 * math.Log(valueAtMargin))
 	return math.Exp(-0.5 * (d * s) * (d * s))
 }

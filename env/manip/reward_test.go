@@ -21,6 +21,22 @@ func TestTolerance(t *testing.T) {
 			t.Errorf("Tolerance(%v, [%v, %v], %v) = %v, want %v", c.x, c.lo, c.hi, c.margin, got, c.want)
 		}
 	}
+	// Both sigmoids: exactly 1 inside, exactly 0 outside with a margin <= 0
+	// (a negative one included), NaN for a NaN x.
+	for name, f := range map[string]func(x, lo, hi, margin float64) float64{"Tolerance": Tolerance, "ToleranceGaussian": ToleranceGaussian} {
+		if got := f(0.03, 0, 0.05, 0.2); got != 1 {
+			t.Errorf("%s inside = %v, want exactly 1", name, got)
+		}
+		if got := f(0.06, 0, 0.05, -0.1); got != 0 {
+			t.Errorf("%s outside with a negative margin = %v, want exactly 0", name, got)
+		}
+		if got := f(-0.01, 0, 0.05, 0); got != 0 {
+			t.Errorf("%s below with zero margin = %v, want exactly 0", name, got)
+		}
+		if got := f(math.NaN(), 0, 0.05, 0.2); !math.IsNaN(got) {
+			t.Errorf("%s(NaN) = %v, want NaN", name, got)
+		}
+	}
 }
 
 func TestHamacher(t *testing.T) {
