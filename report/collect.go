@@ -1,6 +1,6 @@
 // Package report turns finished koopq run directories into the paper's
 // tables and into aggregate statistics as "Deep RL at the Edge of the
-// Statistical Precipice" recommends: interquartile mean (stats.IQM) with stratified
+// Statistical Precipice" recommends: interquartile mean (IQM) with stratified
 // bootstrap confidence intervals, probability of improvement over a baseline,
 // performance profiles, and learning curves with confidence bands. It reads
 // only files (results.json, history.json and a sweep's sweep-run.json) and

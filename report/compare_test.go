@@ -182,7 +182,7 @@ func TestInProgressRunsOnlyInCurves(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rep.Runs) != 0 || len(rep.InProgress) != 1 || rep.Table.Rows[0].Cells[0].N() != 0 || rep.IQM[0].Runs != 0 {
-		t.Errorf("an unfinished run entered a table or statistic: runs %d, cell %+v, stats.IQM %+v", len(rep.Runs), rep.Table.Rows[0].Cells[0], rep.IQM[0])
+		t.Errorf("an unfinished run entered a table or statistic: runs %d, cell %+v, IQM %+v", len(rep.Runs), rep.Table.Rows[0].Cells[0], rep.IQM[0])
 	}
 	cv := rep.Curves[0].Curves[0]
 	if !cv.InProgress || fmt.Sprint(cv.Steps) != "[100 200 300]" || cv.Mean[2] != 35 {
@@ -214,7 +214,7 @@ func TestInProgressRunsOnlyInCurves(t *testing.T) {
 
 // TestComparisonNamesAnAblation checks that --compare accepts an ablation
 // (here KFC++-residual, base KFC++) on either side: its probability of
-// improvement and stats.Welch difference come from the ablation's own runs, and
+// improvement and Welch difference come from the ablation's own runs, and
 // the ablation stays out of the main table. Before, the pair was refused
 // with "no method KFC++-residual".
 func TestComparisonNamesAnAblation(t *testing.T) {

@@ -201,7 +201,7 @@ func fileName(s string) string {
 	}, s)
 }
 
-// plots draws the performance profiles, the stats.IQM intervals, one
+// plots draws the performance profiles, the IQM intervals, one
 // learning-curve figure per dataset and the dose–response figures.
 func (r *Report) plots(dir string) ([]string, error) {
 	figs, err := r.figures()
@@ -277,10 +277,10 @@ func (r *Report) figures() ([]*figure, error) {
 	margin(&p.Y)
 	figs = append(figs, f)
 
-	// stats.IQM with intervals: one horizontal bar per method.
-	p = newPlot(fmt.Sprintf("IQM of the final normalized score (%.0f%% stats.CI)", 100*r.Settings.Level), "normalized score", "")
+	// IQM with intervals: one horizontal bar per method.
+	p = newPlot(fmt.Sprintf("IQM of the final normalized score (%.0f%% CI)", 100*r.Settings.Level), "normalized score", "")
 	if r.Settings.Last > 1 {
-		p.Title.Text = fmt.Sprintf("IQM of the normalized score, last %d evaluations (%.0f%% stats.CI)", r.Settings.Last, 100*r.Settings.Level)
+		p.Title.Text = fmt.Sprintf("IQM of the normalized score, last %d evaluations (%.0f%% CI)", r.Settings.Last, 100*r.Settings.Level)
 	}
 	names := make([]string, len(r.IQM))
 	for i, m := range r.IQM {
@@ -324,7 +324,7 @@ func (r *Report) figures() ([]*figure, error) {
 			label  string
 			curves []Curve
 		}{
-			{fmt.Sprintf("normalized score (mean, %.0f%% stats.CI)", 100*r.Settings.Level), dc.Curves},
+			{fmt.Sprintf("normalized score (mean, %.0f%% CI)", 100*r.Settings.Level), dc.Curves},
 			{"mean Q(s̃, a) on data actions", dc.QCurves},
 			{"CQL Lagrange multiplier α′", dc.AlphaPrimeCurves},
 		} {
@@ -379,7 +379,7 @@ func lines(xs, ys []float64) ([]*plotter.Line, error) {
 	return out, flush()
 }
 
-// curvePlot draws one line (and stats.CI band) per method's curve, its legend
+// curvePlot draws one line (and CI band) per method's curve, its legend
 // entries going to f. A curve of one evaluation is a point with its
 // interval as a bar: a line through one point draws nothing.
 func (r *Report) curvePlot(f *figure, seen map[string]bool, title, ylabel string, curves []Curve) (*plot.Plot, error) {

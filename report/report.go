@@ -145,7 +145,7 @@ type ProfileCurve struct {
 }
 
 // Curve is one method's learning curve on one dataset: mean normalized score
-// over seeds at each evaluation step, with a bootstrap stats.CI of the mean.
+// over seeds at each evaluation step, with a bootstrap CI of the mean.
 type Curve struct {
 	Method string `json:"method"`
 	// InProgress: the curve is of runs that have not finished.
@@ -162,7 +162,7 @@ type DatasetCurves struct {
 	Dataset string  `json:"dataset"`
 	Curves  []Curve `json:"curves"`
 	// QCurves are the methods' mean Q(s̃, a) on data actions over training
-	// (Result.Train["q_data"]; stats.Mean etc. hold Q values), where the runs
+	// (Result.Train["q_data"]; Mean etc. hold Q values), where the runs
 	// logged it.
 	QCurves []Curve `json:"q_data_curves,omitempty"`
 	// AlphaPrimeCurves are the methods' CQL Lagrange multiplier α′ over
@@ -425,9 +425,9 @@ type Report struct {
 	// Table is the paper's table: final normalized score, mean ± std over
 	// seeds.
 	Table Table `json:"table"`
-	// stats.IQM per method over all its runs (datasets × seeds).
+	// IQM per method over all its runs (datasets × seeds).
 	IQM []MethodCI `json:"iqm"`
-	// stats.Mean per method over all its runs, with the same kind of interval.
+	// Mean per method over all its runs, with the same kind of interval.
 	Mean     []MethodCI `json:"mean"`
 	Baseline string     `json:"baseline"`
 	// PoI is P(method > baseline) for every other method.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ func TestReportFromRunDirectories(t *testing.T) {
 	if !strings.Contains(csv, "hopper-medium,KFC,62,2.828427125,2,true") {
 		t.Errorf("csv:\n%s", csv)
 	}
-	// stats.IQM of CQL over {50, 54, 80, 70}: drop 50 and 80 → 62. KFC {60, 64, 72, 74} → 68.
+	// IQM of CQL over {50, 54, 80, 70}: drop 50 and 80 → 62. KFC {60, 64, 72, 74} → 68.
 	if rep.IQM[0].Value != 62 || rep.IQM[1].Value != 68 {
 		t.Errorf("IQM %+v", rep.IQM)
 	}
@@ -143,6 +144,11 @@ func TestReportFromRunDirectories(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s missing (wrote %v)", name, files)
 			continue
+		}
+		// Headers, titles and legends are prose: no Go identifier (a
+		// package-qualified name such as stats.IQM) may leak into them.
+		if leak := regexp.MustCompile(`\b[a-z]+\.[A-Z][A-Za-z]+\b`).Find(b); leak != nil && filepath.Ext(name) != ".png" {
+			t.Errorf("%s shows the Go identifier %q", name, leak)
 		}
 		switch filepath.Ext(name) {
 		case ".png":

@@ -47,6 +47,6 @@ func TestReportMeanDifferences(t *testing.T) {
 	if !strings.Contains(s, "## Difference of means per dataset (Welch's t-test, 95% CIs)") ||
 		!strings.Contains(s, "| KFC++ − CQL | hopper-medium | 2 vs 2 | -25.0 | [") ||
 		!strings.Contains(s, " | 1 | 0.167 |\n") {
-		t.Errorf("summary has no stats.Welch table with rank p-values:\n%s", s)
+		t.Errorf("summary has no Welch table with rank p-values:\n%s", s)
 	}
 }

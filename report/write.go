@@ -248,7 +248,7 @@ func (r *Report) Summary() string {
 	}
 	fmt.Fprintf(&b, "## Aggregates over all datasets × seeds (%s CIs, %d stratified bootstrap resamples, seed %d)\n\n",
 		level, r.Settings.BootstrapReps, r.Settings.Seed)
-	fmt.Fprintf(&b, "| method | runs | stats.IQM | mean | P(method > %s) | p, method > %[1]s | p, method < %[1]s |\n|---|---:|---:|---:|---:|---:|---:|\n", r.Baseline)
+	fmt.Fprintf(&b, "| method | runs | IQM | mean | P(method > %s) | p, method > %[1]s | p, method < %[1]s |\n|---|---:|---:|---:|---:|---:|---:|\n", r.Baseline)
 	var degenerate bool
 	for i, m := range r.IQM {
 		poi, pg, pl := "(baseline)", "", ""
@@ -284,7 +284,7 @@ func (r *Report) Summary() string {
 	}
 	if len(r.MeanDifferences) > 0 {
 		fmt.Fprintf(&b, "\n## Difference of means per dataset (Welch's t-test, %s CIs)\n\n"+
-			"| comparison | dataset | runs | mean difference | %[1]s stats.CI | t | df | p, two-sided | rank p, method > other | rank p, method < other |\n"+
+			"| comparison | dataset | runs | mean difference | %[1]s CI | t | df | p, two-sided | rank p, method > other | rank p, method < other |\n"+
 			"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", level)
 		for _, d := range r.MeanDifferences {
 			w := d.Welch
@@ -338,7 +338,7 @@ const branchNote = "\nA batch's branch is the run's logged `model_batch`; for ru
 // and its figures (when an augmentation ran at several magnitudes),
 // summary.md, runs.md/.csv (every run and the
 // processes that trained it), report.json, and the figures
-// (performance profiles, stats.IQM intervals, one learning-curve plot per dataset,
+// (performance profiles, IQM intervals, one learning-curve plot per dataset,
 // each as PNG and SVG). It returns the paths written.
 func (r *Report) Write(dir string) ([]string, error) {
 	var written []string
