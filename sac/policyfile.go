@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -75,7 +74,9 @@ func ReadPolicy(path string) (*Policy, map[string]string, error) {
 }
 
 // ReadPolicyBytes is ReadPolicy for a file held in memory (an embedded
-// policy): it is written to a temporary file, read and removed.
+// policy, or one read once to fingerprint it): it is written to a temporary
+// file, read and removed. Errors name the file as name, never the temporary
+// file.
 func ReadPolicyBytes(name string, b []byte) (*Policy, map[string]string, error) {
 	f, err := os.CreateTemp("", "koopq-policy-*.safetensors")
 	if err != nil {
@@ -91,11 +92,7 @@ func ReadPolicyBytes(name string, b []byte) (*Policy, map[string]string, error) 
 	}
 	p, meta, err := ReadPolicy(f.Name())
 	if err != nil {
-		return nil, nil, fmt.Errorf("policy %s: %w", name, stripPath(err, f.Name()))
+		return nil, nil, errors.New(strings.ReplaceAll(err.Error(), f.Name(), name))
 	}
 	return p, meta, nil
-}
-
-func stripPath(err error, path string) error {
-	return errors.New(strings.ReplaceAll(err.Error(), path, filepath.Base(path)))
 }

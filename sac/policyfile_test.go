@@ -55,3 +55,18 @@ func TestReadPolicyRoundTripAndBadMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestReadPolicyBytesNamesTheFile: a policy read from memory that turns out
+// bad is reported under the name the caller gave (the file the user named),
+// not the temporary file it passed through.
+func TestReadPolicyBytesNamesTheFile(t *testing.T) {
+	for _, b := range [][]byte{[]byte("hello\n"), {}, make([]byte, 64)} {
+		_, _, err := ReadPolicyBytes("/some/dir/mine.safetensors", b)
+		if err == nil {
+			t.Fatalf("%q read as a policy", b)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "/some/dir/mine.safetensors") || strings.Contains(msg, "koopq-policy-") {
+			t.Errorf("%q: error %q should name /some/dir/mine.safetensors and not the temporary file", b, msg)
+		}
+	}
+}
