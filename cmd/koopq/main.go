@@ -73,18 +73,29 @@ func flagError(_ *cobra.Command, err error) error {
 		return err
 	}
 	fl, v := iv.GetFlag(), iv.GetValue()
+	if fl.Name == "seed" && strings.ContainsAny(v, ", ") {
+		return fmt.Errorf("--seed %s: --seed takes one seed; for several runs, one per seed, use --seeds %s", v, v)
+	}
 	switch fl.Value.Type() {
 	case "intSlice":
 		return fmt.Errorf("--%s %s: want comma-separated widths, e.g. 256,256", fl.Name, v)
-	case "uint64", "int":
-		if fl.Name == "seed" && strings.ContainsAny(v, ", ") {
-			return fmt.Errorf("--seed %s: --seed takes one seed; for several runs, one per seed, use --seeds %s", v, v)
-		}
+	case "uint64", "uint":
+		return fmt.Errorf("--%s %s: want a whole number ≥ 0", fl.Name, v)
+	case "int", "int64":
 		return fmt.Errorf("--%s %s: want a whole number", fl.Name, v)
-	case "float64":
+	case "uintSlice", "uint64Slice":
+		return fmt.Errorf("--%s %s: want comma-separated whole numbers ≥ 0, e.g. 0,1,2", fl.Name, v)
+	case "float64", "float32":
 		return fmt.Errorf("--%s %s: want a number", fl.Name, v)
+	case "float64Slice", "float32Slice":
+		return fmt.Errorf("--%s %s: want comma-separated numbers, e.g. 2.6e-4,1e-3", fl.Name, v)
+	case "duration":
+		return fmt.Errorf("--%s %s: want a duration, e.g. 90s, 30m, 2h", fl.Name, v)
 	case "bool":
 		return fmt.Errorf("--%s=%s: want true or false", fl.Name, v)
+	}
+	if cause := errors.Unwrap(iv); cause != nil { // koopq's own flag types explain themselves
+		return fmt.Errorf("--%s %s: %w", fl.Name, v, cause)
 	}
 	return err
 }
