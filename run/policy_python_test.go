@@ -39,10 +39,10 @@ func TestPythonExampleMatchesPolicy(t *testing.T) {
 	scale := sac.ActionScale{Low: []float32{-0.4, 2}, High: []float32{1.5, 7}}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "policy.safetensors")
-	if err := SavePolicy(path, sac.NewPolicy(actor, norm, scale), net, "", nil); err != nil {
+	if err := sac.SavePolicy(path, sac.NewPolicy(actor, norm, scale), net, "", nil); err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := LoadPolicy(path)
+	p, _, err := sac.ReadPolicy(path)
 	if err != nil {
 		t.Fatal(err)
 	}

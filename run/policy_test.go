@@ -20,7 +20,7 @@ func TestCheckPolicyEnv(t *testing.T) {
 	save := func(name, envName string, obs, act int, scale sac.ActionScale) string {
 		p := filepath.Join(t.TempDir(), name)
 		actor := sac.NewActor(net, obs, act, rand.New(rand.NewPCG(1, 2)))
-		if err := SavePolicy(p, sac.NewPolicy(actor, dataset.Identity(obs), scale), net, envName, nil); err != nil {
+		if err := sac.SavePolicy(p, sac.NewPolicy(actor, dataset.Identity(obs), scale), net, envName, nil); err != nil {
 			t.Fatal(err)
 		}
 		return p
@@ -51,7 +51,8 @@ func TestCheckPolicyEnv(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := save(c.name+".safetensors", c.recorded, c.obs, c.act, c.scale)
-			p, recorded, err := LoadPolicy(path)
+			p, meta, err := sac.ReadPolicy(path)
+			recorded := meta["env"]
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/rundir"
+	"github.com/koopq/koopq/sac"
 )
 
 // Replay is a finished run's final evaluation run again from its saved
@@ -166,10 +167,11 @@ func finalPolicy(dir string) (eval.Result, func() eval.Policy, error) {
 	if _, err := os.Stat(policy); errors.Is(err, fs.ErrNotExist) {
 		return eval.Result{}, nil, fmt.Errorf("%s: %w", dir, ErrNoPolicy)
 	}
-	p, recorded, err := LoadPolicy(policy)
+	p, meta, err := sac.ReadPolicy(policy)
 	if err != nil {
 		return eval.Result{}, nil, err
 	}
+	recorded := meta["env"]
 	e, err := env.Make(rec.Env)
 	if err != nil {
 		return eval.Result{}, nil, fmt.Errorf("%s: final_eval's env: %w", dir, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	_ "github.com/koopq/koopq/env/classic"
+	"github.com/koopq/koopq/sac"
 )
 
 // pendulumLike makes a small random dataset with Pendulum's shapes.
@@ -145,9 +146,9 @@ func TestTrainResumeAfterKill(t *testing.T) {
 		}
 	}
 	// The saved policy reloads and acts like the trained one.
-	p, envName, err := LoadPolicy(dirB.File("policy.safetensors"))
-	if err != nil || envName != "pendulum" {
-		t.Fatalf("LoadPolicy: %v %q", err, envName)
+	p, meta, err := sac.ReadPolicy(dirB.File("policy.safetensors"))
+	if err != nil || meta["env"] != "pendulum" {
+		t.Fatalf("ReadPolicy: %v %q", err, meta["env"])
 	}
 	act := make([]float64, 1)
 	p.Act([]float64{1, 0, 0}, act)
@@ -222,7 +223,7 @@ func TestTrainRejectsMismatchedEnv(t *testing.T) {
 func TestLoadPolicyRejectsOtherFiles(t *testing.T) {
 	p := t.TempDir() + "/x.safetensors"
 	os.WriteFile(p, []byte("not a checkpoint"), 0o644)
-	if _, _, err := LoadPolicy(p); err == nil {
+	if _, _, err := sac.ReadPolicy(p); err == nil {
 		t.Fatal("garbage accepted as a policy")
 	}
 	if _, err := OpenDir(t.TempDir()); err == nil {

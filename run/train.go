@@ -726,7 +726,7 @@ func (r *trainRun) finish() (*TrainResult, error) {
 		return nil, err
 	}
 	cfg := r.cfg
-	if err := SavePolicy(r.dir.File(rundir.PolicyFile), r.tr.Policy(), cfg.CQL.Net, cfg.Env, map[string]string{"augment": cfg.Augment}); err != nil {
+	if err := sac.SavePolicy(r.dir.File(rundir.PolicyFile), r.tr.Policy(), cfg.CQL.Net, cfg.Env, map[string]string{"augment": cfg.Augment}); err != nil {
 		return nil, err
 	}
 	crashPoint("policy")

@@ -13,25 +13,32 @@ import (
 	"github.com/koopq/koopq/nn"
 )
 
-// WritePolicy saves actor as a deployable policy file (safetensors: actor
-// weights; metadata koopq.kind=policy, net, normalizer, scale, env, obs_dim,
-// act_dim, plus extra), the format `koopq eval --policy` reads. SAC actors
-// see raw observations, so the normalizer written is the identity. The file
-// is written atomically.
-func WritePolicy(path string, actor *nn.MLP, net NetConfig, scale ActionScale, envName string, extra map[string]string) error {
+// SavePolicy writes p as a deployable policy file, atomically: safetensors
+// holding the actor's weights, with metadata koopq.kind=policy, net (the
+// network config), normalizer (p's state normalizer), scale (p's action
+// bounds), env, obs_dim, act_dim, plus extra. It is the format `koopq eval
+// --policy`, `serve`, `export` and `fqe` read (docs/policy-format.md).
+func SavePolicy(path string, p *Policy, net NetConfig, envName string, extra map[string]string) error {
 	nc, _ := json.Marshal(net)
-	nm, _ := json.Marshal(dataset.Identity(actor.In()))
-	sc, _ := json.Marshal(scale)
+	nm, _ := json.Marshal(p.Norm)
+	sc, _ := json.Marshal(p.Scale)
 	meta := map[string]string{"koopq.kind": "policy", "net": string(nc), "normalizer": string(nm), "scale": string(sc),
-		"env": envName, "obs_dim": strconv.Itoa(actor.In()), "act_dim": strconv.Itoa(actor.Out() / 2)}
+		"env": envName, "obs_dim": strconv.Itoa(p.Actor.In()), "act_dim": strconv.Itoa(p.ActDim)}
 	for k, v := range extra {
 		meta[k] = v
 	}
-	return nn.SaveSafetensors(path, actor.Params(), meta)
+	return nn.SaveSafetensors(path, p.Actor.Params(), meta)
 }
 
-// ReadPolicy loads a policy file written by WritePolicy (or koopq's
-// run.SavePolicy) and returns the policy and the file's metadata.
+// WritePolicy is SavePolicy for a SAC actor: SAC actors see raw
+// observations, so the normalizer written is the identity.
+func WritePolicy(path string, actor *nn.MLP, net NetConfig, scale ActionScale, envName string, extra map[string]string) error {
+	return SavePolicy(path, NewPolicy(actor, dataset.Identity(actor.In()), scale), net, envName, extra)
+}
+
+// ReadPolicy loads a policy file written by SavePolicy and returns the
+// policy and the file's metadata (meta["env"] is the env it was trained
+// for, "" if unknown). A malformed file is an error naming what is wrong.
 func ReadPolicy(path string) (*Policy, map[string]string, error) {
 	ts, meta, err := nn.LoadSafetensors(path)
 	if err != nil {

@@ -28,11 +28,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/koopq/koopq/internal/version"
+	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -88,19 +88,12 @@ type Policy struct {
 }
 
 // LoadPolicy reads a policy file (policy.safetensors written by koopq
-// train or run.SavePolicy), or the policy.safetensors of a run directory.
+// train or sac.SavePolicy), or the policy.safetensors of a run directory.
 // The digest is of the very bytes the policy is made from.
 func LoadPolicy(path string) (*Policy, error) {
-	st, err := os.Stat(path)
+	path, err := rundir.PolicyPath(path)
 	if err != nil {
 		return nil, err
-	}
-	if st.IsDir() {
-		f := filepath.Join(path, "policy.safetensors")
-		if _, err := os.Stat(f); err != nil {
-			return nil, fmt.Errorf("%s is a directory without policy.safetensors (not a finished run directory?)", path)
-		}
-		path = f
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/dataset"
-	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -45,7 +44,7 @@ func writePolicy(t testing.TB, dir string, obs, act int, hidden []int) string {
 		scale.Low[i], scale.High[i] = -float32(i+1), 2*float32(i+1)
 	}
 	path := filepath.Join(dir, "policy.safetensors")
-	if err := run.SavePolicy(path, sac.NewPolicy(actor, norm, scale), net, "pendulum", nil); err != nil {
+	if err := sac.SavePolicy(path, sac.NewPolicy(actor, norm, scale), net, "pendulum", nil); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -117,7 +116,7 @@ func get(t testing.TB, url string) (int, []byte) {
 // reference returns what the policy's own Act gives for each row.
 func reference(t testing.TB, path string, obs [][]float64) [][]float64 {
 	t.Helper()
-	p, _, err := run.LoadPolicy(path)
+	p, _, err := sac.ReadPolicy(path)
 	if err != nil {
 		t.Fatal(err)
 	}

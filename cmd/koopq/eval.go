@@ -17,6 +17,7 @@ import (
 	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -85,7 +86,7 @@ func evalParams() param.Table[evalOptions] {
 	type o = evalOptions
 	return param.Table[o]{
 		param.New("env", "", "environment (default: the one recorded in the policy file)", func(o *o) any { return &o.envName }, param.AnyValue),
-		param.New("policy", "", "policy file (policy.safetensors from 'koopq train'), 'random' (uniform actions) or 'untrained' (a freshly initialized 2×256 actor, seeded by --seed)", func(o *o) any { return &o.policy }, param.AnyValue),
+		param.New("policy", "", "policy file (policy.safetensors from 'koopq train') or a run directory holding one, 'random' (uniform actions) or 'untrained' (a freshly initialized 2×256 actor, seeded by --seed)", func(o *o) any { return &o.policy }, param.AnyValue),
 		param.New("episodes", "", "episodes", func(o *o) any { return &o.episodes }, param.Positive),
 		param.New("seed", "", "seed of the episodes' initial states", func(o *o) any { return &o.seed }, param.AnyValue),
 		param.New("workers", "", "parallel episode workers", func(o *o) any { return &o.workers }, param.Positive),
@@ -203,10 +204,16 @@ func (o *evalOptions) policyMaker() (func() eval.Policy, error) {
 		p := sac.NewPolicy(actor, nil, scale)
 		return func() eval.Policy { return p.Clone() }, nil
 	}
-	p, recorded, err := run.LoadPolicy(o.policy)
+	path, err := rundir.PolicyPath(o.policy)
+	if err != nil {
+		return nil, fmt.Errorf("--policy %w", err)
+	}
+	o.policy = path
+	p, meta, err := sac.ReadPolicy(path)
 	if err != nil {
 		return nil, fmt.Errorf("--policy: %w", err)
 	}
+	recorded := meta["env"]
 	if o.envName == "" {
 		if recorded == "" {
 			return nil, fmt.Errorf("--env is required: policy %s records no environment", o.policy)

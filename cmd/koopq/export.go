@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -13,7 +12,8 @@ import (
 	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/version"
 	"github.com/koopq/koopq/onnx"
-	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/rundir"
+	"github.com/koopq/koopq/sac"
 )
 
 // exportOptions holds the flag values of 'koopq export'.
@@ -74,14 +74,15 @@ func (o *exportOptions) validate() error {
 
 // run writes the ONNX model of the policy to --out.
 func (o *exportOptions) run() error {
-	path, err := policyPath(o.policy)
+	path, err := rundir.PolicyPath(o.policy)
 	if err != nil {
-		return err
+		return fmt.Errorf("--policy %w", err)
 	}
-	p, envName, err := run.LoadPolicy(path)
+	p, meta, err := sac.ReadPolicy(path)
 	if err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
+	envName := meta["env"]
 	fp, err := fingerprint.Of(path)
 	if err != nil {
 		return fmt.Errorf("--policy: %w", err)
@@ -113,21 +114,4 @@ func (o *exportOptions) run() error {
 	fmt.Printf("wrote %s: %s policy %d → %d (outputs %s), %d bytes, from %s (sha256 %s)\n",
 		o.out, env, p.Actor.In(), p.ActDim, outputs, len(b), path, fp.Short())
 	return nil
-}
-
-// policyPath resolves --policy: a file as is, a directory to its
-// policy.safetensors (a run directory).
-func policyPath(arg string) (string, error) {
-	st, err := os.Stat(arg)
-	if err != nil {
-		return "", fmt.Errorf("--policy %s: %w", arg, unwrapPathErr(err))
-	}
-	if !st.IsDir() {
-		return arg, nil
-	}
-	p := filepath.Join(arg, "policy.safetensors")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("--policy %s: a directory without policy.safetensors (not a finished run directory?)", arg)
-	}
-	return p, nil
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/nn"
-	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -69,10 +68,10 @@ func randomPolicy(t *testing.T, path, envName string, obs, act int, scale sac.Ac
 		}
 	}
 	p := sac.NewPolicy(actor, norm, scale)
-	if err := run.SavePolicy(path, p, sac.DefaultNetConfig(), envName, nil); err != nil {
+	if err := sac.SavePolicy(path, p, sac.DefaultNetConfig(), envName, nil); err != nil {
 		t.Fatal(err)
 	}
-	q, _, err := run.LoadPolicy(path)
+	q, _, err := sac.ReadPolicy(path)
 	if err != nil {
 		t.Fatal(err)
 	}

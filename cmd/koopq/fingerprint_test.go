@@ -6,7 +6,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/koopq/koopq/run"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/run"
 )
 
 func fileSHA256(t *testing.T, p string) string {

@@ -15,7 +15,6 @@ import (
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/internal/hdf5"
 	"github.com/koopq/koopq/koopman"
-	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -70,7 +69,7 @@ func buildFixtures() error {
 
 	policy := func(path, envName string, obs, act int, scale sac.ActionScale) error {
 		actor := sac.NewActor(net, obs, act, rng)
-		return run.SavePolicy(path, sac.NewPolicy(actor, dataset.Identity(obs), scale), net, envName, nil)
+		return sac.SavePolicy(path, sac.NewPolicy(actor, dataset.Identity(obs), scale), net, envName, nil)
 	}
 	envScale := func(name string) (sac.ActionScale, error) {
 		e, err := env.Make(name)

@@ -13,6 +13,8 @@ import (
 	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/ope"
 	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/rundir"
+	"github.com/koopq/koopq/sac"
 )
 
 // fqeReport is what `koopq fqe --json` writes.
@@ -139,14 +141,15 @@ func (o *fqeOptions) validate() error {
 // run fits FQE for the policy on the data, prints the estimates and with
 // --json writes them.
 func (o *fqeOptions) run() error {
-	path, err := policyPath(o.policy)
+	path, err := rundir.PolicyPath(o.policy)
 	if err != nil {
-		return err
+		return fmt.Errorf("--policy %w", err)
 	}
-	p, recorded, err := run.LoadPolicy(path)
+	p, meta, err := sac.ReadPolicy(path)
 	if err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
+	recorded := meta["env"]
 	d, err := run.ReadDataset(o.data, dataset.ReadOptions{})
 	if err != nil {
 		return err

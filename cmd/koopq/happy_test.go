@@ -139,6 +139,23 @@ func TestEvalJSONAbsolutePath(t *testing.T) {
 		t.Errorf("1 worker: returns %v, 2 workers: %v", rel.Result.Returns, res.Returns)
 	}
 	expectFiles(t, dir, "rel.json")
+
+	// --policy may name a run directory, as for serve, export and fqe: its
+	// policy.safetensors is evaluated, with the same numbers.
+	runDir := t.TempDir()
+	b, err := os.ReadFile(fx.PendulumPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(runDir, "policy.safetensors"), b, 0o644)
+	r = runCLI(t, dir, time.Minute, "eval", "--policy", runDir, "--episodes", "3", "--seed", "4", "--json", "dir.json")
+	ok(t, r)
+	readJSON(t, filepath.Join(dir, "dir.json"), &rel)
+	if !slices.Equal(rel.Result.Returns, res.Returns) || !strings.Contains(r.Stdout, filepath.Join(runDir, "policy.safetensors")) {
+		t.Errorf("--policy %s: returns %v (file: %v); output %s", runDir, rel.Result.Returns, res.Returns, r.Stdout)
+	}
+	r = runCLI(t, dir, time.Minute, "eval", "--policy", t.TempDir(), "--episodes", "1")
+	expectCLIError(t, r, "is a directory without policy.safetensors")
 }
 
 func TestEvalRandomAndUntrained(t *testing.T) {

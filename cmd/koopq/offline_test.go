@@ -12,6 +12,7 @@ import (
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/sac"
 )
 
 // customDataset writes a dataset no built-in env matches: 5-D states, 2-D
@@ -135,7 +136,8 @@ func TestTrainWithoutSimulator(t *testing.T) {
 				}
 				finiteDiag(t, "history.json", o)
 			}
-			p, envName, err := run.LoadPolicy(filepath.Join(dir, "policy.safetensors"))
+			p, meta, err := sac.ReadPolicy(filepath.Join(dir, "policy.safetensors"))
+			envName := meta["env"]
 			if err != nil {
 				t.Fatal(err)
 			}

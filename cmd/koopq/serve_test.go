@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/sac"
 )
 
 func TestServeBadInput(t *testing.T) {
@@ -88,7 +88,7 @@ func TestServeSIGTERM(t *testing.T) {
 	}
 	url := "http://" + addr
 
-	p, _, err := run.LoadPolicy(fx.PendulumPolicy)
+	p, _, err := sac.ReadPolicy(fx.PendulumPolicy)
 	if err != nil {
 		t.Fatal(err)
 	}
