@@ -288,6 +288,17 @@ func (s *Server) parseAct(w http.ResponseWriter, r *http.Request) (obs []float64
 		if errors.As(err, &se) {
 			return bad("invalid JSON at byte %d: %v (NaN and Infinity are not JSON numbers)", se.Offset, err)
 		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) { // name the field and what it takes, not Go's types
+			where, want := "the body", `an object {"observations": [[numbers], …]}`
+			switch te.Field {
+			case "observations":
+				where, want = "observations", "an array of rows, each an array of numbers"
+			case "log_std":
+				where, want = "log_std", "true or false"
+			}
+			return bad("%s: got a JSON %s, want %s", where, te.Value, want)
+		}
 		return bad("bad request body: %v (want {\"observations\": [[numbers], …]})", err)
 	}
 	if dec.More() {

@@ -282,8 +282,10 @@ func TestBadRequests(t *testing.T) {
 		{"object", "POST", "/v1/act", `{"observations": [[{"x": 1}, 1, 3]]}`, 400, "not a number"},
 		{"beyond float64", "POST", "/v1/act", `{"observations": [[1e400, 1, 3]]}`, 400, "outside float32's finite range"},
 		{"beyond float32", "POST", "/v1/act", `{"observations": [[1, -1e39, 3]]}`, 400, "outside float32's finite range"},
-		{"row not an array", "POST", "/v1/act", `{"observations": [1, 2, 3]}`, 400, "bad request body"},
-		{"observations not an array", "POST", "/v1/act", `{"observations": "x"}`, 400, "bad request body"},
+		{"row not an array", "POST", "/v1/act", `{"observations": [1, 2, 3]}`, 400, "observations: got a JSON number, want an array of rows, each an array of numbers"},
+		{"observations not an array", "POST", "/v1/act", `{"observations": "x"}`, 400, "observations: got a JSON string, want an array of rows"},
+		{"log_std not a boolean", "POST", "/v1/act", `{"observations": [` + row + `], "log_std": 1}`, 400, "log_std: got a JSON number, want true or false"},
+		{"body not an object", "POST", "/v1/act", `[1, 2]`, 400, "the body: got a JSON array, want an object"},
 		{"empty body", "POST", "/v1/act", ``, 400, "bad request body"},
 		{"empty object", "POST", "/v1/act", `{}`, 400, "missing or empty"},
 		{"no rows", "POST", "/v1/act", `{"observations": []}`, 400, "missing or empty"},
@@ -317,6 +319,9 @@ func TestBadRequests(t *testing.T) {
 			if err := json.Unmarshal(b, &e); err != nil || !strings.Contains(e.Error, c.msg) {
 				t.Fatalf("answer %s: want a JSON error containing %q", b, c.msg)
 			}
+			if strings.Contains(e.Error, "Go ") || strings.Contains(e.Error, "RawMessage") || strings.Contains(e.Error, "actRequest") {
+				t.Errorf("answer %s names Go's types", b)
+			}
 		})
 	}
 	// The server still answers, and no bad request reached the network.
@@ -325,8 +330,8 @@ func TestBadRequests(t *testing.T) {
 	if v := metricValue(t, m, `koopq_serve_batch_rows_count`); v != 1 {
 		t.Errorf("%v forward passes, want 1 (only the good request's)", v)
 	}
-	if v := metricValue(t, m, `koopq_serve_requests_total{code="400",handler="act"}`); v != 20 {
-		t.Errorf("%v answers 400 counted, want 20", v)
+	if v := metricValue(t, m, `koopq_serve_requests_total{code="400",handler="act"}`); v != 22 {
+		t.Errorf("%v answers 400 counted, want 22", v)
 	}
 	if v := metricValue(t, m, `koopq_serve_requests_total{code="413",handler="act"}`); v != 1 {
 		t.Errorf("%v answers 413 counted, want 1", v)
