@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -24,6 +25,7 @@ import (
 	"github.com/koopq/koopq/internal/plural"
 	"github.com/koopq/koopq/internal/suggest"
 	"github.com/koopq/koopq/internal/version"
+	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sweep"
 )
 
@@ -31,7 +33,10 @@ import (
 // the train command's own flag set, envs and augmentations by their
 // registries.
 func specChecker() sweep.Checker {
-	flagOf := func(verbs ...string) func(name, value string) error {
+	// flagOf checks a flag of 'koopq VERBS…': it must exist, its value must
+	// parse, and where the verb's settings table has the flag (value given)
+	// the value must lie in the row's range, as on the command line.
+	flagOf := func(value func(name, v string) error, verbs ...string) func(name, value string) error {
 		var cmd *cobra.Command
 		for parent := rootCmd; parent != nil && len(verbs) > 0; verbs = verbs[1:] {
 			var next *cobra.Command
@@ -46,7 +51,7 @@ func specChecker() sweep.Checker {
 		if cmd != nil {
 			verb = strings.TrimPrefix(cmd.CommandPath(), "koopq ")
 		}
-		return func(name, value string) error {
+		return func(name, v string) error {
 			if cmd == nil {
 				return nil
 			}
@@ -54,18 +59,22 @@ func specChecker() sweep.Checker {
 			if f == nil {
 				return fmt.Errorf("not a 'koopq %s' flag (see koopq %s --help)", verb, verb)
 			}
-			// Parsing the value into the command's variable is harmless
-			// here: this process never runs that verb itself.
-			if err := f.Value.Set(value); err != nil {
-				return fmt.Errorf("value %q: %v", value, err)
+			if err := value(name, v); !errors.Is(err, errNoRow) {
+				return err
 			}
-			return nil
+			// A flag outside the verb's table: parse the value into the
+			// command's own variable, which is harmless here, as this
+			// process never runs that verb itself.
+			fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			fs.AddFlag(&pflag.Flag{Name: f.Name, Value: f.Value})
+			return flagError(nil, fs.Parse([]string{"--" + name + "=" + v}))
 		}
 	}
 	return sweep.Checker{
-		Flag:        flagOf("train"),
-		CollectFlag: flagOf("collect"),
-		KoopmanFlag: flagOf("koopman", "train"),
+		Flag:        flagOf(tableValue(run.TrainParams(), run.DefaultTrainConfig()), "train"),
+		CollectFlag: flagOf(tableValue(collectParams(), defaultCollectOptions()), "collect"),
+		KoopmanFlag: flagOf(tableValue(koopmanTrainParams(), defaultKoopmanTrainOptions()), "koopman", "train"),
 		KoopmanTrainFlag: func(name string) bool {
 			c, _, err := rootCmd.Find([]string{"koopman", "train"})
 			return err == nil && c.Name() == "train" && c.Flags().Lookup(name) != nil
@@ -85,6 +94,30 @@ func specChecker() sweep.Checker {
 		},
 	}
 }
+
+// tableValue checks one flag's value as the command line would: parsed
+// into a fresh copy of def through t's own flag set, then checked against
+// the row's range (Row.Check). A flag without a row in t passes here
+// (errNoRow), to be parsed by the caller.
+func tableValue[T any](t param.Table[T], def T) func(name, value string) error {
+	return func(name, value string) error {
+		row, ok := t.Lookup(name)
+		if !ok {
+			return errNoRow
+		}
+		v := def
+		fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		t.MustRegister(fs, &v, def)
+		if err := fs.Parse([]string{"--" + name + "=" + value}); err != nil {
+			return flagError(nil, err)
+		}
+		return row.Check(&v)
+	}
+}
+
+// errNoRow is tableValue's answer for a flag its table lacks.
+var errNoRow = errors.New("no row")
 
 // loadSpec reads and validates a spec file.
 func loadSpec(path string) (*sweep.Spec, []sweep.Run, []byte, error) {

@@ -32,7 +32,15 @@ func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
 	}{
 		{"unknown key", "steps: 5000", "stepz: 5000", nil, []string{"field stepz not found"}},
 		{"train flag typo", "batch: 32", "bacth: 32", nil, []string{`flags: flag "bacth": not a 'koopq train' flag`}},
-		{"bad flag value", "batch: 32", "batch: many", nil, []string{`flag "batch": value "many"`}},
+		{"bad flag value", "batch: 32", "batch: many", nil, []string{`flag "batch": --batch many: want a whole number`}},
+		// Values are checked against the setting's range, as on the command line.
+		{"flag value out of range", "batch: 32", "batch: 0", nil, []string{`flag "batch": --batch (cql.batch) = 0: must be a positive number`}},
+		{"method flag out of range", "augment: gaussian}", "augment: gaussian, flags: {shift-l2: -1}}", nil,
+			[]string{`methods[1] (S4RL-N).flags: flag "shift-l2": --shift-l2 (augment_params.shift_l2) = -1: must be a non-negative number`}},
+		{"collect flag out of range", "data: data/pendulum-medium.hdf5}", "data: data/pendulum-medium.hdf5, collect: {sac-steps: 0}}", nil,
+			[]string{`collect: flag "sac-steps": --sac-steps 0: must be a positive number`}},
+		{"koopman flag out of range", "data: data/pendulum-medium.hdf5}", "data: data/pendulum-medium.hdf5, koopman: {model: m.safetensors, max-epochs: -3}}", nil,
+			[]string{`koopman: flag "max-epochs": --max-epochs -3: must be a positive number`}},
 		{"unknown env", "env: pendulum", "env: pendulumm", nil, []string{`datasets[0] (pendulum-medium): env: unknown env "pendulumm"`}},
 		{"unknown augment", "augment: gaussian", "augment: gauss", nil, []string{`methods[1] (S4RL-N): augment: unknown augment "gauss"`}},
 		{"missing data", "", "", nil, []string{"dataset pendulum-medium: data", "pendulum-medium.hdf5", "koopq collect"}},
