@@ -286,6 +286,11 @@ type Checker struct {
 	// flag: a run's train flag koopman-<name> then sets the training of
 	// its dataset's default shared model. nil: every name but prob.
 	KoopmanTrainFlag func(name string) bool
+	// Train returns an error when `koopq train` with these arguments (a
+	// run's TrainArgs) would refuse its settings before reading any file:
+	// rules across settings, such as --steps above --bc-steps or
+	// --shift-l2 with plain CQL, that no single flag's check sees.
+	Train func(args []string) error
 	// NeedsKoopman reports whether an augmentation uses a Koopman model
 	// (which runs get datasets[].koopman's model); nil: every augmentation
 	// but none (a run that does not need the model ignores --koopman).
@@ -641,10 +646,41 @@ func (s *Spec) expand(chk Checker) ([]Run, error) {
 	mk := runMaker{s: s, base: base, chk: chk}
 	runs := mk.all(dsIdx, mIdx)
 	numberRuns(runs, &p)
+	checkTrainSettings(runs, chk, &p)
 	if err := p.err(); err != nil {
 		return nil, err
 	}
 	return runs, nil
+}
+
+// checkTrainSettings asks chk.Train about every run's train command line;
+// runs refused for the same reason are reported once, naming the first
+// and counting the others.
+func checkTrainSettings(runs []Run, chk Checker, p *problems) {
+	if chk.Train == nil {
+		return
+	}
+	var order []string
+	failed := map[string][]string{}
+	for _, r := range runs {
+		err := chk.Train(r.TrainArgs(".", "out", r.Name))
+		if err == nil {
+			continue
+		}
+		msg := err.Error()
+		if _, seen := failed[msg]; !seen {
+			order = append(order, msg)
+		}
+		failed[msg] = append(failed[msg], r.Name)
+	}
+	for _, msg := range order {
+		names := failed[msg]
+		which := "run " + names[0]
+		if len(names) > 1 {
+			which += fmt.Sprintf(" and %d more", len(names)-1)
+		}
+		p.add("%s: koopq train would refuse the settings: %s", which, msg)
+	}
 }
 
 // checkSettings checks the spec's scalar settings: name, the lists being

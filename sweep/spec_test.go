@@ -186,6 +186,37 @@ func TestSpecErrors(t *testing.T) {
 	}
 }
 
+// TestTrainSettingsCheckedPerRun: Checker.Train sees every run's train
+// command line; runs refused for one reason are reported once, the first
+// named and the rest counted, and a spec whose runs all pass has no error.
+func TestTrainSettingsCheckedPerRun(t *testing.T) {
+	var seen []string
+	chk := Checker{Train: func(args []string) error {
+		line := strings.Join(args, " ")
+		seen = append(seen, line)
+		if strings.Contains(line, "--augment kfc++") && strings.Contains(line, "--koopman-prob=0.8") {
+			return errors.New("koopman-prob refused")
+		}
+		return nil
+	}}
+	_, runs, err := Parse([]byte(testSpec), chk)
+	if err == nil || runs != nil {
+		t.Fatalf("spec with refused runs: err %v, %d runs", err, len(runs))
+	}
+	// Grid: 2 datasets × 2 methods × 2 seeds = 8, plus one ablation run.
+	if len(seen) != 9 || !strings.HasPrefix(seen[0], "train --data ") {
+		t.Errorf("Train asked about %d command lines, want 9: %q", len(seen), seen)
+	}
+	// The four KFC++ grid runs share the reason; the ablation (prob 0) passes.
+	want := "run hopper-medium__kfcpp__s3 and 3 more: koopq train would refuse the settings: koopman-prob refused"
+	if msg := err.Error(); !strings.Contains(msg, want) || strings.Count(msg, "koopman-prob refused") != 1 {
+		t.Errorf("error %q, want one line %q", msg, want)
+	}
+	if _, runs := mustParse(t, testSpec, Checker{Train: func([]string) error { return nil }}); len(runs) != 9 {
+		t.Errorf("%d runs", len(runs))
+	}
+}
+
 func TestRunNamesCollide(t *testing.T) {
 	text := strings.Replace(testSpec, "{name: CQL, augment: none}", "{name: kfc++, augment: none}", 1)
 	_, _, err := Parse([]byte(text), Checker{})

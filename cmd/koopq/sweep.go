@@ -79,6 +79,7 @@ func specChecker() sweep.Checker {
 			c, _, err := rootCmd.Find([]string{"koopman", "train"})
 			return err == nil && c.Name() == "train" && c.Flags().Lookup(name) != nil
 		},
+		Train:        checkTrainArgs,
 		NeedsKoopman: augment.NeedsKoopman,
 		Env: func(name string) error {
 			if slices.Contains(env.Names(), name) {

@@ -39,6 +39,11 @@ func TestSweepRejectsBadSpecsWithoutSideEffects(t *testing.T) {
 			[]string{`methods[1] (S4RL-N).flags: flag "shift-l2": --shift-l2 (augment_params.shift_l2) = -1: must be a non-negative number`}},
 		{"collect flag out of range", "data: data/pendulum-medium.hdf5}", "data: data/pendulum-medium.hdf5, collect: {sac-steps: 0}}", nil,
 			[]string{`collect: flag "sac-steps": --sac-steps 0: must be a positive number`}},
+		// Rules across settings are checked on every run's whole command line.
+		{"steps not above bc-steps", "bc-steps: 100", "bc-steps: 6000", nil,
+			[]string{"run pendulum-medium__cql__s0 and 3 more: koopq train would refuse the settings: --steps (cql.steps) 5000 is not above --bc-steps (cql.bc_steps) 6000"}},
+		{"shift-l2 on plain CQL", "augment: none}", "augment: none, flags: {shift-l2: 1e-3}}", nil,
+			[]string{"run pendulum-medium__cql__s0 and 1 more: koopq train would refuse the settings: --shift-l2 (augment_params.shift_l2) 0.001 with --augment cql"}},
 		{"koopman flag out of range", "data: data/pendulum-medium.hdf5}", "data: data/pendulum-medium.hdf5, koopman: {model: m.safetensors, max-epochs: -3}}", nil,
 			[]string{`koopman: flag "max-epochs": --max-epochs -3: must be a positive number`}},
 		{"unknown env", "env: pendulum", "env: pendulumm", nil, []string{`datasets[0] (pendulum-medium): env: unknown env "pendulumm"`}},

@@ -45,6 +45,35 @@ type trainOptions struct {
 
 // newTrainCmd makes 'koopq train'.
 func newTrainCmd() *cobra.Command {
+	cmd, _ := newTrainCommand()
+	return cmd
+}
+
+// checkTrainArgs runs the checks of 'koopq train ARGS' that need no file
+// (flags, preset, the settings as a whole: run.TrainConfig.Validate) on a
+// fresh command, in this process: sweeps ask it about every run before
+// they start one. args begins with "train".
+func checkTrainArgs(args []string) error {
+	cmd, o := newTrainCommand()
+	if len(args) == 0 || args[0] != "train" {
+		return fmt.Errorf("not a train command line: %q", args)
+	}
+	if err := cmd.ParseFlags(args[1:]); err != nil {
+		return flagError(cmd, err)
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	cfg, _, _, err := o.config()
+	if err != nil {
+		return err
+	}
+	return cfg.Validate()
+}
+
+// newTrainCommand makes 'koopq train' and returns its options, which the
+// command's flags write into.
+func newTrainCommand() (*cobra.Command, *trainOptions) {
 	o := &trainOptions{flagCfg: run.DefaultTrainConfig()}
 	flagCfg := &o.flagCfg
 	cmd := &cobra.Command{
@@ -116,7 +145,7 @@ sweep's next run) loads it in seconds, with the same numbers; results.json recor
 	f.BoolVar(&o.quiet, "quiet", false, "no progress bars or progress log lines")
 	f.StringVar(&o.augCache, "augment-cache", os.Getenv(sweep.AugmentCacheEnv), "directory that keeps the Koopman precompute cache between runs (default $KOOPQ_AUGMENT_CACHE; empty: none)")
 	cmd.SetUsageFunc(groupedUsage(trainFlagGroups()))
-	return cmd
+	return cmd, o
 }
 
 // validate checks the flags that need no file; the settings as a whole
