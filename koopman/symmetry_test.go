@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/koopq/koopq/internal/allocs"
 )
 
 func randMat(rng *rand.Rand, n int, scale float64) []float64 {
@@ -634,14 +636,14 @@ func TestShifterAllocationsDoNotGrowWithBatch(t *testing.T) {
 			lat[i] = rng.NormFloat64()
 		}
 		epsPP, eps := make([]float64, b*n), make([]float64, b)
-		shift := testing.AllocsPerRun(5, func() {
+		shift := allocs.Min(5, func() {
 			if kfc {
 				sh.ShiftKFC(dst, lat, act, eps)
 			} else {
 				sh.ShiftKFCpp(dst, lat, act, epsPP)
 			}
 		})
-		decompose := testing.AllocsPerRun(5, func() {
+		decompose := allocs.Min(5, func() {
 			for i := range b {
 				OperatorAt(k, k0, [][]float64{k1}, act[i*m:(i+1)*m])
 				dec.Decompose(rb, k)

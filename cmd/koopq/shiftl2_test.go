@@ -18,8 +18,8 @@ func TestSweepSpecPassesShiftL2(t *testing.T) {
 datasets:
   - {name: pendulum, env: pendulum, data: pendulum.hdf5}
 methods:
-  - {name: S4RL-N, augment: gaussian, flags: {shift-l2: 2.6e-4}}
-  - {name: KFC++, augment: kfc++, flags: {shift-l2: 2.6e-4, residual: true}}
+  - {name: S4RL-N, augment: gaussian, flags: {shift-l2: 2.6e-4, bc-steps: 10}}
+  - {name: KFC++, augment: kfc++, flags: {shift-l2: 2.6e-4, residual: true, bc-steps: 10}}
 seeds: [1]
 steps: 100
 `
