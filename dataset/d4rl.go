@@ -475,12 +475,12 @@ func (r *Raw) QLearning(opts ReadOptions) (*Dataset, Conversion, error) {
 	last := r.N - 1
 	if opts.UseNextObservations {
 		if r.NextObservations == nil {
-			return nil, conv, errf(r.Path, "next_observations", "missing, but UseNextObservations was asked for")
+			return nil, conv, errf(r.Path, "next_observations", "missing, but --use-next-observations (ReadOptions.UseNextObservations) was asked for")
 		}
 		next, shift, last = r.NextObservations, 0, r.N
 	} else {
 		if r.Timeouts == nil && opts.MaxEpisodeSteps <= 0 {
-			return nil, conv, errf(r.Path, "timeouts", "missing; d4rl then needs the time limit: set MaxEpisodeSteps (or UseNextObservations)")
+			return nil, conv, errf(r.Path, "timeouts", "missing; d4rl then needs the episode time limit: give --max-episode-steps N (ReadOptions.MaxEpisodeSteps; 1000 for the MuJoCo locomotion tasks) or --use-next-observations")
 		}
 		conv.DroppedLast = 1
 	}
@@ -529,7 +529,7 @@ func (r *Raw) QLearning(opts ReadOptions) (*Dataset, Conversion, error) {
 				if key == "observations" && finite(r.Observations[i*o:(i+1)*o]) {
 					row = i + shift
 				}
-				return nil, conv, errf(r.Path, key, "row %d holds NaN or Inf (transition %d); use DropInvalid (--drop-invalid) to drop such transitions", row, i)
+				return nil, conv, errf(r.Path, key, "row %d holds NaN or Inf (transition %d); use --drop-invalid (ReadOptions.DropInvalid) to drop such transitions", row, i)
 			}
 			conv.DroppedInvalid++
 			continue

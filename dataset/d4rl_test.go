@@ -215,7 +215,9 @@ func TestQLearningNoTimeouts(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := mk(c.term)
-		if _, _, err := r.QLearning(ReadOptions{}); err == nil || !strings.Contains(err.Error(), "timeouts") {
+		// The error names the flags that fix it, not only the Go fields.
+		if _, _, err := r.QLearning(ReadOptions{}); err == nil || !strings.Contains(err.Error(), "timeouts") ||
+			!strings.Contains(err.Error(), "--max-episode-steps") || !strings.Contains(err.Error(), "--use-next-observations") {
 			t.Errorf("no timeouts and no MaxEpisodeSteps: err %v", err)
 		}
 		d, conv, err := r.QLearning(ReadOptions{MaxEpisodeSteps: 3})

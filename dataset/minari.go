@@ -211,7 +211,7 @@ func loadMinariInProcess(path string, opts ReadOptions) (*Dataset, Conversion, m
 			}
 			if bad != "" {
 				if !opts.DropInvalid {
-					return nil, conv, ex, errf(h5, key(bad), "step %d holds NaN or Inf; use DropInvalid (--drop-invalid) to drop such transitions", t)
+					return nil, conv, ex, errf(h5, key(bad), "step %d holds NaN or Inf; use --drop-invalid (ReadOptions.DropInvalid) to drop such transitions", t)
 				}
 				conv.DroppedInvalid++
 				continue
