@@ -48,8 +48,9 @@ type ReadOptions struct {
 	// Timeout bounds the child-process read: past it the child is killed
 	// and the read fails (libhdf5 can loop forever on a damaged file). 0
 	// means 1 minute plus 1 s per 2 MiB of file; negative means no limit.
-	// Ignored with InProcess.
-	Timeout time.Duration `json:"timeout,omitempty"`
+	// Ignored with InProcess. The flag --read-timeout sets it; it does not
+	// change what is read, so a run's config.json does not record it.
+	Timeout time.Duration `json:"-"`
 }
 
 // Array is a stored numeric array converted to float32.

@@ -116,7 +116,7 @@ func runIsolated(name, path, h5 string, opts ReadOptions, decode func(io.Reader)
 	case err == nil:
 		return nil
 	case errors.Is(err, hdf5.ErrTimedOut):
-		return fmt.Errorf("dataset %s: %w; if the file is trusted and just large or slow to read, raise ReadOptions.Timeout", h5, err)
+		return fmt.Errorf("dataset %s: %w; if the file is trusted and just large or slow to read, raise --read-timeout (ReadOptions.Timeout; negative: no limit)", h5, err)
 	case errors.Is(err, hdf5.ErrCrashed), errors.Is(err, hdf5.ErrWorkerPanic), errors.Is(err, hdf5.ErrWorkerStart):
 		return fmt.Errorf("dataset %s: %w", h5, err)
 	}

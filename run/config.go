@@ -44,6 +44,7 @@ func TrainParams() param.Table[TrainConfig] {
 		param.New("terminate-on-end", "read_options.terminate_on_end", "keep time-limit steps (d4rl's terminate_on_end)", func(c *TrainConfig) any { return &c.ReadOptions.TerminateOnEnd }, param.AnyValue),
 		param.New("use-next-observations", "read_options.use_next_observations", "take s' from the stored next_observations instead of observations[i+1]", func(c *TrainConfig) any { return &c.ReadOptions.UseNextObservations }, param.AnyValue),
 		param.New("max-episode-steps", "read_options.max_episode_steps", "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback; 0: none)", func(c *TrainConfig) any { return &c.ReadOptions.MaxEpisodeSteps }, param.NonNegative),
+		param.New("read-timeout", "", "time limit for parsing the HDF5 file in its child process (0: 1 min + 1 s per 2 MiB of file; negative: none; not recorded in config.json)", func(c *TrainConfig) any { return &c.ReadOptions.Timeout }, param.AnyValue),
 		param.New("augment", "augment", "state augmentation: "+strings.Join(augment.Names(), ", ")+" (cql: plain CQL; none is an alias)", func(c *TrainConfig) any { return &c.Augment }, param.AnyValue),
 		param.New("gaussian-sigma", "gaussian_sigma", "S4RL-N noise σ (also KFC's non-Koopman branch)", func(c *TrainConfig) any { return &c.GaussianSigma }, param.NonNegative),
 		param.New("koopman", "koopman_model", "trained Koopman model (koopq koopman train); trained for the run when empty and needed", func(c *TrainConfig) any { return &c.KoopmanModel }, param.AnyValue),

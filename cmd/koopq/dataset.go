@@ -80,6 +80,7 @@ func datasetInfoParams() param.Table[datasetInfoOptions] {
 		param.New("terminate-on-end", "", "keep time-limit steps (d4rl's terminate_on_end)", func(o *o) any { return &o.read.TerminateOnEnd }, param.AnyValue),
 		param.New("use-next-observations", "", "take s' from the stored next_observations instead of observations[i+1]", func(o *o) any { return &o.read.UseNextObservations }, param.AnyValue),
 		param.New("max-episode-steps", "", "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)", func(o *o) any { return &o.read.MaxEpisodeSteps }, param.NonNegative),
+		readTimeoutParam(func(o *o) *dataset.ReadOptions { return &o.read }),
 		param.New("json", "", "print the summary as JSON", func(o *o) any { return &o.asJSON }, param.AnyValue),
 		param.New("coverage", "", "AntMaze data: write a PNG of the visited x-y positions over the maze to this file", func(o *o) any { return &o.coveragePNG }, param.AnyValue),
 		param.New("env", "", "environment whose reference returns give the normalized score (default: from the file's metadata)", func(o *o) any { return &o.envName }, param.AnyValue),

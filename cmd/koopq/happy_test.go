@@ -58,6 +58,12 @@ func TestDatasetInfo(t *testing.T) {
 			t.Errorf("dataset info output lacks %q:\n%s", w, r.Stdout)
 		}
 	}
+	// --read-timeout bounds the child process that parses the file, and
+	// the refusal names the flag that raises it.
+	r = runCLI(t, dir, time.Minute, "dataset", "info", "--read-timeout", "1ns", fx.Data)
+	expectCLIError(t, r, "did not finish parsing the file in time", "no answer within 1ns", "raise --read-timeout")
+	r = runCLI(t, dir, time.Minute, "dataset", "info", "--read-timeout", "-1s", fx.Data)
+	ok(t, r)
 	r = runCLI(t, dir, time.Minute, "dataset", "info", "--json", fx.Data)
 	ok(t, r)
 	var in struct {

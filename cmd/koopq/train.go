@@ -502,7 +502,7 @@ func trainFlagGroups() []flagGroup {
 		}
 		i := 2 // method: augment, gaussian_sigma, augment_params.*
 		switch k := p.Key; {
-		case k == "data" || strings.HasPrefix(k, "read_options."):
+		case k == "data" || strings.HasPrefix(k, "read_options.") || p.Flag == "read-timeout":
 			i = 1
 		case strings.HasPrefix(k, "cql."):
 			i = 3

@@ -233,6 +233,9 @@ func RunWorker(name string, req []byte, timeout time.Duration, decode func(r io.
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		pw.Close()
+		if ctx.Err() == context.DeadlineExceeded { // the limit ran out before the worker started
+			return fmt.Errorf("%w (no answer within %v)", ErrTimedOut, timeout)
+		}
 		return fmt.Errorf("%w: %v", ErrWorkerStart, err)
 	}
 	pw.Close()
