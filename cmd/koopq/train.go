@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/signal"
@@ -58,6 +59,7 @@ func checkTrainArgs(args []string) error {
 	if len(args) == 0 || args[0] != "train" {
 		return fmt.Errorf("not a train command line: %q", args)
 	}
+	cmd.Flags().SetOutput(io.Discard) // no deprecation notice per run: each run's own log has it
 	if err := cmd.ParseFlags(args[1:]); err != nil {
 		return flagError(cmd, err)
 	}
