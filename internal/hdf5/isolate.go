@@ -182,6 +182,12 @@ func executable() (string, error) {
 	return os.Executable()
 }
 
+// timedOut is RunWorker's error when the worker gave no answer within
+// timeout, whether it had started or not.
+func timedOut(timeout time.Duration) error {
+	return fmt.Errorf("%w (no answer within %v)", ErrTimedOut, timeout)
+}
+
 // RunWorker runs worker name in a fresh copy of this process with req on
 // its stdin, and hands the result stream to decode, which must read it to
 // the end. It returns the worker's own error (as a plain error carrying its
@@ -234,7 +240,7 @@ func RunWorker(name string, req []byte, timeout time.Duration, decode func(r io.
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		if ctx.Err() == context.DeadlineExceeded { // the limit ran out before the worker started
-			return fmt.Errorf("%w (no answer within %v)", ErrTimedOut, timeout)
+			return timedOut(timeout)
 		}
 		return fmt.Errorf("%w: %v", ErrWorkerStart, err)
 	}
@@ -257,7 +263,7 @@ func RunWorker(name string, req []byte, timeout time.Duration, decode func(r io.
 	io.Copy(io.Discard, br) // let the worker finish writing
 	if werr := cmd.Wait(); werr != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return fmt.Errorf("%w (no answer within %v)", ErrTimedOut, timeout)
+			return timedOut(timeout)
 		}
 		return classify(werr, stderr.String())
 	}
