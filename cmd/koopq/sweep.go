@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/internal/fingerprint"
 	"github.com/koopq/koopq/internal/param"
@@ -650,7 +652,7 @@ func (o *sweepRunOptions) prepare(ctx context.Context) error {
 	o.runs = sweep.WithoutDatasets(o.runs, failed)
 	// The data and models the runs will read must be those the
 	// sweep's earlier runs read: one cell, one dataset.
-	mismatch, err := sweep.CheckInputs(o.out, s, o.runs, o.dataRoot)
+	mismatch, err := sweep.CheckInputs(o.out, s, o.runs, o.dataRoot, datasetContent)
 	if err != nil {
 		return err
 	}
@@ -664,6 +666,22 @@ func (o *sweepRunOptions) prepare(ctx context.Context) error {
 		return fmt.Errorf("refusing to run: %s", strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// datasetContent is sweep.CheckInputs' reader: the content sha256 of the
+// dataset at path read as a run recorded (its config.json's read_options).
+func datasetContent(path string, readOptions json.RawMessage) (string, error) {
+	var ro dataset.ReadOptions
+	if len(readOptions) > 0 && string(readOptions) != "null" {
+		if err := json.Unmarshal(readOptions, &ro); err != nil {
+			return "", fmt.Errorf("the run's read_options: %w", err)
+		}
+	}
+	d, err := run.ReadDataset(path, ro)
+	if err != nil {
+		return "", err
+	}
+	return d.ContentSHA256(), nil
 }
 
 // notPrepared adds the datasets whose runs were left pending to err (nil:

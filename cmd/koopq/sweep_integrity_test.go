@@ -5,12 +5,15 @@ package main
 // report, and refuses a koopq binary built from a modified tree.
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/koopq/koopq/dataset"
 )
 
 const integritySpec = `name: integrity
@@ -73,6 +76,57 @@ func TestSweepRefusesMixedDataAndDropsRenamedRuns(t *testing.T) {
 	r = runCLI(t, work, time.Minute, "report", out)
 	if r.Code != 0 || !strings.Contains(r.Stderr, "left out") || !strings.Contains(r.Stdout, "1 finished run") || strings.Contains(r.Stdout, "2 methods") {
 		t.Fatalf("report: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// A sweep continued on a fresh machine (its .sweep state gone, its run
+// files kept, as a study's are in git) checks the data it finds against
+// what the runs recorded: other transitions are refused before any run
+// starts; the same transitions regenerated into other bytes (here, another
+// metadata entry, as another koopq version writes) are accepted.
+func TestSweepContinuedElsewhereChecksRunsData(t *testing.T) {
+	work := t.TempDir()
+	roots := map[string]string{}
+	for _, name := range []string{"orig", "other", "regen"} {
+		roots[name] = filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Join(roots[name], "data"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := func(root string) string { return filepath.Join(roots[root], "data", "pendulum-medium.hdf5") }
+	writePendulumData(t, path("orig"), 300, 10)
+	writePendulumData(t, path("other"), 300, 11)
+	regen := pendulumData(300, 10)
+	regen.Meta = map[string]string{"koopq_note": "regenerated elsewhere"}
+	if err := dataset.WriteD4RL(path("regen"), regen); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(path("orig"))
+	b, _ := os.ReadFile(path("regen"))
+	if bytes.Equal(a, b) {
+		t.Fatal("the regenerated file should differ in bytes")
+	}
+	spec := filepath.Join(writeSpec(t, integritySpec), "spec.yaml")
+	out := filepath.Join(work, "O")
+	if r := runCLI(t, work, 3*time.Minute, "sweep", "run", spec, "--out", out, "--data-root", roots["orig"]); r.Code != 0 {
+		t.Fatalf("first sweep: %s%s", r.Stdout, r.Stderr)
+	}
+	if err := os.RemoveAll(filepath.Join(out, ".sweep")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spec, []byte(strings.Replace(integritySpec, "seeds: [0]", "seeds: [0, 1]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expectCLIError(t, runCLI(t, work, time.Minute, "sweep", "run", spec, "--out", out, "--data-root", roots["other"]),
+		"run pendulum-medium__cql__s0 trained on", "other transitions", "one table cell must not mix datasets")
+	if m, _ := filepath.Glob(filepath.Join(out, "pendulum-medium__cql__s1", "*")); len(m) != 0 {
+		t.Fatalf("the refused sweep started seed 1: %v", m)
+	}
+	if r := runCLI(t, work, 3*time.Minute, "sweep", "run", spec, "--out", out, "--data-root", roots["regen"]); r.Code != 0 {
+		t.Fatalf("the same transitions in other bytes were refused: %s%s", r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "pendulum-medium__cql__s1")); err != nil {
+		t.Fatalf("seed 1 did not run: %v", err)
 	}
 }
 

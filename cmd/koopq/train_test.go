@@ -27,6 +27,15 @@ import (
 // time-limit flags, states on the circle.
 func writePendulumData(t *testing.T, path string, n int, seed uint64) string {
 	t.Helper()
+	if err := dataset.WriteD4RL(path, pendulumData(n, seed)); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// pendulumData is writePendulumData's transitions: n rows of 50-step
+// episodes from seed.
+func pendulumData(n int, seed uint64) *dataset.Dataset {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	d := &dataset.Dataset{ObsDim: 3, ActDim: 1}
 	th, dth := 0.0, 0.0
@@ -48,10 +57,7 @@ func writePendulumData(t *testing.T, path string, n int, seed uint64) string {
 		d.Timeouts = append(d.Timeouts, to)
 		th, dth = nth, ndth
 	}
-	if err := dataset.WriteD4RL(path, d); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return d
 }
 
 // tinyTrain returns train flags for a run of a few seconds.
