@@ -250,6 +250,12 @@ func (m *Model) CheckData(obs, act, next []float32, rows int) error {
 // metaConfigKey is the safetensors metadata key holding the ModelConfig JSON.
 const metaConfigKey = "koopman_model_config"
 
+// MetaDataContent is the safetensors metadata key holding the content
+// sha256 (dataset.Dataset.ContentSHA256) of the transitions the model was
+// trained on, so that a run given the model can tell whether it describes
+// the run's own data. Absent in models saved before koopq recorded it.
+const MetaDataContent = "data_content_sha256"
+
 // Save writes the model as safetensors (atomically: temp file + rename),
 // with the ModelConfig as JSON under metadata "koopman_model_config" plus
 // any extra metadata (e.g. training summary).

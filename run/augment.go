@@ -78,7 +78,7 @@ func buildAugmenter(ctx context.Context, cfg TrainConfig, data *dataset.Dataset,
 			}
 			if dir != nil {
 				meta := res.Metadata() // why the training stopped, final learning rate, undertrained flag
-				meta["dataset"] = cfg.Data
+				meta["dataset"], meta[koopman.MetaDataContent] = cfg.Data, data.ContentSHA256()
 				if err := m.Save(dir.File(KoopmanFile), meta); err != nil {
 					return nil, err
 				}

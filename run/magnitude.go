@@ -6,6 +6,8 @@ import (
 
 	"github.com/koopq/koopq/augment"
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/internal/fingerprint"
+	"github.com/koopq/koopq/internal/stheader"
 	"github.com/koopq/koopq/koopman"
 )
 
@@ -43,7 +45,8 @@ type Magnitude struct {
 	// only with direct decoding, and mean ‖D(g̃) − D(E(s))‖₂.
 	ModelErrorL2Mean *float64 `json:"model_error_l2_mean,omitempty"`
 	SymmetryL2Mean   *float64 `json:"symmetry_l2_mean,omitempty"`
-	// ShiftWarnings are the warnings train printed about the shift.
+	// ShiftWarnings are the warnings train printed about the shift and the
+	// Koopman model it comes from.
 	ShiftWarnings []string `json:"shift_warnings,omitempty"`
 }
 
@@ -83,11 +86,8 @@ func checkShiftFloor(cfg TrainConfig, data *dataset.Dataset, m *koopman.Model) e
 // shift at the scale the run uses, warning (naming --residual) when with
 // direct decoding the model error is the larger part. It returns the
 // augmenter to train with.
-func prepareMagnitude(cfg TrainConfig, data *dataset.Dataset, aug augment.Augmenter, warn func(string)) (augment.Augmenter, Magnitude, error) {
+func prepareMagnitude(cfg TrainConfig, data *dataset.Dataset, aug augment.Augmenter, warnTo func(string)) (augment.Augmenter, Magnitude, error) {
 	var mag Magnitude
-	if warn == nil {
-		warn = func(s string) { fmt.Fprintln(os.Stderr, "koopq: warning:", s) }
-	}
 	_, isKoopman := aug.(*augment.Koopman)
 	if cfg.AugmentParams.ShiftL2 == 0 && !isKoopman {
 		return aug, mag, nil
@@ -111,7 +111,7 @@ func prepareMagnitude(cfg TrainConfig, data *dataset.Dataset, aug augment.Augmen
 				w := fmt.Sprintf("%s with direct decoding: the model-error part of the shift, mean ‖D(E(s)) − s‖₂ = %.3g, is larger than the "+
 					"symmetry shift asked for, mean ‖D(g̃) − D(g)‖₂ = %.3g: most of s̃ − s is the Koopman model's reconstruction error; "+
 					"--residual (s̃ = s + D(g̃) − D(g)) leaves it out", cfg.Augment, d.ModelError, d.Symmetry)
-				warn(w)
+				warn(warnTo, w)
 				mag.ShiftWarnings = append(mag.ShiftWarnings, w)
 			}
 		}
@@ -125,4 +125,40 @@ func (m *Magnitude) record(meter *augment.Meter) {
 	m.ShiftRows = o.Rows
 	m.ShiftL2Mean, m.ShiftL2Median, m.ShiftL2P95 = o.Mean, o.Median, o.P95
 	m.ShiftNextL2Mean, m.ShiftNextL2Median, m.ShiftNextL2P95 = n.Mean, n.Median, n.P95
+}
+
+// warn gives msg to to, or prints it on stderr when to is nil (TrainOptions.Warn).
+func warn(to func(string), msg string) {
+	if to == nil {
+		fmt.Fprintln(os.Stderr, "koopq: warning:", msg)
+		return
+	}
+	to(msg)
+}
+
+// modelDataWarning is the warning for a run given a Koopman model
+// (cfg.KoopmanModel) that was trained on other transitions than the run's
+// data (the model's MetaDataContent against data's content sha256): its
+// symmetries then describe another dataset's dynamics. "" when they agree,
+// when the run trains its own model, or when the model does not record its
+// data (saved by an older koopq).
+func modelDataWarning(cfg TrainConfig, data DatasetInput) (string, error) {
+	if cfg.KoopmanModel == "" || !augment.NeedsKoopman(cfg.Augment) {
+		return "", nil
+	}
+	h, err := stheader.Read(cfg.KoopmanModel)
+	if err != nil {
+		return "", fmt.Errorf("Koopman model: %w", err)
+	}
+	got := h.Meta[koopman.MetaDataContent]
+	if got == "" || got == data.ContentSHA256 {
+		return "", nil
+	}
+	from := ""
+	if p := h.Meta["data"]; p != "" {
+		from = " of " + p
+	}
+	return fmt.Sprintf("the Koopman model %s was trained on other transitions (content sha256 %s%s) than this run's data %s "+
+		"(content sha256 %s): its symmetries describe that data's dynamics", cfg.KoopmanModel, fingerprint.Short(got), from,
+		data.Path, fingerprint.Short(data.ContentSHA256)), nil
 }

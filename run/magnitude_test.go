@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -116,6 +117,20 @@ func TestKoopmanShiftParts(t *testing.T) {
 	}
 	if len(warnings) != 0 {
 		t.Errorf("residual decoding warned: %q", warnings)
+	}
+	// The same model on other transitions: a warning, kept in results.json.
+	warnings = nil
+	other, _ := NewDir(t.TempDir(), "other-data")
+	if _, err := TrainWith(context.Background(), cfg, other, learntest.PendulumT(t, 400, 6), TrainOptions{Warn: func(s string) { warnings = append(warnings, s) }}); err != nil {
+		t.Fatal(err)
+	}
+	var resOther map[string]any
+	if err := other.ReadJSON("results.json", &resOther); err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "trained on other transitions") ||
+		!strings.Contains(fmt.Sprint(resOther["shift_warnings"]), "trained on other transitions") {
+		t.Errorf("model of other data: warnings %q, results.json %v", warnings, resOther["shift_warnings"])
 	}
 
 	cfg.AugmentParams.Residual, cfg.AugmentParams.ShiftL2 = false, me/2

@@ -505,6 +505,12 @@ func newTrainRun(ctx context.Context, in *CheckedTrain, dir *Dir, inputs Inputs,
 	if err != nil {
 		return nil, err
 	}
+	if w, err := modelDataWarning(cfg, inputs.Dataset); err != nil {
+		return nil, err
+	} else if w != "" {
+		warn(opts.Warn, w)
+		mag.ShiftWarnings = append([]string{w}, mag.ShiftWarnings...)
+	}
 	r.aug, r.meter = aug, augment.NewMeter(aug)
 	if r.tr, err = cql.NewTrainer(cfg.CQL, r.train, r.meter, in.scale); err != nil {
 		return nil, err

@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/stheader"
+	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/run"
 )
 
@@ -213,7 +216,8 @@ func TestKoopmanTrainAndInspect(t *testing.T) {
 		t.Errorf("koopman train output:\n%s", r.Stdout)
 	}
 	var sum struct {
-		Transitions int `json:"transitions"`
+		Transitions int    `json:"transitions"`
+		DataContent string `json:"data_content_sha256"`
 		ModelConfig struct {
 			ObsDim int   `json:"obs_dim"`
 			ActDim int   `json:"act_dim"`
@@ -233,6 +237,15 @@ func TestKoopmanTrainAndInspect(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "m.safetensors")); err != nil || !strings.Contains(string(b[:min(len(b), 1<<16)]), `"provenance":"{\"version\"`) {
 		t.Errorf("model metadata lacks the provenance (%v)", err)
+	}
+	// The data it was trained on, by content, in the summary and the metadata.
+	d, err := run.ReadDataset(fx.Data, dataset.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := stheader.Read(filepath.Join(dir, "m.safetensors"))
+	if err != nil || sum.DataContent != d.ContentSHA256() || h.Meta[koopman.MetaDataContent] != d.ContentSHA256() {
+		t.Errorf("data_content_sha256: summary %q, metadata %q (%v), want %s", sum.DataContent, h.Meta[koopman.MetaDataContent], err, d.ContentSHA256())
 	}
 	mc := sum.ModelConfig
 	if sum.Transitions != 396 || mc.ObsDim != 3 || mc.ActDim != 1 || mc.Latent != 4 || !slices.Equal(mc.Hidden, []int{16, 8}) {

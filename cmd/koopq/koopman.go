@@ -308,11 +308,12 @@ func (o *koopmanTrainOptions) write(w io.Writer, m *koopman.Model, d *dataset.Da
 	prov := run.CurrentProvenance()
 	meta := res.Metadata() // best_epoch, stopped, final_lr, undertrained, train_config, ...
 	meta["env"], meta["data"], meta["provenance"] = o.envName, o.data, mustJSON(prov)
+	meta[koopman.MetaDataContent] = d.ContentSHA256()
 	meta["val_fwd"], meta["val_ae"] = fmt.Sprint(best.ValFwd), fmt.Sprint(best.ValAE)
 	if err := m.Save(o.out, meta); err != nil {
 		return err
 	}
-	summary := map[string]any{"model": o.out, "env": o.envName, "data": o.data, "transitions": d.Len(),
+	summary := map[string]any{"model": o.out, "env": o.envName, "data": o.data, "transitions": d.Len(), koopman.MetaDataContent: meta[koopman.MetaDataContent],
 		"model_config": m.Cfg, "train": res, "diagnostics": diag, "provenance": prov}
 	if err := writeJSONFile(o.out+".json", summary); err != nil {
 		return err
