@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/koopq/koopq/augment"
+	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/internal/param"
 	"github.com/koopq/koopq/internal/regfile"
@@ -32,6 +33,27 @@ import (
 // or *[]float64; its Range (internal/param) checks numbers and list entries.
 type Param = param.Row[TrainConfig]
 
+// ReadParams is the rows of the dataset reading flags (dataset.ReadOptions)
+// for settings T that hold them at get(c): train's, whose config keys are
+// keyPrefix + "drop_invalid" and so on ("read_options."), and those of the
+// other commands that read a dataset (keyPrefix "": flags only).
+// --read-timeout never has a key: it does not change what is read.
+func ReadParams[T any](get func(*T) *dataset.ReadOptions, keyPrefix string) param.Table[T] {
+	key := func(k string) string {
+		if keyPrefix == "" {
+			return ""
+		}
+		return keyPrefix + k
+	}
+	return param.Table[T]{
+		param.New("drop-invalid", key("drop_invalid"), "drop transitions with NaN/Inf instead of failing", func(c *T) any { return &get(c).DropInvalid }, param.AnyValue),
+		param.New("terminate-on-end", key("terminate_on_end"), "keep time-limit steps (d4rl's terminate_on_end)", func(c *T) any { return &get(c).TerminateOnEnd }, param.AnyValue),
+		param.New("use-next-observations", key("use_next_observations"), "take s' from the stored next_observations instead of observations[i+1]", func(c *T) any { return &get(c).UseNextObservations }, param.AnyValue),
+		param.New("max-episode-steps", key("max_episode_steps"), "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback; 0: none)", func(c *T) any { return &get(c).MaxEpisodeSteps }, param.NonNegative),
+		param.New("read-timeout", "", "time limit for parsing the HDF5 file in its child process (0: 1 min + 1 s per 2 MiB of file; negative: none; never recorded in a config)", func(c *T) any { return &get(c).Timeout }, param.AnyValue),
+	}
+}
+
 // TrainParams lists every setting of TrainConfig that has a flag.
 func TrainParams() param.Table[TrainConfig] {
 	return slices.Concat(param.Table[TrainConfig]{
@@ -40,11 +62,7 @@ func TrainParams() param.Table[TrainConfig] {
 		param.New("holdout-fraction", "holdout_fraction", "with --env none: share of episodes held out for the offline diagnostics (0: 0.05)", func(c *TrainConfig) any { return &c.HoldoutFraction }, param.Fraction),
 		param.New("action-low", "action_low", "with --env none: lower action bound per dimension (default: the data's minimum)", func(c *TrainConfig) any { return &c.ActionLow }, param.AnyValue),
 		param.New("action-high", "action_high", "with --env none: upper action bound per dimension (default: the data's maximum)", func(c *TrainConfig) any { return &c.ActionHigh }, param.AnyValue),
-		param.New("drop-invalid", "read_options.drop_invalid", "drop transitions with NaN/Inf instead of failing", func(c *TrainConfig) any { return &c.ReadOptions.DropInvalid }, param.AnyValue),
-		param.New("terminate-on-end", "read_options.terminate_on_end", "keep time-limit steps (d4rl's terminate_on_end)", func(c *TrainConfig) any { return &c.ReadOptions.TerminateOnEnd }, param.AnyValue),
-		param.New("use-next-observations", "read_options.use_next_observations", "take s' from the stored next_observations instead of observations[i+1]", func(c *TrainConfig) any { return &c.ReadOptions.UseNextObservations }, param.AnyValue),
-		param.New("max-episode-steps", "read_options.max_episode_steps", "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback; 0: none)", func(c *TrainConfig) any { return &c.ReadOptions.MaxEpisodeSteps }, param.NonNegative),
-		param.New("read-timeout", "", "time limit for parsing the HDF5 file in its child process (0: 1 min + 1 s per 2 MiB of file; negative: none; not recorded in config.json)", func(c *TrainConfig) any { return &c.ReadOptions.Timeout }, param.AnyValue),
+	}, ReadParams(func(c *TrainConfig) *dataset.ReadOptions { return &c.ReadOptions }, "read_options."), param.Table[TrainConfig]{
 		param.New("augment", "augment", "state augmentation: "+strings.Join(augment.Names(), ", ")+" (cql: plain CQL; none is an alias)", func(c *TrainConfig) any { return &c.Augment }, param.AnyValue),
 		param.New("gaussian-sigma", "gaussian_sigma", "S4RL-N noise σ (also KFC's non-Koopman branch)", func(c *TrainConfig) any { return &c.GaussianSigma }, param.NonNegative),
 		param.New("koopman", "koopman_model", "trained Koopman model (koopq koopman train); trained for the run when empty and needed", func(c *TrainConfig) any { return &c.KoopmanModel }, param.AnyValue),

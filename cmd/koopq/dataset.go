@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -72,19 +73,14 @@ func defaultDatasetInfoOptions() datasetInfoOptions {
 }
 
 // datasetInfoParams is the table of 'koopq dataset info' settings: the
-// reading flags (with this command's own help) and the output switches.
+// reading flags and the output switches.
 func datasetInfoParams() param.Table[datasetInfoOptions] {
 	type o = datasetInfoOptions
-	return param.Table[o]{
-		param.New("drop-invalid", "", "drop transitions with NaN/Inf instead of failing (and report how many)", func(o *o) any { return &o.read.DropInvalid }, param.AnyValue),
-		param.New("terminate-on-end", "", "keep time-limit steps (d4rl's terminate_on_end)", func(o *o) any { return &o.read.TerminateOnEnd }, param.AnyValue),
-		param.New("use-next-observations", "", "take s' from the stored next_observations instead of observations[i+1]", func(o *o) any { return &o.read.UseNextObservations }, param.AnyValue),
-		param.New("max-episode-steps", "", "time limit for files without a timeouts key (d4rl's env._max_episode_steps fallback)", func(o *o) any { return &o.read.MaxEpisodeSteps }, param.NonNegative),
-		readTimeoutParam(func(o *o) *dataset.ReadOptions { return &o.read }),
+	return slices.Concat(readParams(func(o *o) *dataset.ReadOptions { return &o.read }), param.Table[o]{
 		param.New("json", "", "print the summary as JSON", func(o *o) any { return &o.asJSON }, param.AnyValue),
 		param.New("coverage", "", "AntMaze data: write a PNG of the visited x-y positions over the maze to this file", func(o *o) any { return &o.coveragePNG }, param.AnyValue),
 		param.New("env", "", "environment whose reference returns give the normalized score (default: from the file's metadata)", func(o *o) any { return &o.envName }, param.AnyValue),
-	}
+	})
 }
 
 // run summarizes the dataset at path on w. Past the table's ranges its
