@@ -27,3 +27,29 @@ func TestSweepStatusFlagsStepsOtherThanTheSpecs(t *testing.T) {
 		t.Errorf("status: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// 'sweep status' takes --data-root as 'sweep run' does (else the root the
+// sweep last ran with) and names what the runs left need that is missing.
+func TestSweepStatusNamesMissingInputs(t *testing.T) {
+	dir := writeSpec(t, tinySweepSpec)
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, dir, time.Minute, "sweep", "status", "spec.yaml", "--out", "out", "--data-root", "elsewhere")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "inputs: cannot run: dataset pendulum-medium: data "+filepath.Join(dir, "elsewhere", "data", "pendulum-medium.hdf5")) {
+		t.Errorf("status --data-root elsewhere: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// The root the sweep recorded, holding the data.
+	makeTinyData(t, dir)
+	if err := os.MkdirAll(filepath.Join(out, ".sweep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, ".sweep", "data-root"), []byte(dir+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, dir, time.Minute, "sweep", "status", "spec.yaml", "--out", "out")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "inputs: the datasets and Koopman models of the runs left are under "+dir) {
+		t.Errorf("status with the recorded root: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
