@@ -216,16 +216,17 @@ func (c *contentCheck) mismatch(sr startedRun) (string, error) {
 // gone: a sweep continued on another machine from committed run files,
 // with its data regenerated there. Data compare by their transitions
 // (content reads the file when its bytes differ from a record), models by
-// file sha256. A dataset whose inputs differ is an error keyed by its
-// name: its runs must not join the same table cells. The record is written
-// only when nothing differs.
-func CheckInputs(out string, s *Spec, runs []Run, root string, content ContentFunc) (map[string]error, error) {
+// file sha256. all is every run of the spec: the started ones among them
+// are compared, selected for this sweep or not. A dataset whose inputs
+// differ is an error keyed by its name: its runs must not join the same
+// table cells. The record is written only when nothing differs.
+func CheckInputs(out string, runs, all []Run, root string, content ContentFunc) (map[string]error, error) {
 	recPath := filepath.Join(out, ".sweep", InputsFile)
 	rec := map[string]SweepInput{}
 	if err := readJSON(recPath, &rec); err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("%s: %w", recPath, err)
 	}
-	started, err := startedRuns(out, runs)
+	started, err := startedRuns(out, all)
 	if err != nil {
 		return nil, err
 	}

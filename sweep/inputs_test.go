@@ -136,7 +136,7 @@ func startRun(t *testing.T, out string, r Run, data, fileSHA, content string, mo
 // other bytes pass, the file read once; a changed shared model is refused.
 func TestCheckInputsAgainstStartedRuns(t *testing.T) {
 	root, out := t.TempDir(), t.TempDir()
-	s, runs := parsePrep(t, prepSpec)
+	_, runs := parsePrep(t, prepSpec)
 	data, model := filepath.Join(root, "data", "pendulum-medium.hdf5"), filepath.Join(root, "models", "pm.safetensors")
 	for p, text := range map[string]string{data: "the bytes the runs read", model: "model v1"} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -165,9 +165,10 @@ func TestCheckInputsAgainstStartedRuns(t *testing.T) {
 		}
 		return content[path], nil
 	}
+	selected := runs
 	check := func() error {
 		t.Helper()
-		failed, err := CheckInputs(out, s, runs, root, read)
+		failed, err := CheckInputs(out, selected, runs, root, read)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,8 +189,10 @@ func TestCheckInputsAgainstStartedRuns(t *testing.T) {
 	if err := check(); err != nil || reads != 1 {
 		t.Fatalf("same transitions in other bytes: %v after %d reads, want nil after 1", err, reads)
 	}
-	// Other transitions: refused, naming the run, also with the record gone.
+	// Other transitions: refused, naming the run, also with the record gone
+	// and when the run that started on other data is not selected now.
 	content[data] = "content-B"
+	selected = runs[1:]
 	for _, drop := range []bool{false, true} {
 		if drop {
 			if err := os.RemoveAll(filepath.Join(out, ".sweep")); err != nil {
@@ -205,7 +208,7 @@ func TestCheckInputsAgainstStartedRuns(t *testing.T) {
 		t.Fatalf("a refused check wrote the record: %v", err)
 	}
 	// The model the KFC++ run used was replaced: refused by run.
-	content[data] = "content-A"
+	content[data], selected = "content-A", runs
 	if err := os.WriteFile(model, []byte("model v2"), 0o644); err != nil {
 		t.Fatal(err)
 	}

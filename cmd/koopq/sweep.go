@@ -665,7 +665,7 @@ func (o *sweepRunOptions) prepare(ctx context.Context) error {
 	o.runs = sweep.WithoutDatasets(o.runs, failed)
 	// The data and models the runs will read must be those the
 	// sweep's earlier runs read: one cell, one dataset.
-	mismatch, err := sweep.CheckInputs(o.out, s, o.runs, o.dataRoot, datasetContent)
+	mismatch, err := sweep.CheckInputs(o.out, o.runs, o.allRuns, o.dataRoot, datasetContent)
 	if err != nil {
 		return err
 	}
