@@ -208,11 +208,37 @@ func Configure(backend, precision string) error {
 		return fmt.Errorf("%s: unknown or unavailable GEMM backend %q (this binary has %s)", src, backend, strings.Join(Available(), ", "))
 	}
 	if !registry[backend].supports(p) {
-		return fmt.Errorf("%s %s: backend %s has no %s GEMM (bf16 needs onednn)", psrc, p, backend, p)
+		o, ok := registry["onednn"]
+		return fmt.Errorf("%s %s: backend %s has no %s GEMM (%s)", psrc, p, backend, p, noBF16(backend, ok, ok && o.supports(BF16), isaOf(o, ok)))
 	}
 	state.Store(&config{name: backend, impl: registry[backend], prec: p})
 	flushSubnormals.Store(flush)
 	return nil
+}
+
+// noBF16 says why backend cannot run bf16 GEMMs and what can: only onednn
+// has them, and only on CPUs whose instruction set oneDNN has bf16 matmul
+// kernels for (AVX-512); haveOneDNN, oneDNNBF16 and isa describe this
+// binary's onednn backend and the instruction set it dispatches to.
+func noBF16(backend string, haveOneDNN, oneDNNBF16 bool, isa string) string {
+	switch {
+	case !haveOneDNN:
+		return "bf16 needs the onednn backend, which this binary lacks"
+	case oneDNNBF16:
+		return "bf16 needs --backend onednn"
+	case backend == "onednn":
+		return fmt.Sprintf("oneDNN has no bf16 matmul for this CPU's instruction set %s: it needs AVX-512", isa)
+	default:
+		return fmt.Sprintf("bf16 needs --backend onednn on a CPU with AVX-512; this one's instruction set is %s", isa)
+	}
+}
+
+// isaOf is impl's instruction set, "" when ok is false.
+func isaOf(i impl, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return i.isa()
 }
 
 // SetBackend switches to the named backend, keeping the current precision.

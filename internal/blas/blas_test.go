@@ -683,3 +683,35 @@ func TestOpenBLASWarning(t *testing.T) {
 		t.Errorf("Warning() = %q with kernel %s", w, Kernel())
 	}
 }
+
+// The refusal of a bf16 GEMM says what would run one: it named onednn even
+// to the onednn backend of a CPU without AVX-512 ("backend onednn has no
+// bf16 GEMM (bf16 needs onednn)").
+func TestNoBF16SaysWhatWouldRunIt(t *testing.T) {
+	cases := []struct {
+		backend             string
+		haveOneDNN, oneBF16 bool
+		want, notWant       string
+	}{
+		{"openblas", false, false, "which this binary lacks", "AVX-512"},
+		{"openblas", true, true, "needs --backend onednn", "AVX-512"},
+		{"onednn", true, false, "instruction set avx2: it needs AVX-512", "needs --backend onednn"},
+		{"gonum", true, false, "needs --backend onednn on a CPU with AVX-512; this one's instruction set is avx2", "lacks"},
+	}
+	for _, c := range cases {
+		got := noBF16(c.backend, c.haveOneDNN, c.oneBF16, "avx2")
+		if !strings.Contains(got, c.want) || strings.Contains(got, c.notWant) {
+			t.Errorf("noBF16(%s, onednn %v, bf16 %v) = %q, want %q and not %q", c.backend, c.haveOneDNN, c.oneBF16, got, c.want, c.notWant)
+		}
+	}
+	// This machine's own refusal (gonum never has bf16) is one of them.
+	defer func(b string, p Precision) {
+		if err := Configure(b, p.String()); err != nil {
+			t.Fatal(err)
+		}
+	}(Backend(), CurrentPrecision())
+	err := Configure("gonum", "bf16")
+	if err == nil || !strings.Contains(err.Error(), "backend gonum has no bf16 GEMM (bf16 needs") {
+		t.Errorf("Configure(gonum, bf16): %v", err)
+	}
+}
