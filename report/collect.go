@@ -161,6 +161,10 @@ type Segment struct {
 	GEMM string `json:"gemm,omitempty"`
 	// Precision is the GEMM input precision alone ("f32", "bf16").
 	Precision string `json:"precision,omitempty"`
+	// Backend is the GEMM backend and the instruction set it dispatched
+	// to, e.g. "onednn avx512_core_bf16", "openblas Zen": what differs
+	// between machines at one precision.
+	Backend string `json:"backend,omitempty"`
 	// Unsegmented marks the one segment of a results.json written before
 	// koopq recorded segments: its provenance is the last process's, and a
 	// resumed run's earlier processes and wall time are unknown, so it has
@@ -196,6 +200,7 @@ func segmentOf(p *rundir.Provenance, from, to int, seconds float64) Segment {
 	}
 	s.Precision = p.BLASPrecision
 	s.GEMM = strings.Join(strings.Fields(strings.Join([]string{p.BLAS, p.BLASPrecision, p.BLASISA}, " ")), " ")
+	s.Backend = strings.Join(strings.Fields(p.BLAS+" "+p.BLASISA), " ")
 	return s
 }
 

@@ -88,6 +88,10 @@ type ProvenanceNote struct {
 	Commits []ValueSeeds `json:"commits,omitempty"`
 	// Precisions are the GEMM precisions and their seeds, when several.
 	Precisions []ValueSeeds `json:"precisions,omitempty"`
+	// Backends are the GEMM backends with their instruction sets
+	// (Segment.Backend) and their seeds, when several: runs of one cell
+	// trained on different machines.
+	Backends []ValueSeeds `json:"backends,omitempty"`
 }
 
 // ValueSeeds is one value of a ProvenanceNote and the seeds that had it.
@@ -125,12 +129,16 @@ func (n ProvenanceNote) String() string {
 	if len(n.Precisions) > 0 {
 		parts = append(parts, "GEMM precisions "+join(n.Precisions))
 	}
+	if len(n.Backends) > 0 {
+		parts = append(parts, "GEMM backends "+join(n.Backends))
+	}
 	return fmt.Sprintf("%s %s: %s", n.Dataset, n.Method, strings.Join(parts, "; "))
 }
 
 // provenanceNotes lists the cells of rs (finished runs in table order)
-// whose segments come from several commits, a "+dirty" commit or several
-// GEMM precisions. Segments without recorded provenance are left out.
+// whose segments come from several commits, a "+dirty" commit, several
+// GEMM precisions or several GEMM backends (machines). Segments without
+// recorded provenance are left out.
 func provenanceNotes(rs []Result) []ProvenanceNote {
 	var out []ProvenanceNote
 	add := func(vs []ValueSeeds, value string, seed uint64) []ValueSeeds {
@@ -145,7 +153,7 @@ func provenanceNotes(rs []Result) []ProvenanceNote {
 	}
 	for i := 0; i < len(rs); {
 		j := i
-		var commits, precisions []ValueSeeds
+		var commits, precisions, backends []ValueSeeds
 		dirty := false
 		for ; j < len(rs) && rs[j].Dataset == rs[i].Dataset && rs[j].Method == rs[i].Method; j++ {
 			for _, s := range rs[j].Segments {
@@ -159,6 +167,9 @@ func provenanceNotes(rs []Result) []ProvenanceNote {
 				if s.Precision != "" {
 					precisions = add(precisions, s.Precision, rs[j].Seed)
 				}
+				if s.Backend != "" {
+					backends = add(backends, s.Backend, rs[j].Seed)
+				}
 			}
 		}
 		n := ProvenanceNote{Dataset: rs[i].Dataset, Method: rs[i].Method}
@@ -168,7 +179,10 @@ func provenanceNotes(rs []Result) []ProvenanceNote {
 		if len(precisions) > 1 {
 			n.Precisions = precisions
 		}
-		if n.Commits != nil || n.Precisions != nil {
+		if len(backends) > 1 {
+			n.Backends = backends
+		}
+		if n.Commits != nil || n.Precisions != nil || n.Backends != nil {
 			out = append(out, n)
 		}
 		i = j
@@ -179,6 +193,6 @@ func provenanceNotes(rs []Result) []ProvenanceNote {
 // provenanceNote is the provenance notes as a paragraph to follow the
 // paper-format table, or "" when there are none.
 func (r *Report) provenanceNote() string {
-	return bulletNote("Provenance notes", "(cells whose runs were not all trained by one koopq build of an unmodified tree in one "+
-		"GEMM precision: their seeds may not be one program's numbers; runs.md lists every run's processes):", r.ProvenanceNotes)
+	return bulletNote("Provenance notes", "(cells whose runs were not all trained by one koopq build of an unmodified tree with one "+
+		"GEMM backend and precision: their seeds may not be one program's numbers; runs.md lists every run's processes):", r.ProvenanceNotes)
 }

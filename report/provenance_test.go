@@ -143,7 +143,14 @@ func TestReportRefusesRunsOnDifferentKoopmanModels(t *testing.T) {
 func TestProvenanceNotesAndMixedPrecision(t *testing.T) {
 	seg := func(from, to int, commit string, dirty bool, prec string) map[string]any {
 		return map[string]any{"from_step": from, "to_step": to, "wall_seconds": 1, "provenance": map[string]any{
-			"hostname": "h", "git_commit": commit, "git_dirty": dirty, "git_commit_source": "build", "blas": "onednn", "blas_precision": prec}}
+			"hostname": "h", "git_commit": commit, "git_dirty": dirty, "git_commit_source": "build", "blas": "onednn", "blas_precision": prec,
+			"blas_isa": "avx512_core_bf16"}}
+	}
+	// A seed trained on another machine: OpenBLAS where AVX-512 was missing.
+	other := func(s map[string]any) map[string]any {
+		p := s["provenance"].(map[string]any)
+		p["blas"], p["blas_isa"] = "openblas", "Zen"
+		return s
 	}
 	root := t.TempDir()
 	for s := uint64(0); s < 2; s++ {
@@ -154,15 +161,17 @@ func TestProvenanceNotesAndMixedPrecision(t *testing.T) {
 	addToResults(t, root, "hopper-medium__CQL__s0", map[string]any{"segments": []any{seg(0, 100, "1111111aaaa", false, "f32")}})
 	addToResults(t, root, "hopper-medium__CQL__s1", map[string]any{"segments": []any{seg(0, 50, "1111111aaaa", false, "f32"), seg(50, 100, "2222222bbbb", false, "f32")}})
 	addToResults(t, root, "hopper-medium__KFC__s0", map[string]any{"segments": []any{seg(0, 100, "1111111aaaa", false, "f32")}})
-	addToResults(t, root, "hopper-medium__KFC__s1", map[string]any{"segments": []any{seg(0, 100, "1111111aaaa", false, "f32")}})
+	addToResults(t, root, "hopper-medium__KFC__s1", map[string]any{"segments": []any{other(seg(0, 100, "1111111aaaa", false, "f32"))}})
 	addToResults(t, root, "walker-medium__CQL__s0", map[string]any{"segments": []any{seg(0, 100, "1111111aaaa", true, "f32")}})
 	addToResults(t, root, "walker-medium__CQL__s1", map[string]any{"segments": []any{seg(0, 50, "1111111aaaa", true, "f32"), seg(50, 100, "1111111aaaa", true, "bf16")}})
 	_, rep := collectAndBuild(t, root, Options{Reps: 50})
 	want := []string{
 		"hopper-medium CQL: trained by commits 1111111 (seeds 0, 1), 2222222 (seed 1)",
+		"hopper-medium KFC: GEMM backends onednn avx512_core_bf16 (seed 0), openblas Zen (seed 1)",
 		"walker-medium CQL: trained by commits 1111111+dirty (seeds 0, 1); GEMM precisions f32 (seeds 0, 1), bf16 (seed 1)",
 	}
-	if len(rep.ProvenanceNotes) != 2 || rep.ProvenanceNotes[0].String() != want[0] || rep.ProvenanceNotes[1].String() != want[1] {
+	if len(rep.ProvenanceNotes) != len(want) || rep.ProvenanceNotes[0].String() != want[0] || rep.ProvenanceNotes[1].String() != want[1] ||
+		rep.ProvenanceNotes[2].String() != want[2] {
 		t.Fatalf("provenance notes %v, want %q", rep.ProvenanceNotes, want)
 	}
 	out := t.TempDir()
