@@ -300,7 +300,7 @@ func TestConfigureRejectsBadInput(t *testing.T) {
 	for _, tc := range []struct{ backend, precision, want string }{
 		{"mkl", "", "--backend"},
 		{"", "fp8", "--precision"},
-		{"gonum", "bf16", "bf16 needs onednn"},
+		{"gonum", "bf16", "backend gonum has no bf16 GEMM (bf16 needs"},
 	} {
 		err := Configure(tc.backend, tc.precision)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
