@@ -102,6 +102,10 @@ type PairedDifference struct {
 	// measure has no interval and none of that applies.
 	Verdict    string `json:"verdict"`
 	Equivalent bool   `json:"equivalent"`
+	// Mismatches are the paired seeds whose two runs were trained by
+	// different builds, GEMM precisions or machines (a pooled row has every
+	// dataset's); their differences are in every measure, flagged here.
+	Mismatches []PairMismatch `json:"provenance_mismatches,omitempty"`
 }
 
 // measure is the per-seed differences of value(a) − value(b) over the
@@ -159,6 +163,7 @@ func pooled(rows []PairedDifference, level, margin float64, reps int, stream fun
 		pd.UnpairedMethod = append(pd.UnpairedMethod, r.UnpairedMethod...)
 		pd.UnpairedOver = append(pd.UnpairedOver, r.UnpairedOver...)
 		pd.NotReevaluated = append(pd.NotReevaluated, r.NotReevaluated...)
+		pd.Mismatches = append(pd.Mismatches, r.Mismatches...)
 	}
 	pd.Score = pool(func(r PairedDifference) *PairedMeasure { return &r.Score }, k)
 	pd.Verdict, pd.Equivalent = pd.Score.Verdict, pd.Score.Equivalent
@@ -271,6 +276,11 @@ func pairedOn(p Pair, d string, a, b []Result, level, margin float64, reevaluate
 			continue
 		}
 		both = append(both, r.Seed)
+		if i := slices.IndexFunc(b, func(o Result) bool { return o.Seed == r.Seed }); i >= 0 {
+			if diff := pairDiffers(r, b[i]); len(diff) > 0 {
+				pd.Mismatches = append(pd.Mismatches, PairMismatch{Dataset: d, Seed: r.Seed, Differs: diff})
+			}
+		}
 		_, ia := ra[r.Seed]
 		_, ib := rb[r.Seed]
 		if ia && ib {
@@ -385,6 +395,7 @@ func (r *Report) PairedMarkdown() string {
 		}
 		fmt.Fprintf(&b, " %s |\n", unpaired(d))
 	}
+	b.WriteString(pairMismatchNote(r.Paired))
 	return b.String()
 }
 

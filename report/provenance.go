@@ -196,3 +196,83 @@ func (r *Report) provenanceNote() string {
 	return bulletNote("Provenance notes", "(cells whose runs were not all trained by one koopq build of an unmodified tree with one "+
 		"GEMM backend and precision: their seeds may not be one program's numbers; runs.md lists every run's processes):", r.ProvenanceNotes)
 }
+
+// PairMismatch is one seed of a paired comparison whose two runs were not
+// trained alike: their segments differ in koopq commit, GEMM precision or
+// GEMM backend (machine). Pairing shares the random streams (weights,
+// minibatches, augmentation, evaluation states), not the arithmetic, so
+// such a pair's difference carries rounding drift (or code changes) as
+// well as the methods' difference. The cell notes cannot show it when
+// each cell is uniform in itself (every CQL seed on one machine, every
+// KFC++ seed on another).
+type PairMismatch struct {
+	Dataset string `json:"dataset"`
+	Seed    uint64 `json:"seed"`
+	// Differs names each property that differs with both runs' values,
+	// method first, e.g. "GEMM backend openblas Zen vs onednn avx512_core_bf16".
+	Differs []string `json:"differs"`
+}
+
+// String is e.g. "hopper-medium seed 0: GEMM backend openblas Zen vs onednn avx512_core_bf16".
+func (m PairMismatch) String() string {
+	return fmt.Sprintf("%s seed %d: %s", m.Dataset, m.Seed, strings.Join(m.Differs, "; "))
+}
+
+// runProvenance is the distinct commits, GEMM precisions and GEMM backends
+// of r's segments with recorded provenance, each sorted.
+func runProvenance(r Result) (commits, precisions, backends []string) {
+	add := func(vs []string, v string) []string {
+		if v == "" || slices.Contains(vs, v) {
+			return vs
+		}
+		return append(vs, v)
+	}
+	for _, s := range r.Segments {
+		if s.Known {
+			commits, precisions, backends = add(commits, s.Commit), add(precisions, s.Precision), add(backends, s.Backend)
+		}
+	}
+	slices.Sort(commits)
+	slices.Sort(precisions)
+	slices.Sort(backends)
+	return commits, precisions, backends
+}
+
+// pairDiffers compares the provenance of a (the method's run) and b (the
+// baseline's run of the same seed): one entry per property whose values
+// differ, none where either run has no record of it.
+func pairDiffers(a, b Result) []string {
+	ca, pa, ba := runProvenance(a)
+	cb, pb, bb := runProvenance(b)
+	var out []string
+	for _, p := range []struct {
+		name string
+		a, b []string
+	}{{"koopq commit", ca, cb}, {"GEMM precision", pa, pb}, {"GEMM backend", ba, bb}} {
+		if len(p.a) > 0 && len(p.b) > 0 && !slices.Equal(p.a, p.b) {
+			out = append(out, fmt.Sprintf("%s %s vs %s", p.name, strings.Join(p.a, " + "), strings.Join(p.b, " + ")))
+		}
+	}
+	return out
+}
+
+// pairMismatchNote is the paired table's note on pairs trained unlike,
+// one line per comparison and seed (pooled rows repeat their datasets'
+// pairs and are left out), or "" when every pair was trained alike.
+func pairMismatchNote(ds []PairedDifference) string {
+	var lines []string
+	for _, d := range ds {
+		if d.Dataset == PooledDataset {
+			continue
+		}
+		for _, m := range d.Mismatches {
+			lines = append(lines, fmt.Sprintf("%s − %s, %s", d.Method, d.Over, m))
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\n**Pairs trained unlike** (the two runs of a seed share random streams but not the build or arithmetic, " +
+		"so their difference also carries rounding drift or code changes; runs.md lists every run's processes):\n\n- " +
+		strings.Join(lines, "\n- ") + "\n"
+}

@@ -174,6 +174,22 @@ func TestProvenanceNotesAndMixedPrecision(t *testing.T) {
 		rep.ProvenanceNotes[2].String() != want[2] {
 		t.Fatalf("provenance notes %v, want %q", rep.ProvenanceNotes, want)
 	}
+	// Each hopper cell is flagged for itself; the pairs across cells are
+	// flagged seed by seed: seed 1's KFC ran on another machine than its
+	// CQL run, which was resumed by another commit. Seed 0 was alike.
+	wantPair := "KFC − CQL, hopper-medium seed 1: koopq commit 1111111 vs 1111111 + 2222222; GEMM backend openblas Zen vs onednn avx512_core_bf16"
+	var mism []PairMismatch
+	for _, d := range rep.Paired {
+		if d.Method == "KFC" && d.Over == "CQL" && d.Dataset == "hopper-medium" {
+			mism = d.Mismatches
+		}
+	}
+	if len(mism) != 1 || "KFC − CQL, "+mism[0].String() != wantPair {
+		t.Errorf("pair mismatches %v, want one: %q", mism, wantPair)
+	}
+	if md := rep.PairedMarkdown(); !strings.Contains(md, "**Pairs trained unlike**") || !strings.Contains(md, wantPair) {
+		t.Errorf("paired table lacks the pair note %q:\n%s", wantPair, md)
+	}
 	out := t.TempDir()
 	if _, err := rep.Write(out); err != nil {
 		t.Fatal(err)
