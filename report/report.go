@@ -145,7 +145,8 @@ type ProfileCurve struct {
 }
 
 // Curve is one method's learning curve on one dataset: mean normalized score
-// over seeds at each evaluation step, with a bootstrap CI of the mean.
+// over seeds at each evaluation step, with a bootstrap CI of the mean (NaN
+// bounds, written as null, for a curve of one seed).
 type Curve struct {
 	Method string `json:"method"`
 	// InProgress: the curve is of runs that have not finished.
@@ -155,6 +156,30 @@ type Curve struct {
 	Mean       []float64 `json:"mean"`
 	Lo         []float64 `json:"lo"`
 	Hi         []float64 `json:"hi"`
+}
+
+// MarshalJSON writes the curve with undefined values (a one-seed curve's
+// bounds) as null.
+func (c Curve) MarshalJSON() ([]byte, error) {
+	type plain Curve
+	return json.Marshal(struct {
+		plain
+		Mean []any `json:"mean"`
+		Lo   []any `json:"lo"`
+		Hi   []any `json:"hi"`
+	}{plain(c), nullable(c.Mean), nullable(c.Lo), nullable(c.Hi)})
+}
+
+// nullable is x with NaN and ±Inf as nil (JSON null).
+func nullable(x []float64) []any {
+	if x == nil {
+		return nil
+	}
+	out := make([]any, len(x))
+	for i, v := range x {
+		out[i] = stats.NullIfNaN(v)
+	}
+	return out
 }
 
 // DatasetCurves are the learning curves of every method on one dataset.

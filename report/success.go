@@ -58,11 +58,16 @@ func (s *SuccessReport) Markdown(level string, reps int, seed uint64) string {
 	var b strings.Builder
 	b.WriteString(s.Table.Markdown("dataset"))
 	fmt.Fprintf(&b, "\n| method | runs | IQM | mean |\n|---|---:|---:|---:|\n")
+	single := false
 	for i, m := range s.IQM {
+		single = single || unresampled(m.CI) || unresampled(s.Mean[i].CI)
 		fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", m.Method, m.Runs, ci(m.CI), ci(s.Mean[i].CI))
 	}
 	fmt.Fprintf(&b, "\nSuccess rate: the percentage of a run's final-evaluation episodes in which the env's success test held at "+
 		"any step (MetaWorld's measure); on datasets whose env has no reference returns it is also the main table's score. IQM and mean over all datasets × seeds, %s CIs from %d stratified bootstrap resamples (seed %d).\n",
 		level, reps, seed)
+	if single {
+		b.WriteString(singleRunNote + "\n")
+	}
 	return b.String()
 }

@@ -149,3 +149,43 @@ func TestNoSuccessTableWithoutSuccessTests(t *testing.T) {
 		t.Errorf("success.md written for locomotion runs (%v)", err)
 	}
 }
+
+// One seed per task (an interim report): the aggregates are values without
+// intervals, said so in the text, written as null in report.json; a second
+// seed on one task brings the intervals back.
+func TestOneSeedPerTaskHasNoIntervals(t *testing.T) {
+	root := t.TempDir()
+	T, F := true, false
+	writeManipRun(t, root, "metaworld-push-v2", "CQL", 0, []bool{T, F, F, F}, []float64{0, 0.25})
+	writeManipRun(t, root, "metaworld-push-v2", "KFC", 0, []bool{T, T, T, F}, []float64{0.25, 0.75})
+	writeManipRun(t, root, "metaworld-door-close-v2", "CQL", 0, []bool{F, F, F, F}, []float64{0, 0})
+	writeManipRun(t, root, "metaworld-door-close-v2", "KFC", 0, []bool{T, T, F, F}, []float64{0.5, 0.5})
+	_, rep := collectAndBuild(t, root, Options{Seed: 1, Reps: 200})
+	for _, m := range append(append(append([]MethodCI{}, rep.IQM...), rep.Mean...), append(rep.PoI, rep.Success.IQM...)...) {
+		if math.IsNaN(m.Value) || !math.IsNaN(m.Lo) || !math.IsNaN(m.Hi) {
+			t.Errorf("%s: %+v, want a value without an interval", m.Method, m.CI)
+		}
+	}
+	summary := rep.Summary()
+	if !strings.Contains(summary, singleRunNote) || !strings.Contains(rep.Success.Markdown("95%", 200, 1), singleRunNote) {
+		t.Errorf("the summary or the success table does not say why there are no intervals:\n%s", summary)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"lo":null`) {
+		t.Errorf("report.json has no null bound: %s", b)
+	}
+	writeManipRun(t, root, "metaworld-push-v2", "CQL", 1, []bool{T, T, F, F}, []float64{0.5, 0.5})
+	writeManipRun(t, root, "metaworld-push-v2", "KFC", 1, []bool{T, T, T, T}, []float64{0.5, 1})
+	_, rep = collectAndBuild(t, root, Options{Seed: 1, Reps: 200})
+	for _, m := range rep.Mean {
+		if math.IsNaN(m.Lo) || m.Lo >= m.Hi {
+			t.Errorf("%s with two seeds on push: mean %+v, want an interval", m.Method, m.CI)
+		}
+	}
+	if strings.Contains(rep.Summary(), singleRunNote) {
+		t.Error("the no-interval note stays with intervals present")
+	}
+}

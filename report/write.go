@@ -176,6 +176,17 @@ func ci(c stats.CI) string {
 	return fmt.Sprintf("%.3g [%.3g, %.3g]", c.Value, c.Lo, c.Hi)
 }
 
+// unresampled reports a statistic given without an interval because every
+// dataset had one run (stats.Tasks.Resamplable).
+func unresampled(c stats.CI) bool {
+	return !math.IsNaN(c.Value) && math.IsNaN(c.Lo)
+}
+
+// singleRunNote explains a statistic shown without its interval.
+const singleRunNote = "A value without an interval: every dataset has a single run of that method (of both methods, " +
+	"for a probability of improvement), and a stratified bootstrap cannot resample one run, so it would only repeat " +
+	"the value; more seeds give an interval."
+
 // ordered reports a bootstrap interval of a probability of improvement
 // collapsed onto 0 or 1 (fully ordered runs).
 func ordered(c stats.CI) bool {
@@ -249,13 +260,15 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "## Aggregates over all datasets × seeds (%s CIs, %d stratified bootstrap resamples, seed %d)\n\n",
 		level, r.Settings.BootstrapReps, r.Settings.Seed)
 	fmt.Fprintf(&b, "| method | runs | IQM | mean | P(method > %s) | p, method > %[1]s | p, method < %[1]s |\n|---|---:|---:|---:|---:|---:|---:|\n", r.Baseline)
-	var degenerate bool
+	var degenerate, single bool
 	for i, m := range r.IQM {
+		single = single || unresampled(m.CI) || unresampled(r.Mean[i].CI)
 		poi, pg, pl := "(baseline)", "", ""
 		for _, p := range r.PoI {
 			if p.Method == m.Method {
 				poi = ci(p.CI)
 				degenerate = degenerate || ordered(p.CI)
+				single = single || unresampled(p.CI)
 				if p.Test != nil {
 					pg, pl = pvalue(p.Test.PGreater, p.Test.Exact), pvalue(p.Test.PLess, p.Test.Exact)
 				}
@@ -267,6 +280,7 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, "\n## Probability of improvement (%s CIs; datasets where both have runs)\n\n| comparison | runs | P(method > other) | p, method > other | p, method < other |\n|---|---:|---:|---:|---:|\n", level)
 		for _, p := range r.Pairs {
 			degenerate = degenerate || ordered(p.CI)
+			single = single || unresampled(p.CI)
 			fmt.Fprintf(&b, "| P(%s > %s) | %d vs %d | %s | %s | %s |\n", p.Method, p.Over, p.Runs, p.OverRuns, ci(p.CI),
 				pvalue(p.Test.PGreater, p.Test.Exact), pvalue(p.Test.PLess, p.Test.Exact))
 		}
@@ -281,6 +295,9 @@ func (r *Report) Summary() string {
 				"and the p-value is the number to read.")
 		}
 		b.WriteString("\n")
+	}
+	if single {
+		b.WriteString("\n" + singleRunNote + "\n")
 	}
 	if len(r.MeanDifferences) > 0 {
 		fmt.Fprintf(&b, "\n## Difference of means per dataset (Welch's t-test, %s CIs)\n\n"+

@@ -202,8 +202,36 @@ func shapeLike(t Tasks) Tasks {
 	return out
 }
 
+// Resamplable reports whether a stratified bootstrap of t can vary: some
+// task has two or more values. With one value per task every resample is t
+// itself, and the "interval" would be the estimate repeated, a certainty
+// the data do not give.
+func (t Tasks) Resamplable() bool {
+	for _, s := range t {
+		if len(s) >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// noInterval clears ci's bounds when none of the tasks can vary under
+// resampling (Tasks.Resamplable): the bootstrap is still drawn, so the
+// generator's state, and every statistic drawn after it, is as before.
+func noInterval(ci CI, ts ...Tasks) CI {
+	for _, t := range ts {
+		if t.Resamplable() {
+			return ci
+		}
+	}
+	ci.Lo, ci.Hi = math.NaN(), math.NaN()
+	return ci
+}
+
 // Bootstrap returns stat(t) with a percentile confidence interval at level
 // (e.g. 0.95) from reps stratified bootstrap resamples of t, drawn from rng.
+// The bounds are NaN (no interval) when reps ≤ 0, t is empty or every task
+// has a single value (Tasks.Resamplable).
 func Bootstrap(t Tasks, stat func(Tasks) float64, reps int, level float64, rng *rand.Rand) CI {
 	ci := CI{Value: stat(t), Lo: math.NaN(), Hi: math.NaN()}
 	if len(t.Flat()) == 0 || reps <= 0 {
@@ -218,7 +246,7 @@ func Bootstrap(t Tasks, stat func(Tasks) float64, reps int, level float64, rng *
 	sort.Float64s(vals)
 	a := (1 - level) / 2 * 100
 	ci.Lo, ci.Hi = percentileSorted(vals, a), percentileSorted(vals, 100-a)
-	return ci
+	return noInterval(ci, t)
 }
 
 // BootstrapIQM is the IQM over all runs of t with its stratified bootstrap CI.
@@ -227,7 +255,8 @@ func BootstrapIQM(t Tasks, reps int, level float64, rng *rand.Rand) CI {
 }
 
 // BootstrapPoI is P(X > Y) with a CI from resampling X and Y independently,
-// each stratified by task.
+// each stratified by task; no interval (NaN bounds) when neither can vary
+// (one run per task in both).
 func BootstrapPoI(x, y Tasks, reps int, level float64, rng *rand.Rand) CI {
 	ci := CI{Value: ProbImprovement(x, y), Lo: math.NaN(), Hi: math.NaN()}
 	if math.IsNaN(ci.Value) || reps <= 0 {
@@ -243,11 +272,11 @@ func BootstrapPoI(x, y Tasks, reps int, level float64, rng *rand.Rand) CI {
 	sort.Float64s(vals)
 	a := (1 - level) / 2 * 100
 	ci.Lo, ci.Hi = percentileSorted(vals, a), percentileSorted(vals, 100-a)
-	return ci
+	return noInterval(ci, x, y)
 }
 
 // BootstrapProfile is the performance profile at taus with pointwise
-// stratified bootstrap bands.
+// stratified bootstrap bands (none when every task has one run).
 func BootstrapProfile(t Tasks, taus []float64, reps int, level float64, rng *rand.Rand) []CI {
 	base := Profile(t, taus)
 	out := make([]CI, len(taus))
@@ -272,13 +301,13 @@ func BootstrapProfile(t Tasks, taus []float64, reps int, level float64, rng *ran
 	a := (1 - level) / 2 * 100
 	for i := range out {
 		sort.Float64s(vals[i])
-		out[i].Lo, out[i].Hi = percentileSorted(vals[i], a), percentileSorted(vals[i], 100-a)
+		out[i] = noInterval(CI{Value: out[i].Value, Lo: percentileSorted(vals[i], a), Hi: percentileSorted(vals[i], 100-a)}, t)
 	}
 	return out
 }
 
 // BootstrapMean is the mean of x with a percentile bootstrap CI (one task):
-// the band of the learning curves.
+// the band of the learning curves; no interval for a single value.
 func BootstrapMean(x []float64, reps int, level float64, rng *rand.Rand) CI {
 	return Bootstrap(Tasks{x}, func(u Tasks) float64 { return Mean(u[0]) }, reps, level, rng)
 }

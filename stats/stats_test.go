@@ -189,3 +189,33 @@ func TestMeanStdDoNotOverflow(t *testing.T) {
 		t.Errorf("Mean, Std of 50, 54: %v, %v", m, s)
 	}
 }
+
+// One run per task: every stratified resample is the data themselves, so
+// there is no interval to give (a zero-width one would claim certainty),
+// whereas one task with two runs gives the bootstrap something to vary.
+func TestBootstrapSingletonsGiveNoInterval(t *testing.T) {
+	rng := func() *rand.Rand { return rand.New(rand.NewPCG(5, 6)) }
+	one := Tasks{{10}, {20}, {40}}
+	for name, ci := range map[string]CI{
+		"IQM":  BootstrapIQM(one, 500, 0.95, rng()),
+		"mean": BootstrapMean([]float64{3}, 500, 0.95, rng()),
+		"PoI":  BootstrapPoI(one, Tasks{{15}, {5}, {50}}, 500, 0.95, rng()),
+	} {
+		if math.IsNaN(ci.Value) || !math.IsNaN(ci.Lo) || !math.IsNaN(ci.Hi) {
+			t.Errorf("%s: %+v, want a value and NaN bounds", name, ci)
+		}
+	}
+	for i, ci := range BootstrapProfile(one, []float64{5, 15, 30}, 500, 0.95, rng()) {
+		if !math.IsNaN(ci.Lo) || !math.IsNaN(ci.Hi) {
+			t.Errorf("profile point %d: %+v, want NaN bounds", i, ci)
+		}
+	}
+	mixed := Tasks{{10}, {20, 30}, {40}}
+	if ci := BootstrapIQM(mixed, 500, 0.95, rng()); math.IsNaN(ci.Lo) || ci.Lo >= ci.Hi {
+		t.Errorf("a task with two runs: %+v, want a proper interval", ci)
+	}
+	// The other side of a PoI can vary alone.
+	if ci := BootstrapPoI(one, Tasks{{15, 0}, {5}, {50}}, 500, 0.95, rng()); math.IsNaN(ci.Lo) || ci.Lo >= ci.Hi {
+		t.Errorf("PoI with a two-run task on one side: %+v, want a proper interval", ci)
+	}
+}
