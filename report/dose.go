@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -278,6 +279,34 @@ func doseLine(p *plot.Plot, f *figure, seen map[string]bool, pts []DosePoint, a 
 	}
 	dots.Color, dots.GlyphStyle.Shape, dots.GlyphStyle.Radius = c, draw.CircleGlyph{}, vg.Points(2.5)
 	p.Add(dots)
-	f.add(fmt.Sprintf("%s (%s)", a, plural.Count(len(xs), "magnitude")), seen, l)
+	f.add(doseLabel(pts, a), seen, l)
 	return nil
+}
+
+// magnitudeSuffix is a method name's trailing magnitude, as a sweep names
+// the methods of a dose (S4RL-N-2.6e-4, KFC++_3e-3, kfc 0.01).
+var magnitudeSuffix = regexp.MustCompile(`[-_ ]\d+(\.\d*)?([eE][-+]?\d+)?$`)
+
+// doseLabel is the legend entry of augment a's line: the name its methods
+// share once their magnitude suffixes are cut (e.g. "S4RL-N (gaussian, 3
+// magnitudes)"), or the augment alone when they share none.
+func doseLabel(pts []DosePoint, a string) string {
+	name, n := "", 0
+	for _, pt := range pts {
+		if pt.Augment != a {
+			continue
+		}
+		base := magnitudeSuffix.ReplaceAllString(pt.Method, "")
+		switch {
+		case n == 0:
+			name = base
+		case base != name:
+			name = ""
+		}
+		n++
+	}
+	if name == "" || name == a {
+		return fmt.Sprintf("%s (%s)", a, plural.Count(n, "magnitude"))
+	}
+	return fmt.Sprintf("%s (%s, %s)", name, a, plural.Count(n, "magnitude"))
 }

@@ -485,3 +485,21 @@ func TestPairedPooled(t *testing.T) {
 		t.Errorf("paired.md lacks the pooled row:\n%s", rep.PairedMarkdown())
 	}
 }
+
+// A dose line is labelled by the name its methods share without their
+// magnitude suffixes, beside the augment; by the augment alone otherwise.
+func TestDoseLabel(t *testing.T) {
+	pts := []DosePoint{{Method: "S4RL-N-2.6e-4", Augment: "gaussian"}, {Method: "S4RL-N-3e-3", Augment: "gaussian"},
+		{Method: "S4RL-N-3e-2", Augment: "gaussian"}, {Method: "KFC++_0.01", Augment: "kfc++"}, {Method: "KFC++ 1E+2", Augment: "kfc++"},
+		{Method: "a", Augment: "vae-noise"}, {Method: "b", Augment: "vae-noise"}, {Method: "kfc-1e-3", Augment: "kfc"}}
+	for a, want := range map[string]string{
+		"gaussian":  "S4RL-N (gaussian, 3 magnitudes)",
+		"kfc++":     "KFC++ (kfc++, 2 magnitudes)",
+		"vae-noise": "vae-noise (2 magnitudes)",
+		"kfc":       "kfc (1 magnitude)",
+	} {
+		if got := doseLabel(pts, a); got != want {
+			t.Errorf("%s: %q, want %q", a, got, want)
+		}
+	}
+}
