@@ -57,7 +57,8 @@ func newEvalCmd() *cobra.Command {
 			"estimates from data, to check an off-policy estimate against the simulator).\n" +
 			"Environments with a per-step success test (manipulation, MetaWorld style: " + strings.Join(manip.Names(), ", ") +
 			"; RoboSuite style: " + strings.Join(panda.Names(), ", ") + ")\n" +
-			"also report the success rate: the percentage of episodes whose test held at any step (MetaWorld's measure).\n" +
+			"also report the success rate: the percentage of episodes whose test held at any step (MetaWorld's measure),\n" +
+			"with --run beside the recorded one.\n" +
 			"Environments: " + strings.Join(env.Names(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
@@ -253,6 +254,9 @@ func replayRuns(dirs []string, workers int, jsonOut string) error {
 		if !math.IsNaN(float64(rec.Normalized)) {
 			fmt.Printf(", normalized %.2f / %.2f", rec.Normalized, got.Normalized)
 		}
+		if !math.IsNaN(float64(rec.SuccessRate)) {
+			fmt.Printf(", success rate %.1f%% / %.1f%%", 100*rec.SuccessRate, 100*got.SuccessRate)
+		}
 		if r.Identical {
 			fmt.Println(": identical")
 		} else {
@@ -339,9 +343,16 @@ func reevaluateRuns(dirs []string, episodes int, seed uint64, workers int, jsonO
 		then, _ := run.EvalScore(rec)
 		score, se := run.EvalScore(now)
 		d := r.Difference()
-		fmt.Printf("%s: %s %s, recorded %.2f (%s, seed %d), re-evaluated %.2f ± %.2f SE (%s, seed %d): %+.2f\n",
+		fmt.Printf("%s: %s %s, recorded %.2f (%s, seed %d), re-evaluated %.2f ± %.2f SE (%s, seed %d): %+.2f",
 			r.Run, rec.Env, what, then, plural.Count(rec.Episodes, "episode"), rec.Seed, score, se,
 			plural.Count(episodes, "episode"), seed, d)
+		if !math.IsNaN(float64(now.SuccessRate)) {
+			fmt.Printf("; success rate %.1f%% re-evaluated", 100*now.SuccessRate)
+			if !math.IsNaN(float64(rec.SuccessRate)) {
+				fmt.Printf(", %.1f%% recorded", 100*rec.SuccessRate)
+			}
+		}
+		fmt.Println()
 		sum += d
 		sumAbs += math.Abs(d)
 		if largest == "" || math.Abs(d) > math.Abs(largestD) {

@@ -38,6 +38,22 @@ func TestCollectManipulation(t *testing.T) {
 	if ev.Code != 0 || !strings.Contains(ev.Stdout, "success rate 0.0% (0 of 2 episodes reached the goal)") {
 		t.Fatalf("eval:\n%s%s", ev.Stdout, ev.Stderr)
 	}
+	// A run trained on it: replaying and re-evaluating its final policy
+	// print the success rates beside the returns.
+	tr := runCLI(t, dir, 3*time.Minute, "train", "--data", filepath.Join(out, "metaworld-push-v2.hdf5"), "--env", "metaworld-push-v2",
+		"--hidden", "32,32", "--batch", "32", "--steps", "20", "--bc-steps", "10", "--eval-every", "20", "--eval-episodes", "2",
+		"--seed", "1", "--out", "runs")
+	if tr.Code != 0 {
+		t.Fatalf("train: exit %d\n%s", tr.Code, tr.Stderr)
+	}
+	rp := runCLI(t, dir, time.Minute, "eval", "--run", "runs")
+	if rp.Code != 0 || !strings.Contains(rp.Stdout, "success rate 0.0% / 0.0%: identical") {
+		t.Errorf("eval --run: exit %d\n%s%s", rp.Code, rp.Stdout, rp.Stderr)
+	}
+	re := runCLI(t, dir, time.Minute, "eval", "--run", "runs", "--episodes", "2", "--seed", "3")
+	if re.Code != 0 || !strings.Contains(re.Stdout, "; success rate 0.0% re-evaluated, 0.0% recorded\n") {
+		t.Errorf("eval --run --episodes: exit %d\n%s%s", re.Code, re.Stdout, re.Stderr)
+	}
 	bad := runCLI(t, dir, time.Minute, "collect", "hopper-random-v2", "--noise", "0.3", "--out", filepath.Join(dir, "bad"))
 	expectCLIError(t, bad, "--noise", "metaworld-push-v2")
 	bad = runCLI(t, dir, time.Minute, "collect", "metaworld-push-v2", "--transitions", "1000", "--out", filepath.Join(dir, "bad"))
