@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -237,7 +236,7 @@ func (l *localRunner) record(r Run, state State, err error, st Status) {
 func (l *localRunner) report(r Run, state State, err error, st Status) {
 	switch {
 	case err == nil:
-		l.say("done    %s  score %s  (%.1f steps/s)", r.Name, fmtScore(st.LastScore), st.StepsPerSec)
+		l.say("done    %s  score %s  (%.1f steps/s)", r.Name, st.ScoreText(), st.StepsPerSec)
 	case errors.Is(err, ErrSkipped):
 		if state != Done {
 			l.say("skip    %s", err)
@@ -326,11 +325,4 @@ func (o LocalOptions) fits(out string, r Run, measured []finishedSpeed, active m
 	}
 	need := timeLeft(r, RunStatus(out, r), sp)
 	return need, sp, what, need < maxDuration && !time.Now().Add(need).After(o.Deadline)
-}
-
-func fmtScore(v float64) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f", v)
 }

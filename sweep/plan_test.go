@@ -464,3 +464,47 @@ func TestScheduleSaturatesHugeTimes(t *testing.T) {
 		t.Errorf("timeLeft at 1000 steps/s = %v", d)
 	}
 }
+
+// A manipulation run has no normalized score but a success rate: the
+// status table and the progress line show it in percent, from results.json
+// once done and from history.json while running; a locomotion run keeps
+// its normalized score.
+func TestStatusShowsSuccessRates(t *testing.T) {
+	out := t.TempDir()
+	host, _ := os.Hostname()
+	write := func(r Run, name, body string) {
+		dir := filepath.Join(SlotDir(out, r), "run")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done, running, loco := Run{Index: 0, Name: "push-done", Steps: 100}, Run{Index: 1, Name: "push-running", Steps: 100},
+		Run{Index: 2, Name: "hopper", Steps: 100}
+	for _, r := range []Run{done, running, loco} {
+		write(r, "config.json", "{}")
+	}
+	write(done, "results.json", `{"steps": 100, "steps_per_second": 5, "final_eval": {"normalized_score": null, "success_rate": 0.4}}`)
+	write(running, "history.json", `[{"step": 50, "normalized_score": null, "success_rate": 0.7}]`)
+	write(running, "metrics.jsonl", `{"step":40,"wall_seconds":4}`+"\n"+`{"step":60,"wall_seconds":6}`+"\n")
+	if err := writeMarker(SlotDir(out, running), Marker{State: "running", Host: host, PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	write(loco, "results.json", `{"steps": 100, "steps_per_second": 5, "final_eval": {"normalized_score": 84.75}}`)
+	st := Statuses(out, []Run{done, running, loco})
+	table := FormatStatus(st)
+	lines := strings.Split(table, "\n")
+	for i, want := range []string{"push-done done 100/100 40.0%", "push-running running 60/100 70.0%", "hopper done 100/100 84.8"} {
+		if f := strings.Fields(lines[i+1]); len(f) < 5 || strings.Join(f[1:5], " ") != want {
+			t.Errorf("row %d: %q, want %q:\n%s", i, lines[i+1], want, table)
+		}
+	}
+	if line := progressLine(st[1]); !strings.Contains(line, "score 70.0%") {
+		t.Errorf("progress line %q", line)
+	}
+	if !st[0].LastIsSuccess || st[2].LastIsSuccess {
+		t.Errorf("success flags %v %v, want true false", st[0].LastIsSuccess, st[2].LastIsSuccess)
+	}
+}

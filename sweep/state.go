@@ -57,8 +57,11 @@ type Status struct {
 	// be read). It can lag Step by up to the run's --checkpoint-every when
 	// the trainer was killed without warning.
 	Checkpoint int
-	// LastScore is the normalized score of the latest evaluation (NaN: none).
-	LastScore float64
+	// LastScore is the normalized score of the latest evaluation (NaN: none),
+	// or its success rate in percent when LastIsSuccess (an env with a
+	// success test and no reference returns).
+	LastScore     float64
+	LastIsSuccess bool
 	// StepsPerSec is the training speed (results.json for finished runs, the
 	// last two metric rows otherwise; 0 unknown).
 	StepsPerSec float64
@@ -85,16 +88,42 @@ func findTrainDir(slot string) string {
 
 // resultInfo is the part of results.json the sweep reads.
 type resultInfo struct {
-	Steps       int     `json:"steps"`
-	StepsPerSec float64 `json:"steps_per_second"`
-	Final       struct {
-		Normalized *float64 `json:"normalized_score"`
-	} `json:"final_eval"`
+	Steps       int          `json:"steps"`
+	StepsPerSec float64      `json:"steps_per_second"`
+	Final       historyPoint `json:"final_eval"`
 }
 
+// historyPoint is an evaluation as results.json and history.json record
+// it: the normalized score, and for envs with a success test and no
+// reference returns (manipulation) the success rate, a fraction.
 type historyPoint struct {
-	Step       int      `json:"step"`
-	Normalized *float64 `json:"normalized_score"`
+	Step        int      `json:"step"`
+	Normalized  *float64 `json:"normalized_score"`
+	SuccessRate *float64 `json:"success_rate"`
+}
+
+// setScore sets s's LastScore from e: its normalized score, else its
+// success rate in percent (LastIsSuccess), else nothing.
+func (s *Status) setScore(e historyPoint) {
+	switch {
+	case e.Normalized != nil:
+		s.LastScore, s.LastIsSuccess = *e.Normalized, false
+	case e.SuccessRate != nil:
+		s.LastScore, s.LastIsSuccess = 100**e.SuccessRate, true
+	}
+}
+
+// ScoreText is LastScore as the status table and progress lines print
+// it: "84.7" for a normalized score, "40.0%" for a success rate, "-" for
+// none.
+func (s Status) ScoreText() string {
+	switch {
+	case math.IsNaN(s.LastScore):
+		return "-"
+	case s.LastIsSuccess:
+		return fmt.Sprintf("%.1f%%", s.LastScore)
+	}
+	return fmt.Sprintf("%.1f", s.LastScore)
 }
 
 func readJSON(path string, v any) error {
@@ -178,9 +207,7 @@ func RunStatus(out string, r Run) Status {
 		var res resultInfo
 		if err := readJSON(filepath.Join(st.TrainDir, "results.json"), &res); err == nil {
 			st.Step, st.StepsPerSec = res.Steps, res.StepsPerSec
-			if res.Final.Normalized != nil {
-				st.LastScore = *res.Final.Normalized
-			}
+			st.setScore(res.Final)
 			if res.Steps >= r.Steps {
 				st.State = Done
 				if res.Steps != r.Steps {
@@ -191,9 +218,7 @@ func RunStatus(out string, r Run) Status {
 		}
 		var hist []historyPoint
 		if readJSON(filepath.Join(st.TrainDir, "history.json"), &hist) == nil && len(hist) > 0 {
-			if h := hist[len(hist)-1]; h.Normalized != nil {
-				st.LastScore = *h.Normalized
-			}
+			st.setScore(hist[len(hist)-1])
 		}
 		step, sps := lastMetrics(st.TrainDir)
 		if step > st.Step {
@@ -262,7 +287,7 @@ func (s Status) resumeStep() int {
 func progressLine(st Status) string {
 	r := st.Run
 	line := fmt.Sprintf("running %s  step %d/%d (%.0f%%)  score %s  %.1f steps/s", r.Name, st.Step, r.Steps,
-		100*float64(st.Step)/float64(max(r.Steps, 1)), fmtScore(st.LastScore), st.StepsPerSec)
+		100*float64(st.Step)/float64(max(r.Steps, 1)), st.ScoreText(), st.StepsPerSec)
 	if st.StepsPerSec > 0 && st.Step < r.Steps {
 		line += fmt.Sprintf("  about %s of training left", FormatMinutes(timeLeft(r, st, st.StepsPerSec)))
 	}
@@ -300,10 +325,7 @@ func (s Status) label() string {
 func FormatStatus(st []Status) string {
 	rows := [][]string{{"#", "run", "state", "step", "score", "steps/s", "note"}}
 	for _, s := range st {
-		score := "-"
-		if !math.IsNaN(s.LastScore) {
-			score = fmt.Sprintf("%.1f", s.LastScore)
-		}
+		score := s.ScoreText()
 		sps := "-"
 		if s.StepsPerSec > 0 {
 			sps = fmt.Sprintf("%.1f", s.StepsPerSec)

@@ -1012,7 +1012,11 @@ func newSweepExecCmd() *cobra.Command {
 				return err
 			}
 			st := sweep.RunStatus(sweepAbs(out), r)
-			fmt.Printf("run %s: done, final normalized score %.2f\n", r.Name, st.LastScore)
+			what := "normalized score"
+			if st.LastIsSuccess {
+				what = "success rate"
+			}
+			fmt.Printf("run %s: done, final %s %s\n", r.Name, what, st.ScoreText())
 			return nil
 		},
 	}
