@@ -117,6 +117,10 @@ func TestSuccessRateTable(t *testing.T) {
 	if !strings.Contains(rep.Summary(), "## Success rate") {
 		t.Error("summary has no success section")
 	}
+	// The main table mixes hopper's normalized score and push's success rate.
+	if !strings.HasPrefix(rep.Summary(), "## Final normalized score or success rate (%) (mean ± std over seeds)") {
+		t.Errorf("summary heading: %q", strings.SplitN(rep.Summary(), "\n", 2)[0])
+	}
 	table, err := os.ReadFile(filepath.Join(out, "table.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +171,9 @@ func TestOneSeedPerTaskHasNoIntervals(t *testing.T) {
 		}
 	}
 	summary := rep.Summary()
+	if !strings.HasPrefix(summary, "## Final success rate (%) (mean ± std over seeds)") {
+		t.Errorf("summary heading of success-scored runs only: %q", strings.SplitN(summary, "\n", 2)[0])
+	}
 	if !strings.Contains(summary, singleRunNote) || !strings.Contains(rep.Success.Markdown("95%", 200, 1), singleRunNote) {
 		t.Errorf("the summary or the success table does not say why there are no intervals:\n%s", summary)
 	}

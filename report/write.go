@@ -242,13 +242,38 @@ func (r *Report) successNote() string {
 		"reference returns), which the aggregates pool with the other rows' normalized scores.\n"
 }
 
+// scoreName names the main table's score: "normalized score", "success
+// rate (%)" when every run is scored by its success test, and both when
+// the runs mix them (successNote then says which rows are which).
+func (r *Report) scoreName() string {
+	success, normalized := false, false
+	for _, x := range r.Runs {
+		success, normalized = success || x.ScoredBySuccess, normalized || !x.ScoredBySuccess
+	}
+	switch {
+	case success && !normalized:
+		return "success rate (%)"
+	case success:
+		return "normalized score or success rate (%)"
+	}
+	return "normalized score"
+}
+
+// capitalize upper-cases s's first letter.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // Summary renders the aggregate statistics as Markdown.
 func (r *Report) Summary() string {
 	var b strings.Builder
 	level := fmt.Sprintf("%.0f%%", 100*r.Settings.Level)
-	score := "Final normalized score"
+	score := "Final " + r.scoreName()
 	if r.Settings.Last > 1 {
-		score = fmt.Sprintf("Normalized score, each run's mean of its last %d evaluations", r.Settings.Last)
+		score = fmt.Sprintf("%s, each run's mean of its last %d evaluations", capitalize(r.scoreName()), r.Settings.Last)
 	}
 	fmt.Fprintf(&b, "## %s (mean ± std over seeds)\n\n%s%s\n", score, r.Table.Markdown("dataset"), r.settingsNote()+r.successNote()+r.provenanceNote())
 	if r.Success != nil {
