@@ -449,6 +449,36 @@ func (r *Raw) invalidKey(i int, next []float32, j int) string {
 	return ""
 }
 
+// timeLimitRows marks the rows d4rl's qlearning_dataset treats as
+// time-limit steps ([N], nonzero = time limit): the stored timeouts, or,
+// for files without them, d4rl's episode_step fallback with
+// opts.MaxEpisodeSteps (nil when neither is there). The fallback counts
+// steps as d4rl does, quirk included: after a terminal (and, with
+// TerminateOnEnd, after a kept time-limit step) the count restarts at 1,
+// after a dropped time-limit step at 0.
+func (r *Raw) timeLimitRows(opts ReadOptions) []float32 {
+	if r.Timeouts != nil || opts.MaxEpisodeSteps <= 0 {
+		return r.Timeouts
+	}
+	rows := make([]float32, r.N)
+	step := 0
+	for i := range rows {
+		final := step == opts.MaxEpisodeSteps-1
+		if final {
+			rows[i] = 1
+		}
+		if final && !opts.TerminateOnEnd {
+			step = 0
+			continue
+		}
+		if final || (r.Terminals[i] != 0 && !math.IsNaN(float64(r.Terminals[i]))) {
+			step = 0
+		}
+		step++
+	}
+	return rows
+}
+
 // QLearning converts the stored rows into transitions.
 //
 // Default (d4rl mode) is identical to d4rl.qlearning_dataset: for
@@ -493,31 +523,31 @@ func (r *Raw) QLearning(opts ReadOptions) (*Dataset, Conversion, error) {
 	d.Terminals = make([]float32, 0, last)
 	d.Timeouts = make([]float32, 0, last)
 
-	episodeStep := 0
-	lastKeptRow := -2
+	var finals []float32 // d4rl mode: the time-limit rows
+	if !opts.UseNextObservations {
+		finals = r.timeLimitRows(opts)
+	}
+	// An episode that ends at a dropped row (a time-limit step, or an
+	// invalid row) has its end marked on its last kept transition, so that
+	// episode boundaries survive the conversion. ep counts the episodes
+	// ended so far; keptEp is the episode of the last kept transition.
+	ep, keptEp := 0, -1
+	endAtDropped := func() {
+		if k := len(d.Timeouts) - 1; keptEp == ep && d.Terminals[k] == 0 {
+			d.Timeouts[k] = 1
+		}
+		ep++
+	}
 	for i := 0; i < last; i++ {
 		done := r.Terminals[i] != 0 && !math.IsNaN(float64(r.Terminals[i]))
 		timeout := float32(0)
 		if !opts.UseNextObservations {
-			var final bool
-			if r.Timeouts != nil {
-				final = r.Timeouts[i] != 0
-			} else {
-				final = episodeStep == opts.MaxEpisodeSteps-1
-			}
+			final := finals[i] != 0
 			if !opts.TerminateOnEnd && final {
-				episodeStep = 0
 				conv.DroppedTimeouts++
-				// Mark the boundary on the kept transition just before.
-				if lastKeptRow == i-1 && len(d.Timeouts) > 0 && d.Terminals[len(d.Terminals)-1] == 0 {
-					d.Timeouts[len(d.Timeouts)-1] = 1
-				}
+				endAtDropped()
 				continue
 			}
-			if done || final {
-				episodeStep = 0
-			}
-			episodeStep++
 			if final {
 				timeout = 1
 			}
@@ -533,6 +563,9 @@ func (r *Raw) QLearning(opts ReadOptions) (*Dataset, Conversion, error) {
 				return nil, conv, errf(r.Path, key, "row %d holds NaN or Inf (transition %d); use --drop-invalid (ReadOptions.DropInvalid) to drop such transitions", row, i)
 			}
 			conv.DroppedInvalid++
+			if done || timeout != 0 {
+				endAtDropped()
+			}
 			continue
 		}
 		d.Observations = append(d.Observations, r.Observations[i*o:(i+1)*o]...)
@@ -545,7 +578,10 @@ func (r *Raw) QLearning(opts ReadOptions) (*Dataset, Conversion, error) {
 			d.Terminals = append(d.Terminals, 0)
 		}
 		d.Timeouts = append(d.Timeouts, timeout)
-		lastKeptRow = i
+		keptEp = ep
+		if done || timeout != 0 {
+			ep++
+		}
 	}
 	conv.Kept = d.Len()
 	if conv.DroppedInvalid > 0 {

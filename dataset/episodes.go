@@ -1,11 +1,13 @@
 package dataset
 
+import "math"
+
 // Episode is a run of consecutive rows [Start, Start+Len) that ends in a
 // terminal state, a time-limit cut, or the end of the data.
 type Episode struct {
 	Start    int     `json:"start"`    // first row
 	Len      int     `json:"len"`      // number of rows (steps)
-	Return   float64 `json:"return"`   // undiscounted sum of rewards over the rows
+	Return   float64 `json:"return"`   // undiscounted sum of the finite rewards over the rows
 	Terminal bool    `json:"terminal"` // ended in a true terminal state
 	Timeout  bool    `json:"timeout"`  // cut by the time limit (and not terminal)
 }
@@ -40,13 +42,16 @@ type EpisodeRule struct {
 // rule.TerminalContinues(i)), when timeouts[i] is nonzero, or when it has
 // rule.MaxLen rows; the last episode ends with the data. Terminal wins
 // over Timeout when both end a row; the trailing episode has neither set.
-// Empty rewards give no episodes. timeouts may be nil.
+// Empty rewards give no episodes. timeouts may be nil. A NaN or infinite
+// reward (a row that ReadOptions.DropInvalid drops) adds nothing to Return.
 func SplitEpisodesBy(rewards, terminals, timeouts []float32, rule EpisodeRule) []Episode {
 	var eps []Episode
 	cur := Episode{}
 	for i, r := range rewards {
 		cur.Len++
-		cur.Return += float64(r)
+		if !math.IsNaN(float64(r)) && !math.IsInf(float64(r), 0) {
+			cur.Return += float64(r)
+		}
 		term := i < len(terminals) && terminals[i] != 0
 		if term && rule.TerminalContinues != nil && rule.TerminalContinues(i) {
 			term = false
@@ -70,6 +75,18 @@ func SplitEpisodesBy(rewards, terminals, timeouts []float32, rule EpisodeRule) [
 // Return is the episode return an evaluator would report.
 func (r *Raw) Episodes() []Episode {
 	return SplitEpisodes(r.Rewards, r.Terminals, r.Timeouts)
+}
+
+// EpisodesFor splits the stored rows into episodes as the conversion under
+// opts sees them: by the stored timeouts, or, in d4rl mode for a file
+// without timeouts, by d4rl's episode_step fallback with
+// opts.MaxEpisodeSteps. Time-limit steps are included, as in Episodes.
+func (r *Raw) EpisodesFor(opts ReadOptions) []Episode {
+	to := r.Timeouts
+	if !opts.UseNextObservations {
+		to = r.timeLimitRows(opts)
+	}
+	return SplitEpisodes(r.Rewards, r.Terminals, to)
 }
 
 // Episodes splits the dataset's transitions into episodes by its Terminals

@@ -168,7 +168,7 @@ func inspect(path string, opts ReadOptions) (*Info, error) {
 		in.HasTimeouts = r.Timeouts != nil
 		in.Terminals, in.Timeouts = count1(r.Terminals), count1(r.Timeouts)
 		in.Meta, in.Keys = r.Meta, r.Keys
-		eps, rewards = r.Episodes(), r.Rewards
+		eps, rewards = r.EpisodesFor(opts), r.Rewards
 		succ, err := readSuccess(path, r.Keys, r.N)
 		if err != nil {
 			return nil, err
@@ -223,6 +223,40 @@ func count1(x []float32) int {
 		}
 	}
 	return n
+}
+
+// Format tells what kind of dataset path holds, by its content: "d4rl" for
+// a D4RL-layout HDF5 file (an observations key at the root), "minari" for a
+// Minari dataset directory or a Minari HDF5 file (episode_<id> groups),
+// whatever the file is called. Anything else is an error naming the keys
+// the file has. Unless opts.InProcess is set, libhdf5 parses the file in a
+// child process (see ReadOptions.InProcess).
+func Format(path string, opts ReadOptions) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", statErr(path, err)
+	}
+	if st.IsDir() {
+		return "minari", nil
+	}
+	if isolated(opts) {
+		return formatIsolated(path, opts)
+	}
+	return detectFormat(path)
+}
+
+// Read reads the transitions of any dataset koopq takes, D4RL or Minari,
+// told apart by Format (so a Minari file need not be named main_data.hdf5),
+// with ReadD4RL or ReadMinari.
+func Read(path string, opts ReadOptions) (*Dataset, error) {
+	format, err := Format(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if format == "minari" {
+		return ReadMinari(path, opts)
+	}
+	return ReadD4RL(path, opts)
 }
 
 // detectFormat tells a D4RL file from a Minari file or directory.

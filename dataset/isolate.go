@@ -32,6 +32,7 @@ const (
 	workerD4RL    = "dataset.load-d4rl"
 	workerMinari  = "dataset.load-minari"
 	workerInspect = "dataset.inspect"
+	workerFormat  = "dataset.format"
 )
 
 func init() {
@@ -67,6 +68,17 @@ func init() {
 			return nil, err
 		}
 		return func(w io.Writer) error { return gob.NewEncoder(w).Encode(in) }, nil
+	})
+	hdf5.RegisterWorker(workerFormat, func(req []byte) (hdf5.Encoder, error) {
+		path, _, err := decodeRequest(req)
+		if err != nil {
+			return nil, err
+		}
+		format, err := detectFormat(path)
+		if err != nil {
+			return nil, err
+		}
+		return func(w io.Writer) error { return gob.NewEncoder(w).Encode(format) }, nil
 	})
 	// Last: a worker process runs its worker here and exits.
 	hdf5.ServeWorker()
@@ -227,6 +239,18 @@ func inspectIsolated(path string, opts ReadOptions) (*Info, error) {
 	in.Meta = nonNilMap(in.Meta)
 	fixKeys(in.Keys)
 	return &in, nil
+}
+
+// formatIsolated is detectFormat in a child process.
+func formatIsolated(path string, opts ReadOptions) (string, error) {
+	if err := precheckH5(path); err != nil {
+		return "", err
+	}
+	var format string
+	err := runIsolated(workerFormat, path, path, opts, func(rd io.Reader) error {
+		return gob.NewDecoder(rd).Decode(&format)
+	})
+	return format, err
 }
 
 // ---- wire format: gob header, then float32 arrays as raw bytes ----

@@ -99,7 +99,9 @@ func readMinariMeta(file string, meta map[string]string) error {
 // concatenates its episodes into transitions: for an episode with T steps,
 // observations has T+1 rows, and step t gives (obs[t], actions[t],
 // rewards[t], obs[t+1], terminations[t], truncations[t]) — terminations
-// become Terminals, truncations Timeouts. Observation spaces must be flat
+// become Terminals, truncations Timeouts; the last kept step of an episode
+// group that is not terminal is marked in Timeouts even when the file sets
+// no flag there, so each group stays its own episode. Observation spaces must be flat
 // (Box or Discrete); dict observations are an error. Meta holds the root
 // attributes, metadata.json's top-level entries and "source".
 // NaN/Inf are an error, or dropped and counted with opts.DropInvalid; the
@@ -182,7 +184,9 @@ func loadMinariInProcess(path string, opts ReadOptions) (*Dataset, Conversion, m
 		}
 		e := Episode{Start: conv.Rows, Len: T}
 		for t := 0; t < T; t++ {
-			e.Return += float64(rew[t])
+			if finite(rew[t : t+1]) { // a step --drop-invalid drops adds nothing
+				e.Return += float64(rew[t])
+			}
 		}
 		e.Terminal = term[T-1] != 0
 		e.Timeout = !e.Terminal && trunc[T-1] != 0
@@ -194,6 +198,7 @@ func loadMinariInProcess(path string, opts ReadOptions) (*Dataset, Conversion, m
 		} else if od != d.ObsDim || ad != d.ActDim {
 			return nil, conv, ex, errf(h5, ep, "has obs/action dims %d/%d, earlier episodes %d/%d", od, ad, d.ObsDim, d.ActDim)
 		}
+		kept := len(d.Rewards)
 		for t := 0; t < T; t++ {
 			conv.Rows++
 			bad := ""
@@ -222,6 +227,13 @@ func loadMinariInProcess(path string, opts ReadOptions) (*Dataset, Conversion, m
 			d.Rewards = append(d.Rewards, rew[t])
 			d.Terminals = append(d.Terminals, term[t])
 			d.Timeouts = append(d.Timeouts, trunc[t])
+		}
+		// The episode group ends here whatever its last step's flags say
+		// (none set, or its flagged step dropped): unless its last kept
+		// transition is terminal, mark it as cut, so that consecutive
+		// episodes do not run together.
+		if k := len(d.Rewards) - 1; k >= kept && d.Terminals[k] == 0 {
+			d.Timeouts[k] = 1
 		}
 	}
 	conv.Kept = d.Len()

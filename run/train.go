@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/koopq/koopq/augment"
@@ -185,16 +184,14 @@ func (e *Interrupted) Error() string {
 func (e *Interrupted) Unwrap() error { return e.Err }
 
 // ReadDataset reads transitions from a D4RL-layout HDF5 file, a Minari
-// main_data.hdf5 or a Minari dataset directory.
+// HDF5 file or a Minari dataset directory (dataset.Read), with a hint on
+// how to make the file when it does not exist.
 func ReadDataset(path string, opts dataset.ReadOptions) (*dataset.Dataset, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("--data %s: no such file; make one with 'koopq collect …' "+
 			"(e.g. koopq collect hopper-medium-v2 --out data, or koopq collect --env pendulum --out data)", path)
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() || strings.HasSuffix(path, "main_data.hdf5") {
-		return dataset.ReadMinari(path, opts)
-	}
-	return dataset.ReadD4RL(path, opts)
+	return dataset.Read(path, opts)
 }
 
 // CheckedTrain is a training configuration that CheckTrain found valid,

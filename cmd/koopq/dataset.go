@@ -54,7 +54,7 @@ func newDatasetInfoCmd() *cobra.Command {
 		Long: `Prints size, dimensions, the number of transitions after the q-learning
 conversion (d4rl.qlearning_dataset conventions unless flags say otherwise),
 episodes, return statistics, terminal/timeout counts, metadata and every key.
-FILE is a D4RL-layout .hdf5 file, a Minari main_data.hdf5, or a Minari dataset
+FILE is a D4RL-layout .hdf5 file, a Minari HDF5 file (any name), or a Minari dataset
 directory. For AntMaze data (--env antmaze-… or the file's metadata) it also
 reports the maze cells the ant visited, the episodes that reach the goal, and
 with --coverage a PNG of the visited x-y positions over the maze walls.`,

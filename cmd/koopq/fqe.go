@@ -88,7 +88,7 @@ func fqeParams() param.Table[fqeOptions] {
 	type o = fqeOptions
 	return param.Table[o]{
 		param.New("policy", "", "policy file (policy.safetensors) or a run directory holding one", func(o *o) any { return &o.policy }, param.AnyValue),
-		param.New("data", "", "dataset: D4RL-layout HDF5, Minari main_data.hdf5 or Minari dataset directory", func(o *o) any { return &o.data }, param.AnyValue),
+		param.New("data", "", "dataset: D4RL-layout HDF5, Minari HDF5 file or Minari dataset directory", func(o *o) any { return &o.data }, param.AnyValue),
 		param.New("env", "", "environment for the normalized score (default: the policy's recorded env, else the data's)", func(o *o) any { return &o.envName }, param.AnyValue),
 		param.New("gamma", "", "discount of the estimated value", func(o *o) any { return &o.cfg.Gamma }, param.OpenFraction),
 		param.New("steps", "", "gradient steps", func(o *o) any { return &o.cfg.Steps }, param.Positive),

@@ -385,6 +385,19 @@ func TestMinariDataset(t *testing.T) {
 	if !strings.Contains(r.Stdout, "over 30 transitions") {
 		t.Errorf("koopman inspect on Minari:\n%s", r.Stdout)
 	}
+	// A Minari file under a name of the user's is still Minari.
+	b, err := os.ReadFile(filepath.Join(fx.Minari, "data", "main_data.hdf5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "arm_logs.hdf5"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, dir, time.Minute, "koopman", "inspect", "--model", fx.Model, "--data", "arm_logs.hdf5", "--n", "30")
+	ok(t, r)
+	if !strings.Contains(r.Stdout, "over 30 transitions") {
+		t.Errorf("koopman inspect on a renamed Minari file:\n%s", r.Stdout)
+	}
 	r = runCLI(t, dir, 2*time.Minute, "symcheck", "--data", filepath.Join(fx.Minari, "data", "main_data.hdf5"), "--env", "pendulum",
 		"--model", fx.Model, "--n", "20", "--out", "sc")
 	ok(t, r)

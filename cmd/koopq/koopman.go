@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,15 +19,6 @@ import (
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/run"
 )
-
-// readTransitions reads a D4RL-layout HDF5 file or a Minari dataset
-// (directory or main_data.hdf5) into transitions.
-func readTransitions(path string, opts dataset.ReadOptions) (*dataset.Dataset, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() || strings.HasSuffix(path, "main_data.hdf5") {
-		return dataset.ReadMinari(path, opts)
-	}
-	return dataset.ReadD4RL(path, opts)
-}
 
 // newKoopmanCmd makes 'koopq koopman' and its subcommands train and inspect.
 func newKoopmanCmd() *cobra.Command {
@@ -196,7 +186,7 @@ func (o *koopmanTrainOptions) validate() error {
 // training config.
 func (o *koopmanTrainOptions) prepare() (*dataset.Dataset, *koopman.Model, koopman.TrainConfig, error) {
 	var tc koopman.TrainConfig
-	d, err := readTransitions(o.data, o.ropts)
+	d, err := run.ReadDataset(o.data, o.ropts)
 	if err != nil {
 		return nil, nil, tc, err
 	}
@@ -396,7 +386,7 @@ func (o *koopmanInspectOptions) run(w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	d, err := readTransitions(o.data, o.ropts)
+	d, err := run.ReadDataset(o.data, o.ropts)
 	if err != nil {
 		return err
 	}

@@ -142,7 +142,7 @@ func (o *symcheckOptions) load() (*koopman.Model, *dataset.Dataset, error) {
 			return nil, nil, fmt.Errorf("--model: %w", err)
 		}
 	}
-	d, err := readTransitions(o.data, o.ropts)
+	d, err := run.ReadDataset(o.data, o.ropts)
 	if err != nil {
 		return nil, nil, err
 	}
