@@ -11,7 +11,9 @@
 // observation (JSON numbers round-trip float64 exactly). Concurrent
 // requests are merged into micro-batches (see batcher); a policy is not
 // safe for concurrent use, so only the batcher touches it. Bad requests
-// are answered 4xx with {"error": "…"} before they reach the network.
+// are answered 4xx with {"error": "…"} before they reach the network, but
+// for one kind found only after it: an observation for which the network
+// gives no finite action (400 naming the row; NaN is never answered).
 package serve
 
 import (
@@ -29,6 +31,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/koopq/koopq/internal/version"
@@ -116,6 +119,9 @@ type Server struct {
 	m    *metrics
 	b    *batcher
 	mux  *http.ServeMux
+
+	connMu sync.Mutex
+	conns  map[net.Conn]http.ConnState // Serve's open connections and their states
 }
 
 // PolicyInfo is the /v1/policy answer.
@@ -187,10 +193,13 @@ func (s *Server) Close() { s.b.close() }
 
 // Serve answers requests on ln until ctx is done, then stops accepting,
 // waits up to drain for the requests in flight to be answered, and stops
-// the batcher. It returns nil after a complete drain.
+// the batcher. It returns nil after a complete drain. A connection that
+// has sent no request yet is not a request in flight: net/http keeps such
+// a connection up to 5 s into a drain (its request may be on the way), and
+// if drain ends first it is closed without an error.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
 	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, ConnState: s.trackConn}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -203,6 +212,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	dctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	err := hs.Shutdown(dctx)
+	if err != nil && s.activeConns() == 0 {
+		n := s.openConns()
+		hs.Close()
+		s.logf("closed %d connection(s) that had sent no request", n)
+		err = nil
+	}
 	<-errc // http.ErrServerClosed
 	s.Close()
 	if err != nil {
@@ -210,6 +225,41 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	}
 	s.logf("drained")
 	return nil
+}
+
+// trackConn is Serve's http.Server.ConnState hook.
+func (s *Server) trackConn(c net.Conn, st http.ConnState) {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.conns == nil {
+		s.conns = map[net.Conn]http.ConnState{}
+	}
+	if st == http.StateClosed || st == http.StateHijacked {
+		delete(s.conns, c)
+	} else {
+		s.conns[c] = st
+	}
+}
+
+// activeConns is the number of Serve's connections reading or answering a
+// request (http.StateActive).
+func (s *Server) activeConns() int {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	n := 0
+	for _, st := range s.conns {
+		if st == http.StateActive {
+			n++
+		}
+	}
+	return n
+}
+
+// openConns is the number of Serve's open connections.
+func (s *Server) openConns() int {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	return len(s.conns)
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -258,11 +308,29 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
+	if i := nonFiniteRow(j.act, j.logStd, ad); i >= 0 {
+		writeError(w, http.StatusBadRequest, "observations[%d]: the policy has no finite action for it (an observation this far from "+
+			"the data the policy was trained on overflows float32 inside the network)", i)
+		return
+	}
 	resp := actResponse{Actions: split(j.act, rows, ad)}
 	if withStd {
 		resp.LogStd = split(j.logStd, rows, ad)
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// nonFiniteRow is the first row (of width w) of act or logStd (nil: none)
+// holding NaN or ±Inf, or -1.
+func nonFiniteRow(act, logStd []float64, w int) int {
+	for _, x := range [][]float64{act, logStd} {
+		for k, v := range x {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return k / w
+			}
+		}
+	}
+	return -1
 }
 
 // parseAct reads and checks a /v1/act body: observations [rows, obsDim]
@@ -304,6 +372,9 @@ func (s *Server) parseAct(w http.ResponseWriter, r *http.Request) (obs []float64
 	if dec.More() {
 		return bad("bad request body: data after the JSON object")
 	}
+	if err := exactFields(body); err != nil {
+		return bad("%v", err)
+	}
 	rows = len(req.Observations)
 	if rows == 0 {
 		return bad("observations: missing or empty (want {\"observations\": [[numbers], …]})")
@@ -326,6 +397,36 @@ func (s *Server) parseAct(w http.ResponseWriter, r *http.Request) (obs []float64
 		}
 	}
 	return obs, rows, req.LogStd, 0, nil
+}
+
+// exactFields refuses what encoding/json lets through in a body it has
+// decoded: a field name in another letter case ("Observations") and a
+// field given twice (where the last would silently win).
+func exactFields(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil { // {
+		return err
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := tok.(string)
+		if k != "observations" && k != "log_std" {
+			return fmt.Errorf("unknown field %q (the fields are observations and log_std, in lower case)", k)
+		}
+		if seen[k] {
+			return fmt.Errorf("field %q given twice", k)
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseNumber reads one JSON value that must be a number finite in

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -290,6 +291,9 @@ func TestBadRequests(t *testing.T) {
 		{"empty object", "POST", "/v1/act", `{}`, 400, "missing or empty"},
 		{"no rows", "POST", "/v1/act", `{"observations": []}`, 400, "missing or empty"},
 		{"unknown field", "POST", "/v1/act", `{"observation": [` + row + `]}`, 400, "unknown field"},
+		{"field in upper case", "POST", "/v1/act", `{"OBSERVATIONS": [` + row + `]}`, 400, `unknown field "OBSERVATIONS"`},
+		{"field in another case", "POST", "/v1/act", `{"observations": [` + row + `], "Log_Std": true}`, 400, `unknown field "Log_Std"`},
+		{"field twice", "POST", "/v1/act", `{"observations": [[9, 9, 9]], "observations": [` + row + `]}`, 400, `"observations" given twice`},
 		{"trailing data", "POST", "/v1/act", `{"observations": [` + row + `]} {}`, 400, "data after"},
 		{"not JSON", "POST", "/v1/act", `observations=1`, 400, "invalid JSON"},
 		{"too many rows", "POST", "/v1/act", `{"observations": [` + strings.Repeat(row+",", 5) + row + `]}`, 400, "6 rows, at most 5"},
@@ -330,11 +334,87 @@ func TestBadRequests(t *testing.T) {
 	if v := metricValue(t, m, `koopq_serve_batch_rows_count`); v != 1 {
 		t.Errorf("%v forward passes, want 1 (only the good request's)", v)
 	}
-	if v := metricValue(t, m, `koopq_serve_requests_total{code="400",handler="act"}`); v != 22 {
-		t.Errorf("%v answers 400 counted, want 22", v)
+	if v := metricValue(t, m, `koopq_serve_requests_total{code="400",handler="act"}`); v != 25 {
+		t.Errorf("%v answers 400 counted, want 25", v)
 	}
 	if v := metricValue(t, m, `koopq_serve_requests_total{code="413",handler="act"}`); v != 1 {
 		t.Errorf("%v answers 413 counted, want 1", v)
+	}
+}
+
+// TestNonFiniteActionIs400: an observation within float32's range whose
+// normalized value overflows (here 3e38 over a feature std of 1e-3) gets a
+// 400 naming its row, not a 500 from encoding NaN; the other rows of the
+// request are not answered alone, and the server goes on.
+func TestNonFiniteActionIs400(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	net := sac.NetConfig{Hidden: []int{8}, Init: "xavier"}
+	norm := dataset.Identity(3)
+	norm.Std[1] = 1e-3
+	path := filepath.Join(t.TempDir(), "policy.safetensors")
+	pol := sac.NewPolicy(sac.NewActor(net, 3, 1, rng), norm, sac.ActionScale{Low: []float32{-1}, High: []float32{1}})
+	if err := sac.SavePolicy(path, pol, net, "pendulum", nil); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, path, DefaultConfig())
+	for _, logStd := range []string{"false", "true"} {
+		resp, err := http.Post(ts.url+"/v1/act", "application/json",
+			strings.NewReader(`{"observations": [[0.1, 0.2, 0.3], [0, 3e38, 0]], "log_std": `+logStd+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(b), "observations[1]: the policy has no finite action") {
+			t.Errorf("log_std %s: %d %s, want 400 naming observations[1]", logStd, resp.StatusCode, b)
+		}
+	}
+	sameBits(t, "actions", act(t, ts.url, [][]float64{{0.1, 0.2, 0.3}}, false).Actions, reference(t, path, [][]float64{{0.1, 0.2, 0.3}}))
+}
+
+// TestDrainWithUnusedConnection: a connection that has sent no request is
+// nothing in flight; when the drain time ends before net/http gives up on
+// it (5 s), Serve closes it and returns nil.
+func TestDrainWithUnusedConnection(t *testing.T) {
+	path := writePolicy(t, t.TempDir(), 3, 1, []int{8})
+	pol, err := LoadPolicy(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(pol, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, 200*time.Millisecond) }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for deadline := time.Now().Add(10 * time.Second); s.openConns() == 0; runtime.Gosched() { // until the server has accepted it
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not accept the connection")
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve: %v, want nil (no request was in flight)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); err == nil {
+		t.Errorf("the unused connection is still open (read %d bytes)", n)
 	}
 }
 
