@@ -88,12 +88,8 @@ func (o *exportOptions) run() error {
 		return fmt.Errorf("--policy: %w", err)
 	}
 	v := version.Get()
-	ver := v.Module + "+" + v.Commit
-	if v.Dirty {
-		ver += "+dirty"
-	}
-	b, err := onnx.ExportPolicy(p, onnx.Options{Stochastic: o.stochastic, Version: ver, Metadata: [][2]string{
-		{"koopq.kind", "policy"}, {"env", envName},
+	b, err := onnx.ExportPolicy(p, onnx.Options{Stochastic: o.stochastic, Version: v.String(), Metadata: [][2]string{
+		{"koopq.kind", "policy"}, {"koopq.commit", v.Commit}, {"env", envName},
 		{"obs_dim", strconv.Itoa(p.Actor.In())}, {"act_dim", strconv.Itoa(p.ActDim)},
 		{"source", filepath.Base(path)}, {"source_sha256", fp.SHA256},
 	}})

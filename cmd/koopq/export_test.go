@@ -196,7 +196,8 @@ func TestExportONNXMatchesPolicy(t *testing.T) {
 			if hasNorm == c.identity {
 				t.Errorf("ops %v: normalization nodes present = %v for identity normalizer = %v", got.Ops, hasNorm, c.identity)
 			}
-			if got.Metadata["env"] != c.env || got.Metadata["obs_dim"] != fmt.Sprint(obs) || len(got.Metadata["source_sha256"]) != 64 {
+			if got.Metadata["env"] != c.env || got.Metadata["obs_dim"] != fmt.Sprint(obs) || len(got.Metadata["source_sha256"]) != 64 ||
+				len(got.Metadata["koopq.commit"]) != 40 {
 				t.Errorf("metadata %v", got.Metadata)
 			}
 			t.Logf("%s %d→%d: max |Δaction| %.3g (batch 1: %.3g), ops %v", c.env, obs, act, got.MaxAbsDiff[0], got.MaxAbsDiffBatch1[0], got.Ops)

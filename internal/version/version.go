@@ -85,12 +85,15 @@ func inKoopqCheckout() bool {
 // String is "<module>+<commit[:12]>[-dirty][-unstamped]", e.g.
 // "devel+b6fac10892fb-dirty"; "-unstamped" marks a commit read from the
 // checkout (SourceCheckout) rather than from the binary's own VCS stamp.
+// A stamped build's module version already names the commit and the dirty
+// mark (e.g. "v0.0.0-20261204093501-3d52feead950+dirty"), and then neither
+// is repeated.
 func (i Info) String() string {
 	s := i.Module
-	if i.Commit != "unknown" && len(i.Commit) >= 12 {
+	if i.Commit != "unknown" && len(i.Commit) >= 12 && !strings.Contains(s, i.Commit[:12]) {
 		s += "+" + i.Commit[:12]
 	}
-	if i.Dirty {
+	if i.Dirty && !strings.HasSuffix(s, "+dirty") {
 		s += "-dirty"
 	}
 	if i.Source == SourceCheckout {

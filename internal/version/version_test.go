@@ -70,3 +70,26 @@ func TestStamped(t *testing.T) {
 		t.Error("a shell script was read as a Go binary")
 	}
 }
+
+// TestStringNamesTheCommitOnce: a stamped build's pseudo-version already
+// holds the commit and "+dirty"; String does not repeat them, and adds
+// them to a version that lacks them.
+func TestStringNamesTheCommitOnce(t *testing.T) {
+	const commit = "3d52feead950376cbba294bf3d234a505bb8eac4"
+	for _, c := range []struct {
+		in   Info
+		want string
+	}{
+		{Info{Module: "v0.0.0-20261204093501-3d52feead950+dirty", Commit: commit, Dirty: true, Source: SourceBuild},
+			"v0.0.0-20261204093501-3d52feead950+dirty"},
+		{Info{Module: "v0.0.0-20261204093501-3d52feead950", Commit: commit, Source: SourceBuild},
+			"v0.0.0-20261204093501-3d52feead950"},
+		{Info{Module: "v1.2.0", Commit: commit, Dirty: true, Source: SourceBuild}, "v1.2.0+3d52feead950-dirty"},
+		{Info{Module: "devel", Commit: commit, Source: SourceCheckout}, "devel+3d52feead950-unstamped"},
+		{Info{Module: "devel", Commit: "unknown"}, "devel"},
+	} {
+		if got := c.in.String(); got != c.want {
+			t.Errorf("%+v: String() = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
