@@ -103,7 +103,7 @@ func (o *evalOptions) validate() error {
 		return err
 	}
 	if o.jsonOut != "" {
-		if err := needOutFile("json", o.jsonOut); err != nil {
+		if err := needOutFile("json", o.jsonOut, inFile{"policy", o.policy}); err != nil {
 			return err
 		}
 	}

@@ -69,7 +69,7 @@ func (o *exportOptions) validate() error {
 	if o.policy == "" {
 		return fmt.Errorf("--policy is required: a policy.safetensors or a run directory")
 	}
-	return needOutFile("out", o.out)
+	return needOutFile("out", o.out, inFile{"policy", o.policy})
 }
 
 // run writes the ONNX model of the policy to --out.

@@ -142,3 +142,48 @@ func TestResumeRefusesANamedPipe(t *testing.T) {
 	r = runCLI(t, tmp, time.Minute, "train", "--data", ckpt, "--env", "pendulum", "--out", out)
 	expectCLIError(t, r, "is a named pipe (FIFO), not a regular file")
 }
+
+// An output file that is one of the command's inputs (by path or through
+// a link) is refused before anything is written: the input survives.
+// Before, koopman train --out DATA, export --out POLICY and fqe/eval
+// --json INPUT replaced the file the command had read.
+func TestOutputsAreNotInputs(t *testing.T) {
+	fx := fixtures(t)
+	tmp := t.TempDir()
+	cp := func(src, name string) string {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	data, pol, model := cp(fx.Data, "d.hdf5"), cp(fx.PendulumPolicy, "p.safetensors"), cp(fx.Model, "m.safetensors")
+	if err := os.Symlink("d.hdf5", filepath.Join(tmp, "link.hdf5")); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{}
+	for _, f := range []string{data, pol, model} {
+		before[f] = fileSHA256(t, filepath.Join(tmp, f))
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"koopman", "train", "--data", data, "--out", data, "--epochs", "1"}, "--out d.hdf5: is the file --data reads"},
+		{[]string{"koopman", "inspect", "--model", model, "--data", data, "--json", model}, "--json m.safetensors: is the file --model reads"},
+		{[]string{"export", "--policy", pol, "--out", pol}, "--out p.safetensors: is the file --policy reads"},
+		{[]string{"fqe", "--policy", pol, "--data", data, "--steps", "5", "--json", "link.hdf5"}, "--json link.hdf5: is the file --data reads (d.hdf5)"},
+		{[]string{"eval", "--policy", pol, "--episodes", "1", "--json", pol}, "--json p.safetensors: is the file --policy reads"},
+	} {
+		r := runCLI(t, tmp, time.Minute, c.args...)
+		expectCLIError(t, r, c.want, "choose another name")
+	}
+	for f, sum := range before {
+		if got := fileSHA256(t, filepath.Join(tmp, f)); got != sum {
+			t.Errorf("%s changed", f)
+		}
+	}
+}

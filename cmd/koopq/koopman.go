@@ -150,10 +150,10 @@ func (o *koopmanTrainOptions) validate() error {
 	if o.out == "" {
 		return fmt.Errorf("--out is required")
 	}
-	if err := needOutFile("out", o.out); err != nil {
+	if err := needOutFile("out", o.out, inFile{"data", o.data}); err != nil {
 		return err
 	}
-	if err := needOutFile("out", o.out+".json"); err != nil {
+	if err := needOutFile("out", o.out+".json", inFile{"data", o.data}); err != nil {
 		return err
 	}
 	ckpt := o.checkpoint()
@@ -374,7 +374,7 @@ func (o *koopmanInspectOptions) validate() error {
 		return err
 	}
 	if o.diagOut != "" {
-		return needOutFile("json", o.diagOut)
+		return needOutFile("json", o.diagOut, inFile{"model", o.modelPath}, inFile{"data", o.data})
 	}
 	return nil
 }

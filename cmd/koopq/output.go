@@ -9,16 +9,30 @@ import (
 	"github.com/koopq/koopq/run"
 )
 
+// inFile is a file a command reads, named by --flag: no output of the
+// command may be that file.
+type inFile struct{ flag, path string }
+
 // needOutFile checks, before any work is done, that the file named by
-// --flag can be written: its directory exists and takes new files, and path
-// itself is not a directory. Absolute and relative paths are both taken as
-// given (relative to the working directory). Nothing is left behind.
-func needOutFile(flag, path string) error {
+// --flag can be written: its directory exists and takes new files, path
+// itself is not a directory, and it is none of the command's inputs (the
+// same file, whatever the path or link: writing it would destroy what the
+// command reads). Absolute and relative paths are both taken as given
+// (relative to the working directory). Nothing is left behind.
+func needOutFile(flag, path string, inputs ...inFile) error {
 	if path == "" {
 		return fmt.Errorf("--%s: empty file name", flag)
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("--%s %s: is a directory, want a file name", flag, path)
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("--%s %s: is a directory, want a file name", flag, path)
+		}
+		for _, in := range inputs {
+			if ist, err := os.Stat(in.path); in.path != "" && err == nil && os.SameFile(st, ist) {
+				return fmt.Errorf("--%s %s: is the file --%s reads (%s); writing it would destroy that input, choose another name",
+					flag, path, in.flag, in.path)
+			}
+		}
 	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
