@@ -542,6 +542,14 @@ func (r *Raw) QLearning(opts ReadOptions) (*Dataset, Conversion, error) {
 		done := r.Terminals[i] != 0 && !math.IsNaN(float64(r.Terminals[i]))
 		timeout := float32(0)
 		if !opts.UseNextObservations {
+			if math.IsNaN(float64(finals[i])) { // a stored timeout (the fallback makes none)
+				if !opts.DropInvalid {
+					return nil, conv, errf(r.Path, "timeouts", "row %d holds NaN or Inf (transition %d); use --drop-invalid (ReadOptions.DropInvalid) to drop such transitions", i, i)
+				}
+				conv.DroppedInvalid++
+				endAtDropped() // as SplitEpisodes reads it: nonzero ends the episode
+				continue
+			}
 			final := finals[i] != 0
 			if !opts.TerminateOnEnd && final {
 				conv.DroppedTimeouts++

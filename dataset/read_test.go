@@ -193,3 +193,26 @@ func TestMinariEpisodeGroupsStaySeparate(t *testing.T) {
 		}
 	}
 }
+
+// TestQLearningNaNTimeout: a NaN timeout is an error in d4rl mode too (it
+// was taken for a time limit and dropped silently), and --drop-invalid
+// drops it as invalid, ending the episode there.
+func TestQLearningNaNTimeout(t *testing.T) {
+	nan := float32(math.NaN())
+	n := 6
+	r := &Raw{Path: "toy.hdf5", N: n, ObsDim: 1, ActDim: 1, Observations: make([]float32, n), Actions: make([]float32, n),
+		Rewards: []float32{0, 1, 2, 3, 4, 5}, Terminals: make([]float32, n), Timeouts: []float32{0, 0, nan, 0, 0, 0}}
+	if _, _, err := r.QLearning(ReadOptions{}); err == nil || !strings.Contains(err.Error(), `key "timeouts": row 2 holds NaN`) {
+		t.Errorf("got %v, want an error naming timeouts row 2", err)
+	}
+	d, conv, err := r.QLearning(ReadOptions{DropInvalid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conv.DroppedInvalid != 1 || conv.DroppedTimeouts != 0 || !reflect.DeepEqual(d.Rewards, []float32{0, 1, 3, 4}) {
+		t.Errorf("conversion %+v, rewards %v", conv, d.Rewards)
+	}
+	if eps := d.Episodes(); len(eps) != 2 || eps[0].Len != 2 {
+		t.Errorf("episodes %+v, want rows 0-1 and 3-4", eps)
+	}
+}
