@@ -34,8 +34,8 @@ type fqeReport struct {
 	// env has reference returns (NaN → null otherwise).
 	Horizon        int            `json:"horizon"`
 	Undiscounted   float64        `json:"undiscounted"`
-	UndiscLow      float64        `json:"undiscounted_low"`
-	UndiscHigh     float64        `json:"undiscounted_high"`
+	UndiscLow      eval.Score     `json:"undiscounted_low"`  // NaN (null) with --bootstrap 0
+	UndiscHigh     eval.Score     `json:"undiscounted_high"` // NaN (null) with --bootstrap 0
 	Env            string         `json:"env,omitempty"`
 	Normalized     eval.Score     `json:"normalized"`
 	NormalizedLow  eval.Score     `json:"normalized_low"`
@@ -51,6 +51,7 @@ type fqeOptions struct {
 	jsonOut string
 	horizon int
 	cfg     ope.Config // --gamma, --steps, --batch, --lr, --tau, --hidden, --seed, --fits, --bootstrap, --level
+	ropts   dataset.ReadOptions
 }
 
 // newFQECmd makes 'koopq fqe'.
@@ -86,7 +87,7 @@ func defaultFQEOptions() fqeOptions {
 // --bootstrap, the network's layout).
 func fqeParams() param.Table[fqeOptions] {
 	type o = fqeOptions
-	return param.Table[o]{
+	return append(param.Table[o]{
 		param.New("policy", "", "policy file (policy.safetensors) or a run directory holding one", func(o *o) any { return &o.policy }, param.AnyValue),
 		param.New("data", "", "dataset: D4RL-layout HDF5, Minari HDF5 file or Minari dataset directory", func(o *o) any { return &o.data }, param.AnyValue),
 		param.New("env", "", "environment for the normalized score (default: the policy's recorded env, else the data's)", func(o *o) any { return &o.envName }, param.AnyValue),
@@ -102,7 +103,7 @@ func fqeParams() param.Table[fqeOptions] {
 		param.New("level", "", "confidence level of the interval", func(o *o) any { return &o.cfg.Level }, param.OpenFraction),
 		param.New("horizon", "", "episode horizon H of the undiscounted estimate", func(o *o) any { return &o.horizon }, param.Positive),
 		param.New("json", "", "also write the result to this JSON file", func(o *o) any { return &o.jsonOut }, param.AnyValue),
-	}
+	}, readParams(func(o *o) *dataset.ReadOptions { return &o.ropts })...)
 }
 
 // fqeLong is the long help of 'koopq fqe'.
@@ -132,8 +133,11 @@ func (o *fqeOptions) validate() error {
 	if err := firstErr(fqeParams().Validate(o), o.cfg.Validate()); err != nil {
 		return err
 	}
+	if _, _, ok := eval.ReferenceFor(o.envName); o.envName != "" && !ok {
+		return fmt.Errorf("--env %q: no reference returns for it, so no normalized estimate (known: %s)", o.envName, strings.Join(referenceNames(), ", "))
+	}
 	if o.jsonOut != "" {
-		return needOutFile("json", o.jsonOut)
+		return needOutFile("json", o.jsonOut, inFile{"policy", o.policy}, inFile{"data", o.data})
 	}
 	return nil
 }
@@ -150,7 +154,7 @@ func (o *fqeOptions) run() error {
 		return fmt.Errorf("--policy: %w", err)
 	}
 	recorded := meta["env"]
-	d, err := run.ReadDataset(o.data, dataset.ReadOptions{})
+	d, err := run.ReadDataset(o.data, o.ropts)
 	if err != nil {
 		return err
 	}
@@ -168,7 +172,10 @@ func (o *fqeOptions) run() error {
 	rep := o.report(path, res)
 	rep.PolicySHA256, rep.DataContentSHA256 = pfp.SHA256, d.ContentSHA256()
 	rep.Env = o.envName
-	if rep.Env == "" {
+	if rep.Env != "" && recorded != "" && recorded != run.EnvNone && recorded != rep.Env {
+		return fmt.Errorf("--env %s: policy %s was trained on %q (omit --env to use the recorded one)", rep.Env, path, recorded)
+	}
+	if rep.Env == "" && recorded != run.EnvNone {
 		rep.Env = recorded
 	}
 	if rep.Env == "" {
@@ -188,8 +195,8 @@ func (o *fqeOptions) report(path string, res *ope.Result) fqeReport {
 	nan := eval.Score(math.NaN())
 	return fqeReport{Policy: path, Data: o.data, Result: res, Horizon: h,
 		Undiscounted: ope.UndiscountedEstimate(res.Value, cfg.Gamma, h),
-		UndiscLow:    ope.UndiscountedEstimate(res.Low, cfg.Gamma, h),
-		UndiscHigh:   ope.UndiscountedEstimate(res.High, cfg.Gamma, h),
+		UndiscLow:    eval.Score(ope.UndiscountedEstimate(res.Low, cfg.Gamma, h)),
+		UndiscHigh:   eval.Score(ope.UndiscountedEstimate(res.High, cfg.Gamma, h)),
 		Normalized:   nan, NormalizedLow: nan, NormalizedHigh: nan,
 		Provenance: run.CurrentProvenance()}
 }
@@ -207,8 +214,8 @@ func (o *fqeOptions) print(rep *fqeReport, rows int) {
 	fmt.Printf("undiscounted estimate over %d steps %.1f [%.1f, %.1f] (constant-rate rescaling)\n", o.horizon, rep.Undiscounted, rep.UndiscLow, rep.UndiscHigh)
 	if name, ref, ok := eval.ReferenceFor(rep.Env); ok && rep.Env != "" {
 		rep.Normalized = eval.Score(ref.Normalize(rep.Undiscounted))
-		rep.NormalizedLow = eval.Score(ref.Normalize(rep.UndiscLow))
-		rep.NormalizedHigh = eval.Score(ref.Normalize(rep.UndiscHigh))
+		rep.NormalizedLow = eval.Score(ref.Normalize(float64(rep.UndiscLow)))
+		rep.NormalizedHigh = eval.Score(ref.Normalize(float64(rep.UndiscHigh)))
 		fmt.Printf("normalized estimate %.1f [%.1f, %.1f] (%s references: %s)\n", rep.Normalized, rep.NormalizedLow, rep.NormalizedHigh, name, ref.Source)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -51,4 +52,39 @@ func TestFQECLI(t *testing.T) {
 	expectCLIError(t, runCLI(t, dir, time.Minute, "fqe", "--policy", dir, "--data", fx.Data), "without policy.safetensors")
 	expectCLIError(t, runCLI(t, dir, time.Minute, "fqe", "--policy", fx.PendulumPolicy, "--data", fx.Data, "--gamma", "1.5"), "gamma")
 	expectCLIError(t, runCLI(t, dir, time.Minute, "fqe", "--policy", fx.Data, "--data", fx.Data), "--policy")
+}
+
+// fqe --bootstrap 0 --json wrote nothing ("json: unsupported value:
+// NaN") after the whole fit; --env was not checked (a pendulum policy was
+// normalized with hopper's references, an unknown env silently dropped
+// the normalized line); and the data reading flags that its own errors
+// name (--max-episode-steps, --drop-invalid) did not exist.
+func TestFQEInputsAndNoInterval(t *testing.T) {
+	fx := fixtures(t)
+	dir := t.TempDir()
+	tiny := []string{"--policy", fx.PendulumPolicy, "--steps", "5", "--hidden", "8", "--batch", "16"}
+	r := runCLI(t, dir, time.Minute, append([]string{"fqe", "--data", fx.Data, "--bootstrap", "0", "--json", "f.json"}, tiny...)...)
+	ok(t, r)
+	var rep map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, "f.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep["undiscounted_low"] != nil || rep["undiscounted_high"] != nil || rep["undiscounted"] == nil {
+		t.Errorf("--bootstrap 0: undiscounted %v [%v, %v], want a number and no interval (null)", rep["undiscounted"], rep["undiscounted_low"], rep["undiscounted_high"])
+	}
+	expectCLIError(t, runCLI(t, dir, time.Minute, append([]string{"fqe", "--data", fx.Data, "--env", "hopper"}, tiny...)...),
+		`--env hopper: policy`, `was trained on "pendulum"`)
+	expectCLIError(t, runCLI(t, dir, time.Minute, append([]string{"fqe", "--data", fx.Data, "--env", "bogus"}, tiny...)...),
+		`--env "bogus": no reference returns`)
+	// A file without timeouts needs --max-episode-steps, which fqe takes.
+	noTimeouts := writeData(t, filepath.Join(dir, "v0.hdf5"), map[string]string{"env": "pendulum"}, nil)
+	if out, err := exec.Command(debianPython, "-c", "import sys, h5py; del h5py.File(sys.argv[1], 'r+')['timeouts']", noTimeouts).CombinedOutput(); err != nil {
+		t.Fatalf("h5py (Debian python3-h5py): %v\n%s", err, out)
+	}
+	expectCLIError(t, runCLI(t, dir, time.Minute, append([]string{"fqe", "--data", noTimeouts}, tiny...)...), "--max-episode-steps")
+	ok(t, runCLI(t, dir, time.Minute, append([]string{"fqe", "--data", noTimeouts, "--max-episode-steps", "100"}, tiny...)...))
 }
