@@ -142,8 +142,16 @@ type Params struct {
 	ShiftL2 float64 `json:"shift_l2,omitempty"`
 }
 
-// CacheBytes is CacheGiB in bytes (truncated), the precompute cache bound.
-func (p Params) CacheBytes() int64 { return int64(p.CacheGiB * float64(GiB)) }
+// CacheBytes is CacheGiB in bytes (truncated), the precompute cache bound;
+// a bound beyond int64's range is taken as no bound (math.MaxInt64), not
+// converted (which gave a negative number: no cache at all).
+func (p Params) CacheBytes() int64 {
+	b := p.CacheGiB * float64(GiB)
+	if b >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(b)
+}
 
 // Options configure augmenters built by New: the serializable Params plus
 // what a run supplies at build time (data, model, environment, cache

@@ -87,3 +87,16 @@ func TestKoopmanOptionRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheBytesBeyondInt64: a --cache-gib too large for int64 bytes is no
+// bound; converting it gave a negative count, which turned the cache off.
+func TestCacheBytesBeyondInt64(t *testing.T) {
+	for _, gib := range []float64{1e10, 1e300} {
+		if b := (augment.Params{CacheGiB: gib}).CacheBytes(); b != math.MaxInt64 {
+			t.Errorf("CacheGiB %g: CacheBytes %d, want MaxInt64", gib, b)
+		}
+	}
+	if b := (augment.Params{CacheGiB: 0.5}).CacheBytes(); b != 1<<29 {
+		t.Errorf("CacheGiB 0.5: CacheBytes %d", b)
+	}
+}

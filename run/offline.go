@@ -105,6 +105,10 @@ func ScaleFor(cfg TrainConfig, data *dataset.Dataset) (sac.ActionScale, error) {
 			if !(cfg.ActionHigh[j] > cfg.ActionLow[j]) {
 				return sac.ActionScale{}, fmt.Errorf("--action-low/--action-high: dimension %d has bounds [%g, %g]: low must be below high", j, cfg.ActionLow[j], cfg.ActionHigh[j])
 			}
+			if lo, hi := cfg.ActionLow[j], cfg.ActionHigh[j]; math.Abs(lo) > math.MaxFloat32 || math.Abs(hi) > math.MaxFloat32 || !(hi-lo <= math.MaxFloat32) {
+				return sac.ActionScale{}, fmt.Errorf("--action-low/--action-high: dimension %d has bounds [%g, %g]: the policy computes in float32, so |low|, |high| and high − low must stay within %g",
+					j, cfg.ActionLow[j], cfg.ActionHigh[j], math.MaxFloat32)
+			}
 			sc.Low[j], sc.High[j] = float32(cfg.ActionLow[j]), float32(cfg.ActionHigh[j])
 		}
 		if err := checkActionRange(data, cfg.Data, "--action-low/--action-high", cfg.ActionLow, cfg.ActionHigh); err != nil {

@@ -172,6 +172,11 @@ func TestTrainWithoutSimulatorBadInput(t *testing.T) {
 		{"bounds with env", []string{"--env", "pendulum", "--action-low", "-3,10", "--action-high", "1,20"}, []string{"only with --env none"}},
 		{"obs size with env", []string{"--env", "pendulum"}, []string{"pendulum"}},
 		{"holdout 1", []string{"--env", "none", "--holdout-fraction", "1"}, []string{"--holdout-fraction"}},
+		// Bounds beyond float32 made the first step's Q loss NaN, in a run directory.
+		{"bounds beyond float32", []string{"--env", "none", "--action-low", "-1e39,-1e39", "--action-high", "1e39,1e39"}, []string{"float32", "within 3.4"}},
+		{"span beyond float32", []string{"--env", "none", "--action-low", "-3e38,-3e38", "--action-high", "3e38,3e38"}, []string{"high − low must stay within"}},
+		// A name with a path in it made the run directory outside --out.
+		{"name escapes --out", []string{"--env", "none", "--name", "../escaped"}, []string{`--name "../escaped": want one path element`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -180,6 +185,9 @@ func TestTrainWithoutSimulatorBadInput(t *testing.T) {
 			expectCLIError(t, r, c.want...)
 			if m, _ := filepath.Glob(filepath.Join(out, "*")); len(m) != 0 {
 				t.Errorf("run directory created: %v", m)
+			}
+			if m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "escaped*")); len(m) != 0 {
+				t.Errorf("run directory created outside --out: %v", m)
 			}
 		})
 	}

@@ -171,6 +171,9 @@ func (o *trainOptions) validate() error {
 			return fmt.Errorf("--seeds cannot be used with --resume: resume each seed's run directory on its own")
 		}
 	}
+	if f.Changed("name") && (o.name == "" || o.name == "." || o.name == ".." || strings.ContainsAny(o.name, `/\`) || strings.ContainsRune(o.name, 0)) {
+		return fmt.Errorf("--name %q: want one path element (no / or \\, not . or ..): the run directory is --out/NAME-<time>", o.name)
+	}
 	// Paths given as flags are made absolute, so the run can be resumed from elsewhere.
 	if err := o.flagCfg.AbsPaths(); err != nil {
 		return err
