@@ -334,6 +334,19 @@ type TrainOptions struct {
 	AllowBackendChange bool
 }
 
+// ValidationSize is the number of the n transitions that Koopman training
+// holds out for validation at fraction valFraction (rounded), or an error
+// when that leaves no transition for validation or none for training, so
+// that callers can refuse the split before they write anything.
+func ValidationSize(valFraction float64, n int) (int, error) {
+	nVal := int(math.Round(valFraction * float64(n)))
+	if nVal < 1 || n-nVal < 1 {
+		return 0, fmt.Errorf("a validation fraction of %g leaves %d of %d transitions for validation and %d for training; "+
+			"each needs at least 1 (raise or lower the validation fraction, or give more data)", valFraction, nVal, n, n-nVal)
+	}
+	return nVal, nil
+}
+
 // Train fits m on transitions obs [n, S], raw actions act [n, m], next
 // [n, S] (n = len(obs)/S) with cfg, calling onEpoch (if non-nil) after every
 // epoch. It is TrainWith without a checkpoint.
@@ -361,9 +374,9 @@ func TrainWith(ctx context.Context, m *Model, obs, act, next []float32, cfg Trai
 	if err := m.CheckData(obs, act, next, n); err != nil {
 		return nil, fmt.Errorf("koopman train: %w", err)
 	}
-	nVal := int(math.Round(cfg.ValFraction * float64(n)))
-	if nVal < 1 || n-nVal < 1 {
-		return nil, fmt.Errorf("koopman train: %d transitions are too few for a %.0f%% validation split", n, 100*cfg.ValFraction)
+	nVal, err := ValidationSize(cfg.ValFraction, n)
+	if err != nil {
+		return nil, fmt.Errorf("koopman train: %w", err)
 	}
 	pcg := rand.NewPCG(cfg.Seed, 0x7ea1)
 	rng := rand.New(pcg)

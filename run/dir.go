@@ -101,18 +101,45 @@ func (d *Dir) removeSkeleton() bool {
 	return os.RemoveAll(d.Path) == nil
 }
 
+// removeUnstarted removes a new run directory whose run failed before its
+// first step, and reports whether it did: it must hold no more than a
+// skeleton (IsSkeleton), config.json, inputs.json and a finished Koopman
+// model of its own (not a Koopman checkpoint, which a later attempt could
+// resume). Refusals that only the run's set-up finds (a Koopman validation
+// split that rounds to nothing, rewards that cannot be normalized, a shift
+// below the model's error) then leave nothing behind.
+func (d *Dir) removeUnstarted() bool {
+	if !isSkeletonWith(d.Path, rundir.ConfigFile, InputsFile, rundir.KoopmanFile) {
+		return false
+	}
+	return os.RemoveAll(d.Path) == nil
+}
+
 // IsSkeleton reports whether the directory path holds no more than a run
 // directory that never got its config.json: an empty checkpoints/, .lock
 // and .tmp-* files. Such a directory can be neither resumed nor reported;
 // removing it loses nothing.
-func IsSkeleton(path string) bool {
+func IsSkeleton(path string) bool { return isSkeletonWith(path) }
+
+// isSkeletonWith is IsSkeleton that also allows regular files whose names
+// begin with one of also.
+func isSkeletonWith(path string, also ...string) bool {
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return false
 	}
+	allowed := func(n string) bool {
+		for _, p := range also {
+			if strings.HasPrefix(n, p) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, e := range entries {
 		switch n := e.Name(); {
-		case n == ".lock" && e.Type().IsRegular(), strings.HasPrefix(n, ".tmp-") && e.Type().IsRegular():
+		case n == ".lock" && e.Type().IsRegular(), strings.HasPrefix(n, ".tmp-") && e.Type().IsRegular(),
+			allowed(n) && e.Type().IsRegular():
 		case n == rundir.CheckpointsDir && e.IsDir():
 			sub, err := os.ReadDir(filepath.Join(path, n))
 			if err != nil {

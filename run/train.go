@@ -326,6 +326,10 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	}
 	r, err := newTrainRun(ctx, in, dir, inputs, prov, opts, start)
 	if err != nil {
+		var intr *Interrupted
+		if !opts.Resume && !errors.As(err, &intr) && !errors.Is(err, context.Canceled) && dir.removeUnstarted() {
+			return nil, fmt.Errorf("%w (nothing had started: the new run directory was removed)", err)
+		}
 		return nil, err
 	}
 	keep := -1 // metric rows to keep: all of a new run's are new

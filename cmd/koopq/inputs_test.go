@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -185,5 +186,47 @@ func TestOutputsAreNotInputs(t *testing.T) {
 		if got := fileSHA256(t, filepath.Join(tmp, f)); got != sum {
 			t.Errorf("%s changed", f)
 		}
+	}
+}
+
+// Refusals that only a run's set-up finds (after its directory exists)
+// leave no run directory: rewards that cannot be normalized (every episode
+// returns the same) and a Koopman validation split that rounds to no
+// transition. Before, both left config.json, inputs.json and a lock.
+func TestSetupRefusalsLeaveNothing(t *testing.T) {
+	fx := fixtures(t)
+	tmp := t.TempDir()
+	flat := writeData(t, filepath.Join(tmp, "flat.hdf5"), map[string]string{"env": "pendulum"}, func(d *dataset.Dataset) {
+		for i := range d.Rewards {
+			d.Rewards[i] = -1
+		}
+	})
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"flat returns", tinyTrain(flat, filepath.Join(tmp, "a"), "r", "--normalize-reward"), []string{"normalize_reward", "different returns"}},
+		{"empty validation split", tinyTrain(fx.Data, filepath.Join(tmp, "b"), "r", "--augment", "kfc", "--koopman-val-fraction", "0.001",
+			"--koopman-hidden", "8", "--koopman-latent", "2", "--koopman-max-epochs", "1"),
+			[]string{"validation fraction of 0.001 leaves 0 of", "new run directory was removed"}},
+	} {
+		r := runCLI(t, tmp, time.Minute, c.args...)
+		expectCLIError(t, r, c.want...)
+		out := c.args[slices.Index(c.args, "--out")+1]
+		if m, _ := filepath.Glob(filepath.Join(out, "*")); len(m) != 0 {
+			t.Errorf("%s: left %v", c.name, m)
+		}
+	}
+	// koopman train refuses the split before it takes its lock (it left
+	// .m.safetensors.lock).
+	k := filepath.Join(tmp, "k")
+	if err := os.Mkdir(k, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, tmp, time.Minute, "koopman", "train", "--data", fx.Data, "--out", filepath.Join(k, "m.safetensors"), "--val-fraction", "0.001", "--epochs", "1")
+	expectCLIError(t, r, "--val-fraction: a validation fraction of 0.001 leaves 0 of")
+	if got := listTree(t, k); len(got) != 0 {
+		t.Errorf("koopman train left %v", got)
 	}
 }

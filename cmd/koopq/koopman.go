@@ -218,6 +218,9 @@ func (o *koopmanTrainOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if _, err := koopman.ValidationSize(tc.ValFraction, d.Len()); err != nil {
+		return fmt.Errorf("--val-fraction: %w", err)
+	}
 	// Validated: take the training's lock (nothing is written before).
 	unlock, err := lockModel(o.out)
 	if err != nil {
