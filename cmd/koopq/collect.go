@@ -292,8 +292,12 @@ func (o *collectOptions) validateInMemory() error {
 	if o.sacSteps < o.evalEvery {
 		return fmt.Errorf("--sac-steps %d is below --snapshot-every %d: SAC would take no snapshot to pick the medium and expert policies from", o.sacSteps, o.evalEvery)
 	}
-	if _, err := env.Make(o.envName); err != nil {
+	e, err := env.Make(o.envName)
+	if err != nil {
 		return fmt.Errorf("--env: %w", err)
+	}
+	if _, err := sac.Scale(e); err != nil { // SAC needs continuous actions
+		return fmt.Errorf("--env %s: %w", o.envName, err)
 	}
 	// The SAC replay buffer, then five datasets (medium-expert twice the rows).
 	n := o.transitionsOr(100000)

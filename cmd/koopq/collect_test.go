@@ -35,6 +35,9 @@ func TestCollectErrors(t *testing.T) {
 		// second dataset must stop the command before that.
 		{[]string{"collect", "hopper-random-v2", "nosuchenv-medium-v2", "--out", "d"}, []string{"nosuchenv"}},
 		{[]string{"collect", "hopper-random-v2", "ant-medium-v2", "--out", "d"}, []string{"no committed medium policy for ant"}},
+		// A discrete env was refused only after --out was made.
+		{[]string{"collect", "--env", "cartpole", "--sac-steps", "1000", "--snapshot-every", "500", "--transitions", "100", "--out", "d"},
+			[]string{"--env cartpole", "discrete"}},
 	} {
 		t.Run(strings.Join(tc.args[1:], " "), func(t *testing.T) {
 			dir := t.TempDir()
