@@ -10,12 +10,12 @@ import (
 // CheckPolicyEnv reports, before any rollout, whether the policy p loaded
 // from path (whose file records it was trained on recorded, "" if unknown)
 // can act in e, made from the registry name envName: the recorded env must
-// be envName, the actor's input width must be e's observation dimension,
+// be envName (unless the policy was trained without a simulator, EnvNone), the actor's input width must be e's observation dimension,
 // and e must have a continuous action space of the policy's action
 // dimension with the bounds the policy scales its actions to. A policy
 // that passes cannot index out of range in Act.
 func CheckPolicyEnv(path string, p *sac.Policy, recorded, envName string, e env.Env) error {
-	if recorded != "" && recorded != envName {
+	if recorded != "" && recorded != EnvNone && recorded != envName {
 		return fmt.Errorf("policy %s was trained on %q, not on --env %q (omit --env to use the recorded one)", path, recorded, envName)
 	}
 	obs := e.ObservationSpace().Dim()

@@ -72,6 +72,10 @@ func FindFinishedRuns(path string) ([]string, error) {
 // ReevaluateFinal cannot evaluate.
 var ErrNoPolicy = errors.New("no policy.safetensors: nothing to evaluate")
 
+// ErrNoSimulator marks a finished run trained without a simulator (--env
+// none): it has no final evaluation to replay or re-evaluate.
+var ErrNoSimulator = errors.New("trained without a simulator (--env none): no evaluation to replay; evaluate its policy with koopq eval --policy RUN --env NAME")
+
 // ReplayFinalEval evaluates the policy.safetensors of the finished run in
 // dir (the directory holding results.json) as results.json's final
 // evaluation did (same env, episodes and seed, deterministic actions) on
@@ -159,6 +163,9 @@ func finalPolicy(dir string) (eval.Result, func() eval.Policy, error) {
 		return eval.Result{}, nil, err
 	}
 	rec := res.Final
+	if rec.Env == EnvNone || res.Offline != nil {
+		return eval.Result{}, nil, fmt.Errorf("%s: %w", dir, ErrNoSimulator)
+	}
 	if rec.Env == "" || rec.Episodes <= 0 || len(rec.Returns) != rec.Episodes || len(rec.Lengths) != rec.Episodes {
 		return eval.Result{}, nil, fmt.Errorf("%s: results.json's final_eval records no complete evaluation (env %q, %d episodes, %d returns, %d lengths)",
 			dir, rec.Env, rec.Episodes, len(rec.Returns), len(rec.Lengths))

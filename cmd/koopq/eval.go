@@ -219,6 +219,9 @@ func (o *evalOptions) policyMaker() (func() eval.Policy, error) {
 		if recorded == "" {
 			return nil, fmt.Errorf("--env is required: policy %s records no environment", o.policy)
 		}
+		if recorded == run.EnvNone {
+			return nil, fmt.Errorf("--env is required: policy %s was trained without a simulator (--env none); name the env to evaluate it in", o.policy)
+		}
 		o.envName = recorded
 	}
 	e, err := env.Make(o.envName)
@@ -280,7 +283,7 @@ func replayRuns(dirs []string, workers int, jsonOut string) error {
 	if len(runs) > 1 {
 		fmt.Printf("%s replayed: %d identical, %d differ", plural.Count(len(replays), "run"), len(replays)-len(differ), len(differ))
 		if len(noPolicy) > 0 {
-			fmt.Printf("; %s without policy.safetensors not replayed", plural.Count(len(noPolicy), "run"))
+			fmt.Printf("; %s without a policy or a simulator not replayed", plural.Count(len(noPolicy), "run"))
 		}
 		fmt.Println()
 	}
@@ -291,7 +294,7 @@ func replayRuns(dirs []string, workers int, jsonOut string) error {
 			len(replays), plural.Pick(len(differ), "differs", "differ"), plural.Pick(len(differ), "its record", "their records"),
 			strings.Join(differ, "\n  "))
 	case len(replays) == 0:
-		return fmt.Errorf("no run could be replayed: %s without policy.safetensors", plural.Count(len(noPolicy), "finished run"))
+		return fmt.Errorf("no run could be replayed: %s without a policy or a simulator", plural.Count(len(noPolicy), "finished run"))
 	}
 	return nil
 }
@@ -375,14 +378,14 @@ func reevaluateRuns(dirs []string, episodes int, seed uint64, workers int, jsonO
 		}
 	}
 	if len(evals) == 0 {
-		return fmt.Errorf("no run could be re-evaluated: %s without policy.safetensors", plural.Count(len(noPolicy), "finished run"))
+		return fmt.Errorf("no run could be re-evaluated: %s without a policy or a simulator", plural.Count(len(noPolicy), "finished run"))
 	}
 	if len(runs) > 1 {
 		n := float64(len(evals))
 		fmt.Printf("%s re-evaluated: difference (re-evaluated − recorded) mean %+.2f, mean magnitude %.2f, largest %+.2f (%s)",
 			plural.Count(len(evals), "run"), sum/n, sumAbs/n, largestD, largest)
 		if len(noPolicy) > 0 {
-			fmt.Printf("; %s without policy.safetensors not re-evaluated", plural.Count(len(noPolicy), "run"))
+			fmt.Printf("; %s without a policy or a simulator not re-evaluated", plural.Count(len(noPolicy), "run"))
 		}
 		fmt.Println()
 	}
@@ -390,14 +393,14 @@ func reevaluateRuns(dirs []string, episodes int, seed uint64, workers int, jsonO
 }
 
 // eachWithPolicy calls do for each run in turn and stops at its first
-// error, except run.ErrNoPolicy: such runs are printed, collected in
-// noPolicy and skipped.
+// error, except run.ErrNoPolicy and run.ErrNoSimulator: such runs are
+// printed, collected in noPolicy and skipped.
 func eachWithPolicy(runs []string, do func(dir string) error) (noPolicy []string, err error) {
 	for _, dir := range runs {
 		err := do(dir)
-		if errors.Is(err, run.ErrNoPolicy) {
+		if errors.Is(err, run.ErrNoPolicy) || errors.Is(err, run.ErrNoSimulator) {
 			noPolicy = append(noPolicy, dir)
-			fmt.Printf("%s: %v\n", dir, run.ErrNoPolicy)
+			fmt.Println(err)
 			continue
 		}
 		if err != nil {

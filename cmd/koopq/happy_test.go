@@ -558,9 +558,9 @@ func TestEvalReplaysRun(t *testing.T) {
 	if err := os.Remove(filepath.Join(second, "policy.safetensors")); err != nil {
 		t.Fatal(err)
 	}
-	expectCLIError(t, runCLI(t, dir, time.Minute, "eval", "--run", second), "no run could be replayed: 1 finished run without policy.safetensors")
+	expectCLIError(t, runCLI(t, dir, time.Minute, "eval", "--run", second), "no run could be replayed: 1 finished run without a policy or a simulator")
 	expectCLIError(t, runCLI(t, dir, time.Minute, "eval", "--run", second, "--episodes", "2", "--seed", "1"),
-		"no run could be re-evaluated: 1 finished run without policy.safetensors")
+		"no run could be re-evaluated: 1 finished run without a policy or a simulator")
 	if err := os.WriteFile(found[0], nil, 0o644); err != nil { // unreadable record: an error, not a skip
 		t.Fatal(err)
 	}

@@ -288,3 +288,28 @@ func TestReportRanksOfflineRunsByFQE(t *testing.T) {
 	stale := runCLI(t, "", time.Minute, "report", out, "--out", filepath.Join(out, "rep3"))
 	expectCLIError(t, stale, "stale")
 }
+
+// A policy trained without a simulator: eval --policy RUN asked for an
+// env with "--env: unknown environment "none"" although no --env was
+// given, eval --policy RUN --env pendulum refused it as trained on
+// "none", and eval --run over a directory holding it failed at it. Now
+// the first names what to give, the second evaluates, and --run skips it
+// as it skips runs without a policy.
+func TestEvalOfflineRun(t *testing.T) {
+	fx := fixtures(t)
+	out := t.TempDir()
+	ok(t, runCLI(t, "", time.Minute, tinyTrain(fx.Data, out, "offline", "--env", "none", "--action-low", "-2", "--action-high", "2")...))
+	ok(t, runCLI(t, "", time.Minute, tinyTrain(fx.Data, out, "sim")...))
+	offline, _ := filepath.Glob(filepath.Join(out, "offline-*"))
+	if len(offline) != 1 {
+		t.Fatalf("offline runs %v", offline)
+	}
+	r := runCLI(t, "", time.Minute, "eval", "--policy", offline[0], "--episodes", "1")
+	expectCLIError(t, r, "--env is required", "trained without a simulator")
+	ok(t, runCLI(t, "", time.Minute, "eval", "--policy", offline[0], "--env", "pendulum", "--episodes", "1"))
+	r = runCLI(t, "", time.Minute, "eval", "--run", out)
+	ok(t, r)
+	if !strings.Contains(r.Stdout, "trained without a simulator") || !strings.Contains(r.Stdout, "1 run without a policy or a simulator not replayed") {
+		t.Errorf("eval --run over an offline and a simulator run:\n%s", r.Stdout)
+	}
+}
