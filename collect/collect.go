@@ -42,7 +42,13 @@ const D4RLMediumBand = 5.0
 func MediumReturn(envName string, score float64) (float64, error) {
 	_, ref, ok := eval.ReferenceFor(envName)
 	if !ok {
-		return 0, fmt.Errorf("no D4RL reference returns for env %q: give the medium level as a raw return (--medium-return)", envName)
+		names := make([]string, 0, len(eval.References))
+		for n := range eval.References {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return 0, fmt.Errorf("env %q has no reference returns, so its medium level cannot be set on the normalized scale (--medium-score, --medium-band) "+
+			"that collect --run-dir picks the medium policy by; use an env that has them: %s", envName, strings.Join(names, ", "))
 	}
 	return ref.Random + score/100*(ref.Expert-ref.Random), nil
 }
@@ -606,6 +612,9 @@ func SACRunConfig(envName string, mediumScore float64) (sac.RunConfig, error) {
 		c := sac.DefaultRunConfig(envName, math.MaxFloat64)
 		c.MediumBy = "deterministic"
 		return c, nil
+	}
+	if _, err := MediumReturn(envName, 0); err != nil {
+		return sac.RunConfig{}, err
 	}
 	if mediumScore == 0 {
 		s, ok := D4RLMediumScore[envName]

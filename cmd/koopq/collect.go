@@ -267,6 +267,9 @@ func (o *collectOptions) validateSACRun() error {
 		return fmt.Errorf("--resume needs --run-dir DIR (the run to continue)")
 	}
 	if o.resume {
+		if _, err := os.Stat(filepath.Join(o.runDir, "config.json")); err != nil {
+			return fmt.Errorf("--run-dir %s holds no run to resume (no config.json): start one without --resume", o.runDir)
+		}
 		for _, fl := range []string{"env", "sac-steps", "seed", "hidden", "snapshot-every", "medium-score", "checkpoint-every", "medium-by", "medium-band", "medium-episodes"} {
 			if o.flags.Changed(fl) {
 				return fmt.Errorf("--%s cannot change a run being resumed (its config is %s/config.json)", fl, o.runDir)

@@ -35,6 +35,13 @@ func TestCollectErrors(t *testing.T) {
 		// second dataset must stop the command before that.
 		{[]string{"collect", "hopper-random-v2", "nosuchenv-medium-v2", "--out", "d"}, []string{"nosuchenv"}},
 		{[]string{"collect", "hopper-random-v2", "ant-medium-v2", "--out", "d"}, []string{"no committed medium policy for ant"}},
+		// --env with --resume of no run blamed --env, and an env without
+		// reference returns sent the user to a flag that does not exist.
+		{[]string{"collect", "--env", "pendulum", "--run-dir", "r", "--resume"}, []string{"holds no run to resume"}},
+		{[]string{"collect", "--env", "mountaincar-continuous", "--run-dir", "r", "--sac-steps", "1000", "--snapshot-every", "500"},
+			[]string{"has no reference returns", "use an env that has them: ", "hopper"}},
+		{[]string{"collect", "--env", "mountaincar-continuous", "--run-dir", "r", "--sac-steps", "1000", "--snapshot-every", "500", "--medium-score", "50"},
+			[]string{"has no reference returns"}},
 		// A discrete env was refused only after --out was made.
 		{[]string{"collect", "--env", "cartpole", "--sac-steps", "1000", "--snapshot-every", "500", "--transitions", "100", "--out", "d"},
 			[]string{"--env cartpole", "discrete"}},
