@@ -174,7 +174,8 @@ func NewKoopman(name string, opts Options) (*Koopman, error) {
 		if k.contact == nil {
 			dims, ok := DefaultContactDims(opts.Env, d.ObsDim)
 			if !ok {
-				return nil, fmt.Errorf("augment %s: no velocity dimensions known for env %q with %d-dim states; set Options.ContactDims", name, opts.Env, d.ObsDim)
+				return nil, fmt.Errorf("augment %s: no velocity dimensions known for env %q with %d-dim states (kfc++-contact knows hopper, walker2d, "+
+					"halfcheetah, ant, pendulum, cartpole(-continuous) and mountaincar-continuous; in Go: set Options.ContactDims); use another augmenter", name, opts.Env, d.ObsDim)
 			}
 			k.contact = dims
 		}

@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -74,6 +76,9 @@ func LoadReference(path string) (*Reference, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&ref); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("reference %s: the file is empty: want a YAML mapping with label, source and scores", path)
+		}
 		return nil, fmt.Errorf("reference %s: %v", path, err)
 	}
 	var p []string

@@ -132,6 +132,7 @@ func TestLoadReferenceErrors(t *testing.T) {
 		{"label: x\nsource: y\n", "scores: none given"},
 		{"label: x\nsource: y\nscores: {hopper-medium: {CQL: .nan}}\n", "scores.hopper-medium.CQL: not a finite number"},
 		{"label: x\nsource: y\nscores: {hopper-medium: {CQL: high}}\n", "cannot unmarshal"},
+		{"", "the file is empty"}, // said only "EOF"
 	} {
 		p := filepath.Join(dir, "r.yaml")
 		os.WriteFile(p, []byte(c.text), 0o644)

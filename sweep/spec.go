@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -320,6 +321,9 @@ func Parse(text []byte, chk Checker) (*Spec, []Run, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil, fmt.Errorf("the spec is empty: want a YAML mapping with name, datasets, methods and seeds (see docs/sweeps.md)")
+		}
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
 			// One line per problem, e.g. "line 12: field stepz not found in type sweep.Spec".

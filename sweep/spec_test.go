@@ -122,6 +122,12 @@ func TestSpecErrors(t *testing.T) {
 	if _, _, err := Parse([]byte(testSpec), chk); err != nil {
 		t.Fatalf("valid spec rejected: %v", err)
 	}
+	// An empty file said only "EOF".
+	for _, empty := range []string{"", "# nothing yet\n"} {
+		if _, _, err := Parse([]byte(empty), chk); err == nil || !strings.Contains(err.Error(), "the spec is empty") {
+			t.Errorf("empty spec %q: %v", empty, err)
+		}
+	}
 	cases := []struct {
 		name, edit, want string
 	}{
