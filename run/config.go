@@ -197,6 +197,22 @@ func (c TrainConfig) Validate() error {
 	return nil
 }
 
+// Unused names the settings of c that are given but have no effect on its
+// run (config.json still records them): --holdout-fraction with a
+// simulator, which evaluates in it instead, and --koopman with an
+// augmentation that uses no Koopman model. They are warnings, not
+// errors, so that runs recorded with them still resume.
+func (c TrainConfig) Unused() []string {
+	var w []string
+	if c.Env != EnvNone && c.HoldoutFraction != 0 {
+		w = append(w, fmt.Sprintf("--holdout-fraction (holdout_fraction) %v has no effect with --env %s: it applies only with --env none", c.HoldoutFraction, c.Env))
+	}
+	if c.KoopmanModel != "" && !augment.NeedsKoopman(c.Augment) {
+		w = append(w, fmt.Sprintf("--koopman (koopman_model) %s has no effect with --augment %s, which uses no Koopman model", c.KoopmanModel, c.Augment))
+	}
+	return w
+}
+
 // LoadConfigFile reads a YAML (or JSON: config.json of a run directory
 // works) file of TrainConfig fields over base: keys present in the file
 // replace base's values, others keep them. A top-level "preset" key picks

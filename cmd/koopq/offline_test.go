@@ -313,3 +313,18 @@ func TestEvalOfflineRun(t *testing.T) {
 		t.Errorf("eval --run over an offline and a simulator run:\n%s", r.Stdout)
 	}
 }
+
+// Settings that have no effect on the run (--holdout-fraction with a
+// simulator, --koopman with an augmentation that uses no model) were
+// accepted and recorded without a word; they are warned about now.
+func TestTrainWarnsUnusedSettings(t *testing.T) {
+	fx := fixtures(t)
+	r := runCLI(t, "", time.Minute, tinyTrain(fx.Data, t.TempDir(), "w", "--holdout-fraction", "0.5", "--koopman", fx.Model, "--augment", "cql")...)
+	ok(t, r)
+	for _, want := range []string{"warning: --holdout-fraction (holdout_fraction) 0.5 has no effect with --env pendulum",
+		"warning: --koopman (koopman_model) " + fx.Model + " has no effect with --augment cql"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
+		}
+	}
+}

@@ -281,6 +281,9 @@ func (o *trainOptions) run(parent context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range cfg.Unused() {
+		fmt.Fprintf(os.Stderr, "koopq: warning: %s\n", w)
+	}
 	data = checked.Dataset()
 	if o.augCache != "" {
 		if st, err := os.Stat(o.augCache); err == nil && !st.IsDir() {
