@@ -1,6 +1,7 @@
 package koopman
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/koopq/koopq/nn"
@@ -167,10 +169,10 @@ func (c *checkpointer) load(st *trainState, res *TrainResult) error {
 		return bad("bad state: %v", err)
 	}
 	if a, b := mustJSON(sc.Config), mustJSON(c.cfg); a != b {
-		return bad("made with training config %s, this run has %s (delete it to start over)", a, b)
+		return bad("made with another training config (%s; delete it to start over, or resume with the recorded settings)", jsonDiff(a, b))
 	}
 	if a, b := mustJSON(sc.Model), mustJSON(c.m.Cfg); a != b {
-		return bad("made for model %s, this run has %s (delete it to start over)", a, b)
+		return bad("made for another model (%s; delete it to start over, or resume with the recorded settings)", jsonDiff(a, b))
 	}
 	if sc.Data != c.data {
 		return bad("made on other data (%d rows, CRC-64 %016x; this run: %d rows, %016x); delete it to start over",
@@ -231,4 +233,38 @@ func mustJSON(v any) string {
 		return fmt.Sprintf("<%v>", err)
 	}
 	return string(b)
+}
+
+// jsonDiff names the top-level keys in which the JSON objects a (the
+// checkpoint's) and b (this run's) differ, with both values:
+// "lr: 0.001 in the checkpoint, 0.0005 here; ...". Text that is not an
+// object is shown whole.
+func jsonDiff(a, b string) string {
+	var ma, mb map[string]json.RawMessage
+	if json.Unmarshal([]byte(a), &ma) != nil || json.Unmarshal([]byte(b), &mb) != nil {
+		return fmt.Sprintf("%s in the checkpoint, %s here", a, b)
+	}
+	keys := make([]string, 0, len(ma)+len(mb))
+	for k := range ma {
+		keys = append(keys, k)
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	show := func(v json.RawMessage) string {
+		if v == nil {
+			return "absent"
+		}
+		return string(v)
+	}
+	var parts []string
+	for _, k := range keys {
+		if !bytes.Equal(ma[k], mb[k]) {
+			parts = append(parts, fmt.Sprintf("%s: %s in the checkpoint, %s here", k, show(ma[k]), show(mb[k])))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

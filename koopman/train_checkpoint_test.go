@@ -178,8 +178,9 @@ func TestTrainCheckpointRefusesMismatch(t *testing.T) {
 		ck   string
 		want string
 	}{
-		{"config", mc, otherLR, d[0], ck, "training config"},
-		{"model", otherModel, tc, d[0], ck, "made for model"},
+		// The message names the setting that changed, not two whole configs.
+		{"config", mc, otherLR, d[0], ck, "another training config (lr: "},
+		{"model", otherModel, tc, d[0], ck, "another model (latent: "},
 		{"data", mc, tc, otherData, ck, "other data"},
 		{"damaged", mc, tc, d[0], damaged, "safetensors"},
 		{"missing directory", mc, tc, d[0], filepath.Join(dir, "no", "c"), "checkpoint directory"},
@@ -284,5 +285,14 @@ func TestTrainValidationSplitEdges(t *testing.T) {
 		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "too few")) {
 			t.Errorf("%d rows at validation fraction %v: %v (want ok %v)", c.rows, c.frac, err, c.ok)
 		}
+	}
+}
+
+// TestJSONDiff: the keys that differ, both values, absent keys named.
+func TestJSONDiff(t *testing.T) {
+	got := jsonDiff(`{"lr":0.001,"batch":64,"old":1}`, `{"lr":0.0005,"batch":64,"new":true}`)
+	want := "lr: 0.001 in the checkpoint, 0.0005 here; new: absent in the checkpoint, true here; old: 1 in the checkpoint, absent here"
+	if got != want {
+		t.Errorf("jsonDiff = %q\nwant %q", got, want)
 	}
 }
