@@ -230,3 +230,17 @@ func TestSetupRefusalsLeaveNothing(t *testing.T) {
 		t.Errorf("koopman train left %v", got)
 	}
 }
+
+// symcheck printed "trained model saved to OUT/koopman.safetensors" and
+// then, on a later failure, removed OUT without a word; the error now
+// says that OUT and the model went.
+func TestSymcheckFailureSaysOutWasRemoved(t *testing.T) {
+	fx := fixtures(t)
+	tmp := t.TempDir()
+	r := runCLI(t, tmp, time.Minute, "symcheck", "--data", fx.Data, "--env", "pendulum", "--n", "20", "--train-epochs", "1",
+		"--train-hidden", "8", "--train-latent", "2", "--shift-l2", "1e30", "--out", "sc")
+	expectCLIError(t, r, "reaches only", "--out sc, which this command made, was removed with everything in it, a trained model included")
+	if _, err := os.Stat(filepath.Join(tmp, "sc")); !os.IsNotExist(err) {
+		t.Errorf("sc: %v, want it removed", err)
+	}
+}

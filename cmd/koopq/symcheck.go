@@ -186,8 +186,8 @@ func (o *symcheckOptions) run(ctx context.Context, w io.Writer) (err error) {
 	if _, statErr := os.Stat(out); os.IsNotExist(statErr) {
 		// Made here: a failure below removes it again.
 		defer func() {
-			if err != nil {
-				os.RemoveAll(out)
+			if err != nil && os.RemoveAll(out) == nil {
+				err = fmt.Errorf("%w (--out %s, which this command made, was removed with everything in it, a trained model included)", err, out)
 			}
 		}()
 	}
