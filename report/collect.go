@@ -383,6 +383,9 @@ func readRun(dir string) (Result, error) {
 	if r.Precision = precisionOf(r.Segments); r.Precision == "" {
 		r.Precision = rf.Provenance.BLASPrecision
 	}
+	if math.IsNaN(r.Score) && rf.Final.Episodes == 0 {
+		return r, fmt.Errorf("%s: records no final evaluation (final_eval missing or of 0 episodes); koopq train writes it last", path)
+	}
 	if math.IsNaN(r.Score) {
 		return r, fmt.Errorf("%s: no normalized score (env %q has no reference returns and no success test)", path, cfg.Env)
 	}

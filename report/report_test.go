@@ -205,9 +205,14 @@ func TestCollectErrors(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "r")
 	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{"config":{"env":"cartpole"},"final_eval":{"normalized_score":null}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{"config":{"env":"cartpole"},"final_eval":{"normalized_score":null,"episodes":10}}`), 0o644)
 	if _, err := Collect(root); err == nil || !strings.Contains(err.Error(), "no normalized score") {
 		t.Errorf("NaN score: %v", err)
+	}
+	// Without a final evaluation at all it said "no reference returns".
+	os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{"config":{"env":"pendulum"}}`), 0o644)
+	if _, err := Collect(root); err == nil || !strings.Contains(err.Error(), "records no final evaluation") {
+		t.Errorf("no final_eval: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{`), 0o644)
 	if _, err := Collect(root); err == nil || !strings.Contains(err.Error(), "results.json") {
