@@ -249,6 +249,12 @@ func (o *collectOptions) validate(args []string) error {
 		if o.flags.Changed("env") {
 			return fmt.Errorf("--env is not used with dataset names (the name says the env)")
 		}
+		for _, fl := range []string{"sac-steps", "snapshot-every", "checkpoint-every", "hidden", "medium-level"} {
+			if o.flags.Changed(fl) {
+				return fmt.Errorf("--%s is not used with dataset names: they roll out committed policies (or --from-run's); "+
+					"it sets up a SAC run (--run-dir) or the in-memory pipeline (--env without names)", fl)
+			}
+		}
 	case collectExport:
 		if o.runDir == "" {
 			return fmt.Errorf("--export-policies needs --run-dir DIR (the SAC run to take the policies from)")

@@ -42,6 +42,8 @@ func TestCollectErrors(t *testing.T) {
 			[]string{"has no reference returns", "use an env that has them: ", "hopper"}},
 		{[]string{"collect", "--env", "mountaincar-continuous", "--run-dir", "r", "--sac-steps", "1000", "--snapshot-every", "500", "--medium-score", "50"},
 			[]string{"has no reference returns"}},
+		// SAC-run flags were silently ignored with dataset names.
+		{[]string{"collect", "hopper-medium-v2", "--sac-steps", "5", "--out", "d"}, []string{"--sac-steps is not used with dataset names"}},
 		// A discrete env was refused only after --out was made.
 		{[]string{"collect", "--env", "cartpole", "--sac-steps", "1000", "--snapshot-every", "500", "--transitions", "100", "--out", "d"},
 			[]string{"--env cartpole", "discrete"}},
