@@ -282,7 +282,7 @@ func TestTrainValidationSplitEdges(t *testing.T) {
 	}{{2, 0.5, true}, {2, 0.9, false}, {1, 0.5, false}} {
 		tc.ValFraction = c.frac
 		_, err := Train(context.Background(), newModel(t, mc), d[0][:3*c.rows], d[1][:c.rows], d[2][:3*c.rows], tc, nil)
-		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "too few")) {
+		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "each needs at least 1")) {
 			t.Errorf("%d rows at validation fraction %v: %v (want ok %v)", c.rows, c.frac, err, c.ok)
 		}
 	}
