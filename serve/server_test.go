@@ -376,24 +376,8 @@ func TestNonFiniteActionIs400(t *testing.T) {
 // nothing in flight; when the drain time ends before net/http gives up on
 // it (5 s), Serve closes it and returns nil.
 func TestDrainWithUnusedConnection(t *testing.T) {
-	path := writePolicy(t, t.TempDir(), 3, 1, []int{8})
-	pol, err := LoadPolicy(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(pol, DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln, 200*time.Millisecond) }()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	s, _, addr, cancel, done := serveUntilCancel(t, 200*time.Millisecond)
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,27 +496,34 @@ func TestConfigLimits(t *testing.T) {
 	}
 }
 
-// TestDrain: when the context ends, a request whose body is still arriving
-// is answered in full, new connections are refused, and Serve returns nil.
-func TestDrain(t *testing.T) {
-	path := writePolicy(t, t.TempDir(), 3, 1, []int{8})
+// serveUntilCancel serves a small policy (at path) with Serve on a free
+// loopback port (addr) until cancel, draining up to drain; Serve's result
+// arrives on done. cancel is also called when the test ends.
+func serveUntilCancel(t *testing.T, drain time.Duration) (s *Server, path, addr string, cancel context.CancelFunc, done chan error) {
+	t.Helper()
+	path = writePolicy(t, t.TempDir(), 3, 1, []int{8})
 	pol, err := LoadPolicy(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(pol, DefaultConfig())
-	if err != nil {
+	if s, err = New(pol, DefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln, 10*time.Second) }()
+	t.Cleanup(cancel)
+	done = make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, drain) }()
+	return s, path, ln.Addr().String(), cancel, done
+}
+
+// TestDrain: when the context ends, a request whose body is still arriving
+// is answered in full, new connections are refused, and Serve returns nil.
+func TestDrain(t *testing.T) {
+	_, path, addr, cancel, done := serveUntilCancel(t, 10*time.Second)
 
 	resp := slowRequest(t, addr, func() {
 		waitInFlight(t, "http://"+addr)
