@@ -57,7 +57,7 @@ func ReadParams[T any](get func(*T) *dataset.ReadOptions, keyPrefix string) para
 // TrainParams lists every setting of TrainConfig that has a flag.
 func TrainParams() param.Table[TrainConfig] {
 	return slices.Concat(param.Table[TrainConfig]{
-		param.New("data", "data", "dataset: D4RL-layout HDF5 file, Minari main_data.hdf5 or Minari dataset directory (required)", func(c *TrainConfig) any { return &c.Data }, param.AnyValue),
+		param.New("data", "data", "dataset: D4RL-layout HDF5 file, Minari HDF5 file (any name) or Minari dataset directory (required)", func(c *TrainConfig) any { return &c.Data }, param.AnyValue),
 		param.New("env", "env", "environment to evaluate in, e.g. pendulum, hopper; none: no simulator, offline diagnostics instead (default: the dataset's recorded env, else none)", func(c *TrainConfig) any { return &c.Env }, param.AnyValue),
 		param.New("holdout-fraction", "holdout_fraction", "with --env none: share of episodes held out for the offline diagnostics (0: 0.05)", func(c *TrainConfig) any { return &c.HoldoutFraction }, param.Fraction),
 		param.New("action-low", "action_low", "with --env none: lower action bound per dimension (default: the data's minimum)", func(c *TrainConfig) any { return &c.ActionLow }, param.AnyValue),
