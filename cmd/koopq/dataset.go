@@ -18,6 +18,7 @@ import (
 	"github.com/koopq/koopq/env/mujoco"
 	"github.com/koopq/koopq/eval"
 	"github.com/koopq/koopq/internal/param"
+	"github.com/koopq/koopq/run"
 )
 
 // referenceNames lists the environments with normalized-score references.
@@ -133,6 +134,12 @@ func (o *datasetInfoOptions) score(in *dataset.Info) (string, error) {
 	for _, k := range []string{"env", "env_name", "env_id", "dataset_id", "dataset"} {
 		if id == "" {
 			id = in.Meta[k]
+		}
+	}
+	if rec := in.Meta["env"]; o.envName != "" && rec != "" {
+		if got := run.EnvOfLabel(rec); got != "" && got != run.EnvOfLabel(o.envName) {
+			return "", fmt.Errorf("--env %s: the dataset was collected in env %s (metadata/env %q); its returns would be normalized with another env's references",
+				o.envName, got, rec)
 		}
 	}
 	if name, ref, ok := eval.ReferenceFor(id); ok && in.Returns.Count > 0 {

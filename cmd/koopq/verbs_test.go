@@ -98,6 +98,8 @@ func TestDatasetInfoBadInput(t *testing.T) {
 		// Finite float64 rewards beyond float32's range are out of range, not "NaN or Inf".
 		{"float64-beyond-float32", []string{"dataset", "info", fx.Huge}, []string{fx.Huge, `"rewards"`, "row 7", "1e+300", "out of float32 range"}},
 		{"unknown-env", []string{"dataset", "info", fx.Data, "--env", "nosuch"}, []string{"--env", "nosuch"}},
+		// A pendulum file's returns were normalized with hopper's references.
+		{"other-env", []string{"dataset", "info", fx.Data, "--env", "hopper"}, []string{"--env hopper: the dataset was collected in env pendulum"}},
 		{"no-file", []string{"dataset", "info"}, []string{"accepts 1 arg"}},
 		{"negative-max-episode-steps", []string{"koopman", "train", "--data", fx.Data, "--out", "m.safetensors", "--max-episode-steps", "-1"}, []string{"--max-episode-steps -1"}},
 	})
