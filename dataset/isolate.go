@@ -33,6 +33,7 @@ const (
 	workerMinari  = "dataset.load-minari"
 	workerInspect = "dataset.inspect"
 	workerFormat  = "dataset.format"
+	workerMeta    = "dataset.metadata"
 )
 
 func init() {
@@ -79,6 +80,21 @@ func init() {
 			return nil, err
 		}
 		return func(w io.Writer) error { return gob.NewEncoder(w).Encode(format) }, nil
+	})
+	hdf5.RegisterWorker(workerMeta, func(req []byte) (hdf5.Encoder, error) {
+		path, _, err := decodeRequest(req)
+		if err != nil {
+			return nil, err
+		}
+		format, err := detectFormat(path)
+		if err != nil {
+			return nil, err
+		}
+		meta, err := metadata(path, format)
+		if err != nil {
+			return nil, err
+		}
+		return func(w io.Writer) error { return gob.NewEncoder(w).Encode(meta) }, nil
 	})
 	// Last: a worker process runs its worker here and exits.
 	hdf5.ServeWorker()

@@ -18,10 +18,8 @@ import (
 // on actions the env would clip, is a silent wrong answer; errors name both
 // sides and the first offending value.
 func CheckDataEnv(data *dataset.Dataset, path, envName string) error {
-	if rec := data.Meta["env"]; rec != "" {
-		if got := EnvOfLabel(rec); got != "" && got != envName {
-			return fmt.Errorf("dataset %s was collected in env %s (metadata/env %q), not --env %s", path, got, rec, envName)
-		}
+	if err := CheckRecordedEnv(data.Meta, path, envName, "--env "+envName); err != nil {
+		return err
 	}
 	e, err := env.Make(envName)
 	if err != nil {
@@ -38,6 +36,23 @@ func CheckDataEnv(data *dataset.Dataset, path, envName string) error {
 		return nil
 	}
 	return checkActionRange(data, path, envName, sp.Low, sp.High)
+}
+
+// CheckRecordedEnv checks a dataset's metadata (meta, as dataset.Read or
+// dataset.Metadata return it for the file at path) against the
+// environment envName it is about to be used in: when its metadata/env
+// names a known environment, that must be envName. what says where
+// envName came from ("--env hopper", "the spec's env hopper") for the
+// error, which names both sides.
+func CheckRecordedEnv(meta map[string]string, path, envName, what string) error {
+	rec := meta["env"]
+	if rec == "" {
+		return nil
+	}
+	if got := EnvOfLabel(rec); got != "" && got != envName {
+		return fmt.Errorf("dataset %s was collected in env %s (metadata/env %q), not %s", path, got, rec, what)
+	}
+	return nil
 }
 
 // checkActionRange reports the first action outside [low, high] per column,

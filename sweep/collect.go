@@ -40,6 +40,36 @@ func MissingData(s *Spec, runs []Run, root string) []string {
 	return out
 }
 
+// DataCheck checks a dataset file that exists before the runs that read it
+// start, against env, the simulator the spec gives its dataset (e.g. that
+// the file does not record another env); nil when it fits. The sweep
+// package reads no dataset itself: the command passes its check.
+type DataCheck func(path, env string) error
+
+// CheckData runs check on the data file of every dataset that runs use and
+// that exists under root (a missing one is MissingData's or Prepare's),
+// once per dataset. Errors are keyed by dataset name, as Prepare's: the
+// caller leaves those datasets' runs pending, and sweep plan lists them
+// as runs that cannot run, before any run trains on data of another env.
+func CheckData(runs []Run, root string, check DataCheck) map[string]error {
+	failed := map[string]error{}
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if seen[r.Dataset] {
+			continue
+		}
+		seen[r.Dataset] = true
+		p := r.ResolveData(root)
+		if st, err := os.Stat(p); err != nil || st.IsDir() {
+			continue // MissingData's
+		}
+		if err := check(p, r.Env); err != nil {
+			failed[r.Dataset] = fmt.Errorf("dataset %s: %w", r.Dataset, err)
+		}
+	}
+	return failed
+}
+
 // The kinds of PrepStep.
 const (
 	PrepCollect = "collect" // a dataset file, by `koopq collect`

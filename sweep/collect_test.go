@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -224,4 +225,38 @@ func fakePrepKoopq(t *testing.T, root string, delay time.Duration) (fake, log st
 // dataset gets a default shared model: TestDefaultSharedKoopmanModel).
 func walkerPerRun(text string) string {
 	return strings.Replace(text, "flags: {min-q-weight: 5}}", "flags: {min-q-weight: 5}, koopman: {per_run: true}}", 1)
+}
+
+// CheckData checks each dataset's existing data file once, against the
+// env its runs use, and leaves missing files and directories to
+// MissingData; its errors name the dataset.
+func TestCheckData(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"a.hdf5", "b.hdf5"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runs := []Run{
+		{Dataset: "a", Env: "pendulum", Data: "a.hdf5"}, {Dataset: "a", Env: "pendulum", Data: "a.hdf5"},
+		{Dataset: "b", Env: "hopper", Data: "b.hdf5"}, {Dataset: "gone", Env: "hopper", Data: "gone.hdf5"},
+		{Dataset: "d", Env: "hopper", Data: "dir"},
+	}
+	calls := map[string]int{}
+	failed := CheckData(runs, root, func(path, env string) error {
+		calls[filepath.Base(path)+" "+env]++
+		if env == "hopper" {
+			return fmt.Errorf("not hopper data")
+		}
+		return nil
+	})
+	if want := map[string]int{"a.hdf5 pendulum": 1, "b.hdf5 hopper": 1}; !reflect.DeepEqual(calls, want) {
+		t.Errorf("checks: %v, want %v", calls, want)
+	}
+	if len(failed) != 1 || failed["b"] == nil || failed["b"].Error() != "dataset b: not hopper data" {
+		t.Errorf("failed: %v, want dataset b only", failed)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -363,6 +364,9 @@ func (o *sweepPlanOptions) run() error {
 	for _, m := range sweep.MissingData(s, left, o.dataRoot) {
 		fmt.Printf("cannot run: %s\n", m)
 	}
+	for _, m := range sortedErrors(sweep.CheckData(left, o.dataRoot, datasetFitsEnv)) {
+		fmt.Printf("cannot run: %s\n", m)
+	}
 	if len(steps) == 0 && len(left) > 0 {
 		fmt.Printf("first: nothing to make (the datasets and Koopman models these runs use are under %s)\n", o.dataRoot)
 	}
@@ -648,7 +652,14 @@ func (o *sweepRunOptions) run(parent context.Context) error {
 // refuses data that differs from what the sweep's earlier runs read.
 func (o *sweepRunOptions) prepare(ctx context.Context) error {
 	s := o.spec
+	// Data of another env: its runs stay pending, and no Koopman model
+	// is trained on it.
+	wrong := sweep.CheckData(o.runs, o.dataRoot, datasetFitsEnv)
+	o.runs = sweep.WithoutDatasets(o.runs, wrong)
 	failed := sweep.Prepare(ctx, s, o.runs, o.dataRoot, o.bin, os.Stdout)
+	for name, err := range wrong {
+		failed[name] = err
+	}
 	for _, d := range s.Datasets {
 		if err := failed[d.Name]; err != nil {
 			o.unprepared = append(o.unprepared, err.Error())
@@ -679,6 +690,22 @@ func (o *sweepRunOptions) prepare(ctx context.Context) error {
 		return fmt.Errorf("refusing to run: %s", strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// datasetFitsEnv is the sweep's sweep.DataCheck: the data file at path
+// must not record an env other than envName, the spec's env of its
+// dataset (a run would refuse it after the sweep had started it, and a
+// Koopman model trained for the dataset would be wasted). It reads the
+// file's metadata only.
+func datasetFitsEnv(path, envName string) error {
+	if envName == "" || envName == run.EnvNone {
+		return nil
+	}
+	meta, err := dataset.Metadata(path, dataset.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	return run.CheckRecordedEnv(meta, path, envName, "the spec's env "+envName)
 }
 
 // datasetContent is sweep.CheckInputs' reader: the content sha256 of the
@@ -1095,4 +1122,15 @@ func limitText(d time.Duration) string {
 		return sweep.FormatMinutes(d)
 	}
 	return d.String()
+}
+
+// sortedErrors is the messages of errs (keyed by dataset name) in name
+// order, for output that does not change from one call to the next.
+func sortedErrors(errs map[string]error) []string {
+	names := slices.Sorted(maps.Keys(errs))
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = errs[n].Error()
+	}
+	return out
 }
