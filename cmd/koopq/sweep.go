@@ -960,7 +960,7 @@ func printInputsLeft(s *sweep.Spec, runs []sweep.Run, out, root string) {
 		return
 	}
 	steps := sweep.Preparation(s, left, root)
-	missing := sweep.MissingData(s, left, root)
+	missing := append(sweep.MissingData(s, left, root), sortedErrors(sweep.CheckData(left, root, datasetFitsEnv))...)
 	if len(steps) == 0 && len(missing) == 0 {
 		fmt.Printf("inputs: the datasets and Koopman models of the runs left are under %s\n", root)
 		return

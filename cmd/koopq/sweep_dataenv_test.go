@@ -12,7 +12,7 @@ import (
 // was found only when its runs started (and failed), after its shared
 // Koopman model had been trained; sweep plan did not see it. Now plan lists
 // it under "cannot run" and run leaves its runs pending, training nothing,
-// while the other dataset's runs go ahead.
+// while the other dataset's runs go ahead; sweep status names it as plan does.
 func TestSweepDataOfAnotherEnv(t *testing.T) {
 	work := t.TempDir()
 	data := filepath.Join(work, "data")
@@ -63,5 +63,9 @@ threads: 1
 	}
 	if m, _ := filepath.Glob(filepath.Join(out, "good__*", "*", "results.json")); len(m) != 2 {
 		t.Errorf("the good dataset's runs: %v results, want 2\n%s", m, r.Stdout)
+	}
+	r = runCLI(t, work, time.Minute, "sweep", "status", "spec.yaml", "--out", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "inputs: "+want) {
+		t.Errorf("sweep status: %d, want %q\n%s%s", r.Code, "inputs: "+want, r.Stdout, r.Stderr)
 	}
 }
