@@ -230,6 +230,26 @@ func LoadConfigFile(path string, base TrainConfig, presetOverride string) (Train
 	return cfg, nil
 }
 
+// ConfigFileKeys returns the top-level keys a config file (as
+// LoadConfigFile reads it) sets, so that a caller can tell a value the
+// user chose in the file from one that only equals the preset's: an
+// interval the user set must not be rescaled (ScaleIntervals).
+func ConfigFileKeys(path string) (map[string]bool, error) {
+	b, err := regfile.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--config-file: %w", err)
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("--config-file %s: %w", path, err)
+	}
+	keys := make(map[string]bool, len(m))
+	for k := range m {
+		keys[k] = true
+	}
+	return keys, nil
+}
+
 // ParseConfig is LoadConfigFile on the file's text. Keys must match
 // exactly (JSON decoding alone matches BATCH to batch and keeps one of two
 // case variants silently), and nothing may follow the document.

@@ -235,8 +235,12 @@ func (o *trainOptions) config() (cfg run.TrainConfig, dir *run.Dir, recorded *ru
 		return cfg, nil, nil, err
 	}
 	before := cfg
+	var inFile map[string]bool // the keys the config file sets
 	if o.configFile != "" {
 		if cfg, err = run.LoadConfigFile(o.configFile, cfg, o.preset); err != nil {
+			return cfg, nil, nil, err
+		}
+		if inFile, err = run.ConfigFileKeys(o.configFile); err != nil {
 			return cfg, nil, nil, err
 		}
 	}
@@ -244,9 +248,10 @@ func (o *trainOptions) config() (cfg run.TrainConfig, dir *run.Dir, recorded *ru
 	if err := cfg.AbsPaths(); err != nil {
 		return cfg, nil, nil, err
 	}
-	// Intervals nobody chose follow the run's length.
-	run.ScaleIntervals(&cfg, o.flags.Changed("log-every") || cfg.LogEvery != before.LogEvery,
-		o.flags.Changed("eval-every") || cfg.EvalEvery != before.EvalEvery)
+	// Intervals nobody chose follow the run's length; one set by a flag
+	// or in the config file (even to the preset's value) stays.
+	run.ScaleIntervals(&cfg, o.flags.Changed("log-every") || inFile["log_every"] || cfg.LogEvery != before.LogEvery,
+		o.flags.Changed("eval-every") || inFile["eval_every"] || cfg.EvalEvery != before.EvalEvery)
 	return cfg, nil, nil, nil
 }
 

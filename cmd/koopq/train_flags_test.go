@@ -161,6 +161,28 @@ func TestTrainCQLName(t *testing.T) {
 	}
 }
 
+// An interval set in the config file is chosen, even when it equals the
+// preset's (5000, 1000 in paper): it was rescaled to --steps/10 and
+// --steps/100 as if nobody had set it.
+func TestTrainConfigFileIntervalsStay(t *testing.T) {
+	tmp := t.TempDir()
+	data := writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 400, 1)
+	cfg := filepath.Join(tmp, "c.yaml")
+	if err := os.WriteFile(cfg, []byte("eval_every: 5000\nlog_every: 1000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "runs")
+	r := runCLI(t, tmp, 2*time.Minute, without(tinyTrain(data, out, "r", "--steps", "150", "--checkpoint-every", "150", "--config-file", cfg),
+		"--log-every", "--eval-every")...)
+	if r.Code != 0 {
+		t.Fatalf("train: %d\n%s", r.Code, r.Stderr)
+	}
+	res := readResults(t, runDir(t, out))
+	if res.Config.EvalEvery != 5000 || res.Config.LogEvery != 1000 {
+		t.Errorf("eval_every %d log_every %d, want the config file's 5000 and 1000", res.Config.EvalEvery, res.Config.LogEvery)
+	}
+}
+
 func TestTrainShortRunScalesIntervals(t *testing.T) {
 	tmp := t.TempDir()
 	data := writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 400, 1)
