@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -168,6 +170,11 @@ func (o *reportOptions) run(dirs []string) error {
 		if err := writeOfflineRanking(ranking, o.out); err != nil {
 			return err
 		}
+	}
+	if ref := o.stats.Reference; ref != nil && rep.ReferenceTable() == "" {
+		fmt.Fprintf(os.Stderr, "koopq report: note: --reference %s has scores for %s, none of them a dataset of this report (%s): "+
+			"no table-vs-reference.md (names must match exactly)\n",
+			o.refPath, strings.Join(slices.Sorted(maps.Keys(ref.Scores)), ", "), strings.Join(rep.Datasets, ", "))
 	}
 	files, err := rep.Write(o.out)
 	if err != nil {

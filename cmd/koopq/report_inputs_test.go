@@ -35,3 +35,26 @@ func TestReportRefusesCellOnDifferentData(t *testing.T) {
 		t.Errorf("one dataset alone: %s", r.Stderr)
 	}
 }
+
+// --reference whose dataset names match none of the report's wrote no
+// table-vs-reference.md and said nothing; now a note names both sides.
+func TestReportReferenceWithoutMatchSaysSo(t *testing.T) {
+	tmp := t.TempDir()
+	data := writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 300, 2)
+	out := filepath.Join(tmp, "runs")
+	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(data, out, "r", "--steps", "20")...); r.Code != 0 {
+		t.Fatalf("train: %s", r.Stderr)
+	}
+	ref := filepath.Join(tmp, "ref.yaml")
+	if err := os.WriteFile(ref, []byte("label: paper\nsource: Table 1\nscores: {hopper-medium-v2: {CQL: 58.5}, walker2d-medium-v2: {CQL: 72.5}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, tmp, time.Minute, "report", out, "--reference", ref, "--out", filepath.Join(tmp, "rep"))
+	want := "--reference " + ref + " has scores for hopper-medium-v2, walker2d-medium-v2, none of them a dataset of this report (p)"
+	if r.Code != 0 || !strings.Contains(r.Stderr, want) {
+		t.Errorf("report: %d, want the note %q\n%s%s", r.Code, want, r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "rep", "table-vs-reference.md")); err == nil {
+		t.Error("table-vs-reference.md written without a matching dataset")
+	}
+}
