@@ -28,6 +28,7 @@ vet: deps
 test: deps vet
 	$(GO) test -timeout 40m ./...
 	$(GO) test -tags purego ./internal/blas/ ./nn/
+	CGO_ENABLED=0 $(GO) test -run WithoutHDF5 ./dataset/
 
 demo: build
 	./$(BIN) demo

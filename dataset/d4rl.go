@@ -136,6 +136,9 @@ func openH5(path string) (*hdf5.File, error) {
 	}
 	f, err := hdf5.Open(path)
 	if err != nil {
+		if !hdf5.Available { // not the file's fault
+			return nil, fmt.Errorf("dataset %s: %w", path, err)
+		}
 		msg := err.Error()
 		if strings.Contains(msg, "no HDF5 signature") {
 			return nil, fmt.Errorf("dataset %s: not an HDF5 file", path)
