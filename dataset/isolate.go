@@ -59,45 +59,33 @@ func init() {
 		}
 		return func(w io.Writer) error { return encodeMinari(w, d, conv, ex) }, nil
 	})
-	hdf5.RegisterWorker(workerInspect, func(req []byte) (hdf5.Encoder, error) {
+	registerGob(workerInspect, func(path string, opts ReadOptions) (any, error) { return inspect(path, opts) })
+	registerGob(workerFormat, func(path string, _ ReadOptions) (any, error) { return detectFormat(path) })
+	registerGob(workerMeta, func(path string, _ ReadOptions) (any, error) {
+		format, err := detectFormat(path)
+		if err != nil {
+			return nil, err
+		}
+		return metadata(path, format)
+	})
+	// Last: a worker process runs its worker here and exits.
+	hdf5.ServeWorker()
+}
+
+// registerGob registers a worker whose result (small: a summary, not the
+// arrays) goes back gob-encoded.
+func registerGob(name string, read func(path string, opts ReadOptions) (any, error)) {
+	hdf5.RegisterWorker(name, func(req []byte) (hdf5.Encoder, error) {
 		path, opts, err := decodeRequest(req)
 		if err != nil {
 			return nil, err
 		}
-		in, err := inspect(path, opts)
+		v, err := read(path, opts)
 		if err != nil {
 			return nil, err
 		}
-		return func(w io.Writer) error { return gob.NewEncoder(w).Encode(in) }, nil
+		return func(w io.Writer) error { return gob.NewEncoder(w).Encode(v) }, nil
 	})
-	hdf5.RegisterWorker(workerFormat, func(req []byte) (hdf5.Encoder, error) {
-		path, _, err := decodeRequest(req)
-		if err != nil {
-			return nil, err
-		}
-		format, err := detectFormat(path)
-		if err != nil {
-			return nil, err
-		}
-		return func(w io.Writer) error { return gob.NewEncoder(w).Encode(format) }, nil
-	})
-	hdf5.RegisterWorker(workerMeta, func(req []byte) (hdf5.Encoder, error) {
-		path, _, err := decodeRequest(req)
-		if err != nil {
-			return nil, err
-		}
-		format, err := detectFormat(path)
-		if err != nil {
-			return nil, err
-		}
-		meta, err := metadata(path, format)
-		if err != nil {
-			return nil, err
-		}
-		return func(w io.Writer) error { return gob.NewEncoder(w).Encode(meta) }, nil
-	})
-	// Last: a worker process runs its worker here and exits.
-	hdf5.ServeWorker()
 }
 
 // isolated reports whether reads under opts go through a child process.
