@@ -193,18 +193,24 @@ func (r *Report) doseFigures(w, h vg.Length) ([]*figure, error) {
 // bars and band per augment, the baseline as a horizontal line and band.
 func (r *Report) doseFigure(name string, dr DoseResponse, w, h vg.Length) (*figure, error) {
 	level := fmt.Sprintf("%.0f%%", 100*r.Settings.Level)
-	p := newPlot(dr.Dataset, "mean shift ‖s̃ − s‖₂ over training (shift_l2_mean, log scale)", fmt.Sprintf("score (mean over seeds, %s t-interval)", level))
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	// Plot text is drawn glyph by glyph: a combining tilde (s̃) would
+	// land beside its letter, so figures say "shifted s".
+	p := newPlot(dr.Dataset, "mean ‖shifted s − s‖₂ over training (shift_l2_mean, log scale)", fmt.Sprintf("score (mean over seeds, %s t-interval)", level))
+	// x is log10 of the magnitude on a linear axis with decade ticks:
+	// gonum's LogScale sizes the axis label as if it sat at the linear
+	// midpoint of the range, which on a log axis squeezed the data area
+	// to two thirds of the panel.
+	p.X.Tick.Marker = decadeTicks{}
 	f := newFigure(name, w, h, p)
 	seen := map[string]bool{}
 	xlo, xhi := math.Inf(1), math.Inf(-1)
 	for _, pt := range dr.Points {
-		xlo, xhi = math.Min(xlo, pt.Magnitude), math.Max(xhi, pt.Magnitude)
+		xlo, xhi = math.Min(xlo, math.Log10(pt.Magnitude)), math.Max(xhi, math.Log10(pt.Magnitude))
 	}
-	// The x range is widened by a fixed factor each side (on a log axis a
-	// linear margin can reach below 0).
-	pad := math.Max(1.25, math.Pow(xhi/xlo, 0.05))
-	p.X.Min, p.X.Max = xlo/pad, xhi*pad
+	// The x range is widened by 5% of its span each side, at least a
+	// factor 1.25 of the magnitude.
+	pad := math.Max(math.Log10(1.25), 0.05*(xhi-xlo))
+	p.X.Min, p.X.Max = xlo-pad, xhi+pad
 	if b := dr.Baseline; b != nil {
 		c := color.RGBA{90, 90, 90, 255}
 		xs := []float64{p.X.Min, p.X.Max}
@@ -245,8 +251,9 @@ func doseLine(p *plot.Plot, f *figure, seen map[string]bool, pts []DosePoint, a 
 	var means plotter.XYs
 	for _, pt := range pts {
 		if pt.Augment == a {
-			xs, lo, hi = append(xs, pt.Magnitude), append(lo, pt.Lo), append(hi, pt.Hi)
-			means = append(means, plotter.XY{X: pt.Magnitude, Y: pt.Score})
+			x := math.Log10(pt.Magnitude)
+			xs, lo, hi = append(xs, x), append(lo, pt.Lo), append(hi, pt.Hi)
+			means = append(means, plotter.XY{X: x, Y: pt.Score})
 		}
 	}
 	polys, err := bands(xs, lo, hi, translucent(c))
@@ -309,4 +316,42 @@ func doseLabel(pts []DosePoint, a string) string {
 		return fmt.Sprintf("%s (%s)", a, plural.Count(n, "magnitude"))
 	}
 	return fmt.Sprintf("%s (%s, %s)", name, a, plural.Count(n, "magnitude"))
+}
+
+// decadeTicks marks an axis whose values are log10 of a quantity: a
+// labelled tick at every power of ten (labelled with the quantity, e.g.
+// 0.001), minor ticks at its multiples 2–9, and when fewer than two powers
+// of ten fall in the range, labels at the multiples 2 and 5 as well, so
+// that a range within one decade still reads.
+type decadeTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (decadeTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min <= max) || math.IsInf(min, 0) || math.IsInf(max, 0) {
+		return nil
+	}
+	const eps = 1e-9 // a tick at an end of the range, up to rounding, is in it
+	min, max = min-eps, max+eps
+	lo, hi := int(math.Floor(min)), int(math.Ceil(max))
+	majors := 0
+	for k := lo; k <= hi; k++ {
+		if v := float64(k); v >= min && v <= max {
+			majors++
+		}
+	}
+	var ts []plot.Tick
+	for k := lo; k <= hi; k++ {
+		for m := 1; m <= 9; m++ {
+			v := float64(k) + math.Log10(float64(m))
+			if v < min || v > max {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || majors < 2 && (m == 2 || m == 5) {
+				t.Label = strconv.FormatFloat(float64(m)*math.Pow(10, float64(k)), 'g', -1, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 )
 
 // pairedRun is a finished run held in memory, as Collect returns it.
@@ -415,6 +417,80 @@ func TestDoseResponse(t *testing.T) {
 	figs, err := rep.doseFigures(400, 300)
 	if err != nil || len(figs) != 2 || figs[0].name != "dose-response-hopper" || figs[1].name != "dose-response-walker" {
 		t.Errorf("figures %v %v", err, figs)
+	}
+}
+
+// The dose figure's data area fills its panel: with gonum's log scale the
+// axis label was sized as if centred at the range's linear midpoint, and
+// the data area of a 5.5-inch panel shrank to 232 of 390 points. Each
+// point is drawn where its magnitude's log lies between the decade ticks.
+func TestDoseFigureFillsItsPanel(t *testing.T) {
+	var rs []Result
+	for s, v := range []float64{82, 80, 84} {
+		rs = append(rs, pairedRun("hopper", "CQL", "cql", uint64(s), v))
+		for _, m := range []float64{2.6e-4, 3e-3, 3e-2} {
+			r := pairedRun("hopper", fmt.Sprintf("S4RL-N-%g", m), "gaussian", uint64(s), v-100*m)
+			r.Magnitude = map[string]float64{"shift_l2_mean": m}
+			rs = append(rs, r)
+		}
+	}
+	rep, err := Build(rs, Options{Reps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := rep.doseFigures(5.5*vg.Inch, 3.8*vg.Inch)
+	if err != nil || len(figs) != 1 {
+		t.Fatalf("figures %v %v", err, figs)
+	}
+	f := figs[0]
+	_, data, _ := render(t, f)
+	panel := 5.5 * vg.Inch
+	if got := data[0].Max.X - data[0].Min.X; got < 0.8*panel {
+		t.Errorf("data area %.0f points wide in a %.0f-point panel", got, panel)
+	}
+	p := f.panels[0]
+	if lo, hi := p.X.Min, p.X.Max; lo >= math.Log10(2.6e-4) || hi <= math.Log10(3e-2) || hi-lo > 2.5 {
+		t.Errorf("x range [%g, %g], want just around log10 of 2.6e-4 … 3e-2", lo, hi)
+	}
+	var labels []string
+	for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if !slices.Equal(labels, []string{"0.001", "0.01"}) {
+		t.Errorf("x labels %v, want 0.001 and 0.01", labels)
+	}
+}
+
+// decadeTicks labels powers of ten with the quantity, marks 2–9 times them
+// as minor ticks, and labels 2 and 5 too where the range holds fewer than
+// two powers of ten; nothing outside the range.
+func TestDecadeTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		labels []string
+		n      int
+	}{
+		{0.99e-4, 1.01e-2, []string{"0.0001", "0.001", "0.01"}, 19},
+		{2.5e-4, 4e-2, []string{"0.001", "0.01"}, 20},
+		{1.1e-3, 6e-3, []string{"0.002", "0.005"}, 5},
+		{3, 3, nil, 1},
+		{0.5, 30, []string{"1", "10"}, 17},
+	} {
+		ts := decadeTicks{}.Ticks(math.Log10(c.lo), math.Log10(c.hi))
+		var labels []string
+		for _, tk := range ts {
+			if tk.Value < math.Log10(c.lo)-1e-12 || tk.Value > math.Log10(c.hi)+1e-12 {
+				t.Errorf("[%g, %g]: tick at 10^%g outside", c.lo, c.hi, tk.Value)
+			}
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if !slices.Equal(labels, c.labels) || len(ts) != c.n {
+			t.Errorf("[%g, %g]: labels %v and %d ticks, want %v and %d", c.lo, c.hi, labels, len(ts), c.labels, c.n)
+		}
 	}
 }
 

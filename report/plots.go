@@ -325,7 +325,7 @@ func (r *Report) figures() ([]*figure, error) {
 			curves []Curve
 		}{
 			{fmt.Sprintf("normalized score (mean, %.0f%% CI)", 100*r.Settings.Level), dc.Curves},
-			{"mean Q(s̃, a) on data actions", dc.QCurves},
+			{"mean Q(shifted s, a) on data actions", dc.QCurves},
 			{"CQL Lagrange multiplier α′", dc.AlphaPrimeCurves},
 		} {
 			if len(panel.curves) == 0 {
