@@ -487,24 +487,37 @@ func CheckResume(recorded, next TrainConfig) error {
 	if next.CQL.Steps < recorded.CQL.Steps {
 		return fmt.Errorf("--steps %d is below the run's %d steps: a resumed run can only be extended", next.CQL.Steps, recorded.CQL.Steps)
 	}
+	diffs, err := resumeDiffs(recorded, next)
+	if err != nil {
+		return err
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("--resume: settings differ from the run's config.json: %s; a resumed run keeps its settings (only a larger --steps is allowed); start a new run instead",
+			strings.Join(diffs, ", "))
+	}
+	return nil
+}
+
+// resumeDiffs lists the settings in which next differs from recorded
+// other than a larger cql.steps (a smaller one is listed too), as
+// "key: old → new" texts.
+func resumeDiffs(recorded, next TrainConfig) ([]string, error) {
 	a, b := recorded, next
-	b.CQL.Steps = a.CQL.Steps
+	if b.CQL.Steps >= a.CQL.Steps {
+		b.CQL.Steps = a.CQL.Steps
+	}
 	if augment.Label(a.Augment) == augment.Label(b.Augment) {
 		b.Augment = a.Augment // "none" is "cql"
 	}
 	diffs, err := DiffConfigs(a, b)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if len(diffs) > 0 {
-		s := make([]string, len(diffs))
-		for i, d := range diffs {
-			s[i] = d.String()
-		}
-		return fmt.Errorf("--resume: settings differ from the run's config.json: %s; a resumed run keeps its settings (only a larger --steps is allowed); start a new run instead",
-			strings.Join(s, ", "))
+	s := make([]string, len(diffs))
+	for i, d := range diffs {
+		s[i] = d.String()
 	}
-	return nil
+	return s, nil
 }
 
 // AbsPaths makes the dataset and Koopman model paths absolute, so that a run

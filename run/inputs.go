@@ -87,6 +87,57 @@ func CheckInputs(recorded, now Inputs) error {
 	return nil
 }
 
+// Checkpoint metadata keys: the run configuration and the inputs the
+// checkpoint's steps were trained with (JSON of TrainConfig and Inputs).
+const (
+	ckptRunConfig = "run_config"
+	ckptInputs    = "inputs"
+)
+
+// CheckCheckpoint refuses to resume from the checkpoint ckpt when what it
+// was trained with differs from what the run directory says: its run
+// configuration from recorded (config.json; only a larger cql.steps is
+// allowed, as on --resume), or its inputs from now (the data and Koopman
+// model the run would read). Such a checkpoint holds the steps of another
+// configuration, another seed or other data (a hand-edited config.json, a
+// removed inputs.json, or a checkpoint copied from another run), and
+// continuing it would credit them to this run. A checkpoint written before
+// koopq recorded these (or none yet) passes.
+func CheckCheckpoint(ckpt string, recorded TrainConfig, now Inputs) error {
+	h, err := stheader.Read(ckpt)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if s := h.Meta[ckptRunConfig]; s != "" {
+		var trained TrainConfig
+		if err := json.Unmarshal([]byte(s), &trained); err != nil {
+			return fmt.Errorf("checkpoint %s: bad %s: %w", ckpt, ckptRunConfig, err)
+		}
+		diffs, err := resumeDiffs(trained, recorded)
+		if err != nil {
+			return err
+		}
+		if len(diffs) > 0 {
+			return fmt.Errorf("checkpoint %s was trained with other settings than %s says (%s): %s was edited, "+
+				"or the checkpoint comes from another run; restore them, or start a new run",
+				ckpt, rundir.ConfigFile, strings.Join(diffs, ", "), rundir.ConfigFile)
+		}
+	}
+	if s := h.Meta[ckptInputs]; s != "" {
+		var trained Inputs
+		if err := json.Unmarshal([]byte(s), &trained); err != nil {
+			return fmt.Errorf("checkpoint %s: bad %s: %w", ckpt, ckptInputs, err)
+		}
+		if err := CheckInputs(trained, now); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", ckpt, err)
+		}
+	}
+	return nil
+}
+
 // GEMMIdentity is what must not change between the processes of one run
 // for its numbers to be those of an uninterrupted run: the GEMM backend,
 // its input precision, the instruction set and kernel it dispatches to,

@@ -292,3 +292,90 @@ func TestMetricsRecordAugmentationShift(t *testing.T) {
 		}
 	}
 }
+
+// killedRun trains cfg on d in a new run directory and cancels it after
+// step 27 (its checkpoint is at step 20).
+func killedRun(t *testing.T, cfg TrainConfig, d *dataset.Dataset) *Dir {
+	t.Helper()
+	dir, err := NewDir(t.TempDir(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = Train(ctx, cfg, dir, d, false, func(done, total int, msg string) {
+		if done >= 27 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want cancellation, got %v", err)
+	}
+	return dir
+}
+
+// A resume went on from a checkpoint whatever config.json and inputs.json
+// said: a hand-edited seed or CQL weight, a checkpoint copied from another
+// run, or other data once inputs.json was removed were all credited to the
+// run. The checkpoint now records its settings and inputs, and a resume
+// refuses what differs from them.
+func TestResumeRefusesWhatTheCheckpointWasNotTrainedWith(t *testing.T) {
+	d := pendulumLike(300, 1)
+	cfg := tinyConfig()
+	resume := func(dir *Dir, c TrainConfig, data *dataset.Dataset) error {
+		_, err := Train(context.Background(), c, dir, data, true, nil)
+		return err
+	}
+	// config.json edited by hand: another seed and CQL weight.
+	dir := killedRun(t, cfg, d)
+	edited := cfg
+	edited.CQL.Seed, edited.CQL.MinQWeight = 5, 50
+	if err := dir.WriteJSON("config.json", edited); err != nil {
+		t.Fatal(err)
+	}
+	err := resume(dir, edited, d)
+	if err == nil || !strings.Contains(err.Error(), "was trained with other settings") || !strings.Contains(err.Error(), "cql.seed (9 → 5)") ||
+		!strings.Contains(err.Error(), "cql.min_q_weight") {
+		t.Errorf("edited config.json: %v", err)
+	}
+	// Fewer steps than the checkpoint's run, by hand.
+	short := cfg
+	short.CQL.Steps = 15
+	if err := dir.WriteJSON("config.json", short); err != nil {
+		t.Fatal(err)
+	}
+	if err := resume(dir, short, d); err == nil || !strings.Contains(err.Error(), "cql.steps") {
+		t.Errorf("config.json with fewer steps: %v", err)
+	}
+	// Restored, it resumes.
+	if err := dir.WriteJSON("config.json", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := resume(dir, cfg, d); err != nil {
+		t.Fatalf("restored config.json: %v", err)
+	}
+
+	// A checkpoint of another run (seed 11) copied in.
+	dir = killedRun(t, cfg, d)
+	other := cfg
+	other.CQL.Seed = 11
+	b, err := os.ReadFile(killedRun(t, other, d).File(checkpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir.File(checkpointFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := resume(dir, cfg, d); err == nil || !strings.Contains(err.Error(), "cql.seed (11 → 9)") {
+		t.Errorf("another run's checkpoint: %v", err)
+	}
+
+	// inputs.json removed, other data.
+	dir = killedRun(t, cfg, d)
+	if err := os.Remove(dir.File(InputsFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := resume(dir, cfg, pendulumLike(300, 2)); err == nil || !strings.Contains(err.Error(), "the dataset changed since this run started") {
+		t.Errorf("other data without inputs.json: %v", err)
+	}
+}

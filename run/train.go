@@ -385,6 +385,9 @@ func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts Tra
 		if err := CheckBackend(dir.File(checkpointFile), prov, opts.AllowBackendChange); err != nil {
 			return nil, fmt.Errorf("run %s: %w", dir.Path, err)
 		}
+		if err := CheckCheckpoint(dir.File(checkpointFile), recorded, inputs); err != nil {
+			return nil, fmt.Errorf("run %s: %w", dir.Path, err)
+		}
 		var prev TrainResult
 		if dir.ReadJSON(rundir.ResultsFile, &prev) == nil && prev.Steps == cfg.CQL.Steps {
 			if _, err := os.Stat(dir.File(rundir.PolicyFile)); err == nil {
@@ -684,6 +687,18 @@ func (r *trainRun) checkpoint() error {
 		return fmt.Errorf("checkpoint: segments: %w", err)
 	}
 	meta["segments"] = string(gj)
+	// What the checkpoint was trained with, so that a resume can tell a
+	// hand-edited config.json or a checkpoint of another run.
+	cj, err := json.Marshal(r.cfg)
+	if err != nil {
+		return fmt.Errorf("checkpoint: config: %w", err)
+	}
+	meta[ckptRunConfig] = string(cj)
+	ij, err := json.Marshal(r.res.Inputs)
+	if err != nil {
+		return fmt.Errorf("checkpoint: inputs: %w", err)
+	}
+	meta[ckptInputs] = string(ij)
 	if meta["shift_meter"], err = r.meter.State(); err != nil {
 		return fmt.Errorf("checkpoint: shift meter: %w", err)
 	}
