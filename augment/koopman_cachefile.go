@@ -12,12 +12,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/internal/atomicfile"
 	"github.com/koopq/koopq/internal/blas"
+	"github.com/koopq/koopq/internal/fingerprint"
 	"github.com/koopq/koopq/internal/meter"
+	"github.com/koopq/koopq/internal/version"
 	"github.com/koopq/koopq/koopman"
 )
 
@@ -27,10 +30,11 @@ import (
 // loading its 4.3 GB takes seconds. A file is used only when everything the
 // cache depends on is the same: the format, the cache kind, the model's
 // configuration and every weight, the dataset rows it covers (states, next
-// states, actions), the symmetry settings, the row count (so the budget)
-// and the GEMM backend, precision, ISA and kernel that encoded the states
-// (their roundings differ); all of it goes into the SHA-256 key that names
-// the file. The payload carries a CRC-32C, so a truncated or damaged file is
+// states, actions), the symmetry settings, the row count (so the budget),
+// the GEMM backend, precision, ISA and kernel that encoded the states
+// (their roundings differ) and the code that computed it (codeIdentity: a
+// file written by another commit must not stand in for this code's
+// numbers); all of it goes into the SHA-256 key that names the file. The payload carries a CRC-32C, so a truncated or damaged file is
 // recomputed, never used. A loaded cache is therefore byte-identical to the
 // one the precompute would have built, and a run gives the same numbers
 // with or without the file.
@@ -78,9 +82,10 @@ func cacheKey(m *koopman.Model, d *dataset.Dataset, kind cacheKind, n int, sym k
 	g := blas.Describe()
 	fmt.Fprintf(h, "%s kind=%d rows=%d\nmodel=%+v\nsym=%+v\ngemm=%s %s %s %s\n", cacheMagic, kind, n, m.Cfg, sym,
 		g.Backend, g.Precision, g.ISA, g.Kernel)
-	if g.Subnormals != "kept" { // files made before the setting existed kept subnormals: their keys stay valid
+	if g.Subnormals != "kept" {
 		fmt.Fprintf(h, "subnormals=%s\n", g.Subnormals)
 	}
+	fmt.Fprintf(h, "code=%s\n", codeIdentity())
 	for _, p := range m.Params() {
 		fmt.Fprintf(h, "%s %v\n", p.Name, p.Shape)
 		writeF32(h, p.Data)
@@ -93,6 +98,26 @@ func cacheKey(m *koopman.Model, d *dataset.Dataset, kind cacheKind, n int, sym k
 	h.Sum(key[:0])
 	return key
 }
+
+// codeIdentity names the code this process runs, for cache keys: a clean
+// binary stamped at build time by its commit ("commit <hash>"); any other
+// (built from a modified tree, unstamped, a test binary) by the sha256 of
+// its executable ("binary <hash>"), so that only the same binary reuses
+// its files. An executable that cannot be read gets a name no other
+// process shares (no reuse).
+var codeIdentity = sync.OnceValue(func() string {
+	if v := version.Get(); v.Source == version.SourceBuild && !v.Dirty && v.Commit != "unknown" {
+		return "commit " + v.Commit
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		var f fingerprint.File
+		if f, err = fingerprint.Of(exe); err == nil {
+			return "binary " + f.SHA256
+		}
+	}
+	return fmt.Sprintf("unreadable executable (%v), pid %d, %s", err, os.Getpid(), time.Now().Format(time.RFC3339Nano))
+})
 
 // cachePath is the file of a cache with this key and kind in dir.
 func cachePath(dir string, kind cacheKind, key [32]byte) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/koopq/koopq/dataset"
@@ -64,8 +65,7 @@ func TestCacheKeyCoversEveryRow(t *testing.T) {
 // TestCacheKeyFormat pins the key's byte stream, because cache files are
 // found by their key: a header line of magic, kind and row count, the model
 // and symmetry configurations, the GEMM description, a subnormals line only
-// when subnormals are flushed (files written before that setting existed
-// ran with subnormals kept and their keys stay valid), then every
+// when subnormals are flushed, the code identity, then every
 // parameter's name, shape and float32 bits and the cached rows' states,
 // next states and actions, little-endian.
 func TestCacheKeyFormat(t *testing.T) {
@@ -79,6 +79,7 @@ func TestCacheKeyFormat(t *testing.T) {
 		if subnormals != "" {
 			fmt.Fprintf(&b, "subnormals=%s\n", subnormals)
 		}
+		fmt.Fprintf(&b, "code=%s\n", codeIdentity())
 		f32 := func(v []float32) {
 			for _, x := range v {
 				binary.Write(&b, binary.LittleEndian, math.Float32bits(x))
@@ -103,5 +104,33 @@ func TestCacheKeyFormat(t *testing.T) {
 		if got := cacheKey(m, d, cacheKFC, 4, sym); got != want("flushed") {
 			t.Errorf("subnormals flushed: key %x, want %x", got, want("flushed"))
 		}
+	}
+}
+
+// A cache file written by other code was loaded as this code's precompute
+// (an adversarial review changed the KFC++ precompute, committed and
+// rebuilt: the new binary reported the old code's numbers under its own
+// commit). The key now names the code: a test binary (unstamped) by the
+// sha256 of its executable, and keys of two code identities differ.
+func TestCacheKeyNamesTheCode(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := codeIdentity(), fmt.Sprintf("binary %x", sha256.Sum256(b)); got != want {
+		t.Errorf("code identity of a test binary: %q, want %q", got, want)
+	}
+	m, d := keyFixture(t, 2, 1, 3, 5)
+	sym := koopman.DefaultSymmetryConfig()
+	defer func(f func() string) { codeIdentity = f }(codeIdentity)
+	codeIdentity = func() string { return "commit aaaa" }
+	a := cacheKey(m, d, cacheKFCpp, 4, sym)
+	codeIdentity = func() string { return "commit bbbb" }
+	if cacheKey(m, d, cacheKFCpp, 4, sym) == a {
+		t.Error("the cache key does not depend on the code that computes the precompute")
 	}
 }
