@@ -505,7 +505,7 @@ func sweepRunParams() param.Table[sweepRunOptions] {
 		param.New("time-limit", "", "local: wall time this sweep may use; runs that would not finish in it are not started, and at the limit active trainers checkpoint and stop", func(o *o) any { return &o.timeLimit }, param.AnyValue),
 		param.New("steps-per-sec", "", "local, with --time-limit: expected training speed of one run: N for every method, or NAME=N for one method or ablation (repeatable; default: measured on the finished runs in --out, else the spec's steps_per_second)", func(o *o) any { return &o.runSPS }, param.AnyValue),
 		param.New("apply", "", "k8s: kubectl apply the manifests", func(o *o) any { return &o.apply }, param.AnyValue),
-		param.New("allow-dirty", "", "run with a koopq binary built from a tree with uncommitted changes (default: refused, unless $KOOPQ_ALLOW_DIRTY=1): its runs could not be traced to a commit", func(o *o) any { return &o.allowDirty }, param.AnyValue),
+		param.New("allow-dirty", "", "run with a koopq binary built from a tree with uncommitted changes, or without a VCS stamp (default: refused, unless $KOOPQ_ALLOW_DIRTY=1): its runs could not be traced to a commit", func(o *o) any { return &o.allowDirty }, param.AnyValue),
 	}
 }
 
@@ -559,12 +559,12 @@ func (o *sweepRunOptions) validate(specPath string) error {
 	if err := sweep.CheckIdentities(o.out, o.runs); err != nil {
 		return err
 	}
-	if w := unstampedWarning(o.bin); w != "" && !o.k8s() {
-		fmt.Fprintln(os.Stderr, w)
-	}
 	if !o.k8s() {
 		if err := checkDirtyBinary(o.bin, o.allowDirty); err != nil {
 			return err
+		}
+		if w := unstampedWarning(o.bin); w != "" {
+			fmt.Fprintln(os.Stderr, w)
 		}
 	}
 	if orphans := sweep.Orphans(o.out, o.allRuns); len(orphans) > 0 {
@@ -857,12 +857,19 @@ func (o *sweepRunOptions) writeKubernetes(ctx context.Context, meta string) erro
 }
 
 // checkDirtyBinary refuses a koopq binary whose VCS stamp says it was
-// built from a tree with uncommitted changes, unless allow: the runs of a
-// sweep must be traceable to one commit. A binary without a stamp cannot
-// tell (unstampedWarning covers it).
+// built from a tree with uncommitted changes, or that carries no stamp
+// (its runs would record whatever checkout they run in), unless allow:
+// the runs of a sweep must be traceable to one commit.
 func checkDirtyBinary(bin string, allow bool) error {
+	if allow {
+		return nil
+	}
+	if ok, err := version.Stamped(bin); err == nil && !ok {
+		return fmt.Errorf("--koopq %s has no VCS stamp: its runs would record the HEAD of the checkout they run in as their commit, "+
+			"not the code it was built from; build it with 'make build' (go build -buildvcs=true in a clean git checkout), or pass --allow-dirty", bin)
+	}
 	info, err := version.ReadBinary(bin)
-	if err != nil || !info.Dirty || allow {
+	if err != nil || !info.Dirty {
 		return nil
 	}
 	return fmt.Errorf("--koopq %s was built from a tree with uncommitted changes (commit %s+dirty): the sweep's runs could not be traced to their code; "+

@@ -188,4 +188,20 @@ func TestSweepRefusesDirtyBinary(t *testing.T) {
 	if strings.Contains(string(b), "uncommitted changes") {
 		t.Fatalf("--allow-dirty did not let the binary through:\n%s", b)
 	}
+	// A binary without a VCS stamp (this machine's go builds without one
+	// unless asked) only drew a warning, and its runs recorded the commit of
+	// the checkout they ran in: refused the same way now.
+	unstamped := filepath.Join(src, "unstamped")
+	sh("go", "build", "-buildvcs=false", "-o", unstamped, ".")
+	out2 := filepath.Join(work, "O2")
+	cmd = exec.Command(koopqBin, "sweep", "run", spec, "--out", out2, "--koopq", unstamped)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "KOOPQ_ALLOW_DIRTY=")
+	b, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(b), "has no VCS stamp") || !strings.Contains(string(b), "--allow-dirty") {
+		t.Fatalf("unstamped binary: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(out2); err == nil {
+		t.Fatal("the refused sweep made its directory")
+	}
 }
