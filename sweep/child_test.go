@@ -131,3 +131,35 @@ func (l *lockedBuilder) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// The dirty-binary check ran once, when a sweep started: a binary replaced
+// by a build from a modified tree in the middle of a sweep (or before a
+// Slurm requeue) trained the runs after it. Execute now asks CheckBinary
+// before each trainer starts; a refusal leaves the run pending, untouched.
+func TestExecuteChecksTheBinaryBeforeEachRun(t *testing.T) {
+	bin, logp := setupFake(t)
+	_, runs := mustParse(t, testSpec, Checker{})
+	out := t.TempDir()
+	var checked []string
+	o := ExecOptions{Koopq: bin, RetryFailed: true, CheckBinary: func(b string) error {
+		checked = append(checked, b)
+		return errors.New("built from a tree with uncommitted changes")
+	}}
+	state, err := Execute(context.Background(), out, runs[0], o)
+	if state != Pending || err == nil || !strings.Contains(err.Error(), "uncommitted changes") || !strings.Contains(err.Error(), runs[0].Name) {
+		t.Fatalf("Execute with a refused binary: %v, %v; want pending and the refusal", state, err)
+	}
+	if len(checked) != 1 || checked[0] != bin {
+		t.Errorf("CheckBinary calls %v, want one with %s", checked, bin)
+	}
+	if c := calls(t, logp); c != "" {
+		t.Errorf("a trainer was started with a refused binary:\n%s", c)
+	}
+	if st := RunStatus(out, runs[0]); st.State == Failed || st.TrainDir != "" {
+		t.Errorf("status after the refusal: %+v", st)
+	}
+	o.CheckBinary = func(string) error { return nil }
+	if state, err := Execute(context.Background(), out, runs[0], o); state != Done || err != nil {
+		t.Errorf("with the binary accepted: %v %v", state, err)
+	}
+}

@@ -43,6 +43,11 @@ type ExecOptions struct {
 	// StopGrace is how long a trainer gets to checkpoint and exit after
 	// SIGINT before it is killed; 0 means 2 minutes.
 	StopGrace time.Duration
+	// CheckBinary, when set, checks Koopq before each run's trainer starts
+	// (e.g. that it is not built from a modified tree: a binary replaced
+	// in the middle of a sweep, or on a Slurm requeue, is caught at the run
+	// it would train); an error leaves the run pending.
+	CheckBinary func(bin string) error
 }
 
 // ErrSkipped is returned (wrapped) by Execute for runs it did not execute:
@@ -188,6 +193,11 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 		return Running, fmt.Errorf("run %s: running elsewhere: %w", r.Name, ErrSkipped)
 	case st.State == Failed && !o.RetryFailed:
 		return Failed, fmt.Errorf("run %s: failed before (%s; --retry-failed runs it again): %w", r.Name, firstLine(st.Message), ErrSkipped)
+	}
+	if o.CheckBinary != nil {
+		if err := o.CheckBinary(o.Koopq); err != nil {
+			return Pending, fmt.Errorf("run %s: %w", r.Name, err)
+		}
 	}
 	var args []string
 	if st.TrainDir == "" {

@@ -61,6 +61,14 @@ func TestSlurmScriptGolden(t *testing.T) {
 		}
 	}
 	_ = runs
+	if strings.Contains(script, "--allow-dirty") {
+		t.Error("--allow-dirty in a script of a sweep run without it")
+	}
+	allowed := SlurmScript(s, "/scratch/sweeps/t", idx, SlurmOptions{Koopq: "/opt/koopq/bin/koopq",
+		SpecFile: "/scratch/sweeps/t/.sweep/spec-abc.yaml", DataRoot: "/data sets", Threads: s.ThreadsPerRun(), AllowDirty: true})
+	if !strings.Contains(allowed, `--threads 2 --allow-dirty --index "$SLURM_ARRAY_TASK_ID"`) {
+		t.Errorf("AllowDirty: the tasks' sweep exec lacks --allow-dirty:\n%s", allowed)
+	}
 }
 
 // The manifests decode, strictly (unknown fields are errors), into the

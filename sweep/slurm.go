@@ -27,6 +27,9 @@ type SlurmOptions struct {
 	DataRoot string
 	// Threads per run (--cpus-per-task).
 	Threads int
+	// AllowDirty passes --allow-dirty to the tasks' 'koopq sweep exec',
+	// as 'sweep run --allow-dirty' was given.
+	AllowDirty bool
 	// Wait follows the job until it leaves the queue; otherwise Submit
 	// returns after sbatch.
 	Wait bool
@@ -77,8 +80,12 @@ func SlurmScript(s *Spec, out string, indices []int, o SlurmOptions) string {
 		fmt.Fprintf(&b, "#SBATCH %s\n", e)
 	}
 	b.WriteString("set -eu\n")
-	fmt.Fprintf(&b, "exec %s sweep exec --spec %s --out %s --data-root %s --threads %d --index \"$SLURM_ARRAY_TASK_ID\"\n",
-		shellQuote(o.Koopq), shellQuote(o.SpecFile), shellQuote(out), shellQuote(o.DataRoot), threads)
+	allow := ""
+	if o.AllowDirty {
+		allow = " --allow-dirty"
+	}
+	fmt.Fprintf(&b, "exec %s sweep exec --spec %s --out %s --data-root %s --threads %d%s --index \"$SLURM_ARRAY_TASK_ID\"\n",
+		shellQuote(o.Koopq), shellQuote(o.SpecFile), shellQuote(out), shellQuote(o.DataRoot), threads, allow)
 	return b.String()
 }
 

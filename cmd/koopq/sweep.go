@@ -560,7 +560,7 @@ func (o *sweepRunOptions) validate(specPath string) error {
 		return err
 	}
 	if !o.k8s() {
-		if err := checkDirtyBinary(o.bin, o.allowDirty); err != nil {
+		if err := checkDirtyBinary(o.bin, o.allowDirty, true); err != nil {
 			return err
 		}
 		if w := unstampedWarning(o.bin); w != "" {
@@ -742,7 +742,9 @@ func (o *sweepRunOptions) notPrepared(err error) error {
 // (deadline; zero: none).
 func (o *sweepRunOptions) runLocal(ctx context.Context, deadline time.Time) error {
 	s, runs := o.spec, o.runs
+	allow := o.allowDirty
 	lo := sweep.LocalOptions{ExecOptions: sweep.ExecOptions{Koopq: o.bin, DataRoot: o.dataRoot, Threads: s.ThreadsPerRun(),
+		CheckBinary: func(bin string) error { return checkDirtyBinary(bin, allow, true) },
 		RetryFailed: o.retry, AugmentCache: sweep.AugmentCacheDir(o.dataRoot)}, Jobs: o.jobs, Progress: os.Stdout,
 		ProgressEvery: o.progressEvery, Deadline: deadline}
 	j := lo.Jobs
@@ -810,7 +812,7 @@ func (o *sweepRunOptions) runSlurm(ctx context.Context) error {
 		}
 	}
 	so := sweep.SlurmOptions{Koopq: o.bin, SpecFile: o.pinned, DataRoot: o.dataRoot, Threads: s.ThreadsPerRun(), Wait: !o.noWait,
-		Poll: o.poll, Progress: os.Stdout, ProgressEvery: o.progressEvery}
+		AllowDirty: o.allowDirty, Poll: o.poll, Progress: os.Stdout, ProgressEvery: o.progressEvery}
 	job, sum, err := sweep.SubmitSlurm(ctx, s, out, todo, so)
 	if err != nil {
 		return err
@@ -857,14 +859,14 @@ func (o *sweepRunOptions) writeKubernetes(ctx context.Context, meta string) erro
 }
 
 // checkDirtyBinary refuses a koopq binary whose VCS stamp says it was
-// built from a tree with uncommitted changes, or that carries no stamp
-// (its runs would record whatever checkout they run in), unless allow:
-// the runs of a sweep must be traceable to one commit.
-func checkDirtyBinary(bin string, allow bool) error {
+// built from a tree with uncommitted changes, or, with needStamp, that
+// carries no stamp (its runs would record whatever checkout they run in),
+// unless allow: the runs of a sweep must be traceable to one commit.
+func checkDirtyBinary(bin string, allow, needStamp bool) error {
 	if allow {
 		return nil
 	}
-	if ok, err := version.Stamped(bin); err == nil && !ok {
+	if ok, err := version.Stamped(bin); needStamp && err == nil && !ok {
 		return fmt.Errorf("--koopq %s has no VCS stamp: its runs would record the HEAD of the checkout they run in as their commit, "+
 			"not the code it was built from; build it with 'make build' (go build -buildvcs=true in a clean git checkout), or pass --allow-dirty", bin)
 	}
@@ -985,6 +987,7 @@ func newSweepExecCmd() *cobra.Command {
 	var (
 		specPath, out, dataRoot string
 		index, threads          int
+		allowDirty              bool
 	)
 	c := &cobra.Command{
 		Use:    "exec",
@@ -1036,8 +1039,13 @@ func newSweepExecCmd() *cobra.Command {
 			defer cancel()
 			r := runs[index]
 			fmt.Printf("run %d: %s\n", index, r.Name)
+			// A binary rebuilt from a modified tree between a sweep's start
+			// and this task (a requeue) is refused; an unstamped one (a
+			// container image's build) is left to its runs' provenance.
+			allow := allowDirty || os.Getenv("KOOPQ_ALLOW_DIRTY") == "1"
 			state, err := sweep.Execute(ctx, sweepAbs(out), r, sweep.ExecOptions{Koopq: bin, DataRoot: dataRoot, Threads: threads,
-				Executor: label, RetryFailed: true, TakeOver: true, AugmentCache: sweep.AugmentCacheDir(dataRoot)})
+				Executor: label, RetryFailed: true, TakeOver: true, AugmentCache: sweep.AugmentCacheDir(dataRoot),
+				CheckBinary: func(b string) error { return checkDirtyBinary(b, allow, false) }})
 			if errors.Is(err, sweep.ErrSkipped) && state == sweep.Done {
 				fmt.Printf("run %s: already done\n", r.Name)
 				return nil
@@ -1058,6 +1066,7 @@ func newSweepExecCmd() *cobra.Command {
 	f.StringVar(&specPath, "spec", "", "spec file")
 	f.StringVar(&out, "out", "", "sweep directory")
 	f.StringVar(&dataRoot, "data-root", "", "directory relative dataset paths are read from (default: the spec's directory)")
+	f.BoolVar(&allowDirty, "allow-dirty", false, "run even when this binary was built from a tree with uncommitted changes (sweep run --allow-dirty passes it on)")
 	f.IntVar(&index, "index", -1, "run index (default from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
 	f.IntVar(&threads, "threads", 0, "threads of the trainer (default: the spec's)")
 	return c
