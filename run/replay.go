@@ -11,6 +11,7 @@ import (
 
 	"github.com/koopq/koopq/env"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/fingerprint"
 	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/sac"
 )
@@ -173,6 +174,16 @@ func finalPolicy(dir string) (eval.Result, func() eval.Policy, error) {
 	policy := d.File(rundir.PolicyFile)
 	if _, err := os.Stat(policy); errors.Is(err, fs.ErrNotExist) {
 		return eval.Result{}, nil, fmt.Errorf("%s: %w", dir, ErrNoPolicy)
+	}
+	if want := res.Policy; want != nil {
+		now, err := fingerprint.Of(policy)
+		if err != nil {
+			return eval.Result{}, nil, err
+		}
+		if now.SHA256 != want.SHA256 {
+			return eval.Result{}, nil, fmt.Errorf("%s: %s (sha256 %s) is not the policy this run wrote (sha256 %s, as results.json records): "+
+				"restore it, or evaluate the file on its own with 'koopq eval --policy'", dir, policy, now.Short(), want.Short())
+		}
 	}
 	p, meta, err := sac.ReadPolicy(policy)
 	if err != nil {

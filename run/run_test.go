@@ -379,3 +379,42 @@ func TestResumeRefusesWhatTheCheckpointWasNotTrainedWith(t *testing.T) {
 		t.Errorf("other data without inputs.json: %v", err)
 	}
 }
+
+// A policy.safetensors put in a run's place was re-evaluated as the run's
+// own (only the replay, by its numbers, could tell). results.json now
+// records the policy's fingerprint, and both re-evaluation and replay
+// refuse another file.
+func TestReevaluationRefusesAnotherPolicy(t *testing.T) {
+	d := pendulumLike(300, 1)
+	cfg := tinyConfig()
+	dirA, _ := NewDir(t.TempDir(), "a")
+	resA, err := Train(context.Background(), cfg, dirA, d, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resA.Policy == nil || resA.Policy.SHA256 == "" {
+		t.Fatalf("results record no policy fingerprint: %+v", resA.Policy)
+	}
+	if _, err := ReevaluateFinal(dirA.Path, 1, 3, 1); err != nil {
+		t.Fatalf("re-evaluating the run's own policy: %v", err)
+	}
+	other := cfg
+	other.CQL.Seed = 4
+	dirB, _ := NewDir(t.TempDir(), "b")
+	if _, err := Train(context.Background(), other, dirB, d, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(dirB.File("policy.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dirA.File("policy.safetensors"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReevaluateFinal(dirA.Path, 1, 3, 1); err == nil || !strings.Contains(err.Error(), "is not the policy this run wrote") {
+		t.Errorf("re-evaluation of another run's policy: %v", err)
+	}
+	if _, err := ReplayFinalEval(dirA.Path, 1); err == nil || !strings.Contains(err.Error(), "is not the policy this run wrote") {
+		t.Errorf("replay of another run's policy: %v", err)
+	}
+}

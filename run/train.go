@@ -16,6 +16,7 @@ import (
 	"github.com/koopq/koopq/cql"
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/eval"
+	"github.com/koopq/koopq/internal/fingerprint"
 	"github.com/koopq/koopq/internal/meter"
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/rundir"
@@ -753,6 +754,11 @@ func (r *trainRun) finish() (*TrainResult, error) {
 	}
 	crashPoint("policy")
 	res := r.res
+	pf, err := fingerprint.Of(r.dir.File(rundir.PolicyFile))
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	res.Policy = &pf
 	res.Final, res.Steps, res.LastStats = final, steps, r.last
 	if r.held != nil {
 		res.Offline = &OfflineResult{Diagnostics: r.lastOffline, HoldoutEpisodes: len(r.held.Episodes()), TrainEpisodes: len(r.train.Episodes()),

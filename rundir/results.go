@@ -32,6 +32,11 @@ type Results[C, S, D, O any] struct {
 	// read (inputs.json; zero in results written before koopq recorded
 	// them).
 	Inputs Inputs `json:"inputs"`
+	// Policy is the fingerprint (path, sha256, bytes) of the
+	// policy.safetensors the run wrote, so that a re-evaluation can tell
+	// the run's own policy from a file put in its place; nil in results
+	// written before koopq recorded it.
+	Policy *fingerprint.File `json:"policy,omitempty"`
 	// Dataset is the data file (the config's data).
 	Dataset string `json:"dataset"`
 	// Transitions is the number of transitions trained on (a run without
