@@ -95,6 +95,12 @@ func (l *Learner) SaveCheckpoint(path string, rng *rand.PCG, extra map[string]st
 // itself overflowed.
 func (l *Learner) CheckFinite() error { return l.checkFinite(false) }
 
+// CheckFiniteState is CheckFinite over the whole training state: the Adam
+// moments too, which can overflow (a squared gradient beyond float32)
+// while every weight is still finite. Save refuses such a state; a caller
+// checks it first to report a diverged run as one.
+func (l *Learner) CheckFiniteState() error { return l.checkFinite(true) }
+
 // checkFinite is CheckFinite, with the Adam moments too when all is set.
 func (l *Learner) checkFinite(all bool) error {
 	for _, s := range []struct {

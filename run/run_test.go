@@ -418,3 +418,21 @@ func TestReevaluationRefusesAnotherPolicy(t *testing.T) {
 		t.Errorf("replay of another run's policy: %v", err)
 	}
 }
+
+// With a CQL weight of 1e30 an Adam second moment overflowed to +Inf while
+// every weight stayed finite: the per-step check passed, and the run ended
+// in "refusing to write checkpoint … non-finite weight +Inf in adam…",
+// which a resume repeated without saying the run had diverged. The
+// checkpoint now checks the whole state first and reports divergence,
+// keeping the last good checkpoint.
+func TestAdamOverflowIsDivergence(t *testing.T) {
+	d := pendulumLike(300, 1)
+	cfg := tinyConfig()
+	cfg.CQL.MinQWeight, cfg.CQL.Lagrange, cfg.CQL.Steps, cfg.CheckpointEvery = 1e30, false, 200, 10
+	dir, _ := NewDir(t.TempDir(), "a")
+	_, err := Train(context.Background(), cfg, dir, d, false, nil)
+	if err == nil || !strings.Contains(err.Error(), "training diverged at step") || !strings.Contains(err.Error(), "adam.") ||
+		!strings.Contains(err.Error(), "--min-q-weight") {
+		t.Fatalf("Adam overflow: %v, want a divergence naming the Adam moment", err)
+	}
+}

@@ -677,6 +677,9 @@ func (r *trainRun) segments() []Segment {
 // checkpoint writes the checkpoint of the current step, with the seed, the
 // last stats, the segments and the shift meter in its metadata.
 func (r *trainRun) checkpoint() error {
+	if err := r.tr.Learner.CheckFiniteState(); err != nil {
+		return divergedError(r.tr.Learner.Steps, err, r.lastCkpt, r.ckpt)
+	}
 	meta := map[string]string{"seed": strconv.FormatUint(r.cfg.CQL.Seed, 10)}
 	sj, err := json.Marshal(r.last)
 	if err != nil {
