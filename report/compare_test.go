@@ -112,6 +112,14 @@ scores:
 	} else if rt, _ := back.Pairs[1]["rank_test"].(map[string]any); rt == nil || !near(rt["p_less"].(float64), 2.0/6, 1e-15) || rt["exact"] != true {
 		t.Errorf("report.json rank test %v", back.Pairs[1]["rank_test"])
 	}
+	// report.json names the code that made it, as every other result file
+	// does (it recorded none).
+	var made struct {
+		Koopq ReportVersion `json:"koopq"`
+	}
+	if err := json.Unmarshal(b, &made); err != nil || made.Koopq.Commit == "" || made.Koopq.Version == "" || made.Koopq != rep.Koopq {
+		t.Errorf("report.json koopq %+v (%v), want the code identity %+v", made.Koopq, err, rep.Koopq)
+	}
 
 	if _, err := Build(runs, Options{Pairs: []Pair{{"KFC++", "KFC"}}}); err == nil || !strings.Contains(err.Error(), "comparison KFC++:KFC: no method KFC") {
 		t.Errorf("unknown method in pair: %v", err)

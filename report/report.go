@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/koopq/koopq/internal/version"
 	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/stats"
 )
@@ -425,6 +426,16 @@ func diagnostics(rs []Result, datasets, methods []string, columns []DiagColumn) 
 	return d
 }
 
+// ReportVersion is the koopq code identity a report records: its version
+// text, git commit, whether the tree was modified, and where the commit
+// came from ("build" stamp or "checkout"; see internal/version).
+type ReportVersion struct {
+	Version      string `json:"version"`
+	Commit       string `json:"git_commit"`
+	Dirty        bool   `json:"git_dirty"`
+	CommitSource string `json:"git_commit_source"`
+}
+
 // Report holds every number the report writes.
 type Report struct {
 	Settings struct {
@@ -445,8 +456,11 @@ type Report struct {
 		Reevaluations        []string `json:"reevaluations,omitempty"`
 		ReevaluationEpisodes string   `json:"reevaluation_episodes,omitempty"`
 	} `json:"settings"`
-	Datasets []string `json:"datasets"`
-	Methods  []string `json:"methods"`
+	// Koopq is the code that made the report (results.json, fqe.json and
+	// eval --json record theirs too).
+	Koopq    ReportVersion `json:"koopq"`
+	Datasets []string      `json:"datasets"`
+	Methods  []string      `json:"methods"`
 	// Table is the paper's table: final normalized score, mean ± std over
 	// seeds.
 	Table Table `json:"table"`
@@ -658,6 +672,8 @@ func newReport(o Options) *Report {
 	rep := &Report{Reference: o.Reference}
 	rep.Settings.BootstrapReps, rep.Settings.Level, rep.Settings.Seed = o.Reps, o.Level, o.Seed
 	rep.Settings.Inputs = o.Inputs
+	v := version.Get()
+	rep.Koopq = ReportVersion{Version: v.String(), Commit: v.Commit, Dirty: v.Dirty, CommitSource: v.Source}
 	rep.Settings.EquivalenceMargin = o.EquivalenceMargin
 	rep.Settings.Reevaluations = o.ReevaluationFiles
 	rep.Settings.ReevaluationEpisodes = reevaluationSetting(o.Reevaluations)
