@@ -12,6 +12,7 @@ import (
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/internal/fingerprint"
 	"github.com/koopq/koopq/internal/stheader"
+	"github.com/koopq/koopq/nn"
 	"github.com/koopq/koopq/rundir"
 )
 
@@ -110,6 +111,12 @@ func CheckCheckpoint(ckpt string, recorded TrainConfig, now Inputs) error {
 			return nil
 		}
 		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if h.Meta[ckptRunConfig] != "" && h.Meta[nn.ChecksumKey] == "" {
+		// Every koopq that records run_config also checksums the file:
+		// a checkpoint without the checksum was edited after it was saved.
+		return fmt.Errorf("checkpoint %s has no checksum (%s), which the koopq that wrote it records: the file was edited; "+
+			"restore it, or start a new run", ckpt, nn.ChecksumKey)
 	}
 	if s := h.Meta[ckptRunConfig]; s != "" {
 		var trained TrainConfig

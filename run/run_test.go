@@ -1,12 +1,15 @@
 package run
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -368,6 +371,30 @@ func TestResumeRefusesWhatTheCheckpointWasNotTrainedWith(t *testing.T) {
 	}
 	if err := resume(dir, cfg, d); err == nil || !strings.Contains(err.Error(), "cql.seed (11 → 9)") {
 		t.Errorf("another run's checkpoint: %v", err)
+	}
+
+	// The checksum key removed from the checkpoint (a tampered weight
+	// would then load unverified).
+	dir = killedRun(t, cfg, d)
+	b, err = os.ReadFile(dir.File(checkpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := regexp.MustCompile(`,?"koopq\.sha256":"[0-9a-f]{64}",?`)
+	loc := key.FindIndex(b[:8+int(binary.LittleEndian.Uint64(b[:8]))])
+	if loc == nil {
+		t.Fatal("no checksum key in the checkpoint's header")
+	}
+	blank := bytes.Repeat([]byte(" "), loc[1]-loc[0])
+	if m := b[loc[0]:loc[1]]; m[0] == ',' && m[len(m)-1] == ',' {
+		blank[0] = ',' // between two other keys
+	}
+	copy(b[loc[0]:], blank)
+	if err := os.WriteFile(dir.File(checkpointFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := resume(dir, cfg, d); err == nil || !strings.Contains(err.Error(), "has no checksum") {
+		t.Errorf("checkpoint without its checksum: %v", err)
 	}
 
 	// inputs.json removed, other data.
