@@ -177,7 +177,7 @@ func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 // not trained. A cancelled ctx stops preparing; the datasets not prepared
 // are returned.
 func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progress io.Writer) map[string]error {
-	failed := checkPrepared(s, runs, root) // files made under other spec blocks
+	failed := checkPrepared(s, runs, root, progress) // files made under other spec blocks
 	for _, st := range Preparation(s, runs, root) {
 		if failed[st.Datasets[0]] != nil {
 			continue

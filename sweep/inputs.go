@@ -3,6 +3,7 @@ package sweep
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,34 +41,40 @@ func madeBlock(d Dataset, kind string) string {
 // checkMade compares the prepared file path (which exists) with its
 // record: a record made under another block, or a file changed since, is an
 // error naming the file, the dataset and what to do. A file without a
-// record is adopted (the record is written now).
-func checkMade(path, kind, block, dataset string) error {
+// record is adopted (the record is written now, and adopted says so: the
+// caller tells the user, since nothing checks that the file is what the
+// block would make).
+func checkMade(path, kind, block, dataset string) (adopted bool, err error) {
 	if block == "" {
-		return nil
+		return false, nil
 	}
 	f, err := fingerprint.Of(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var m Made
 	err = readJSON(path+MadeSuffix, &m)
 	if os.IsNotExist(err) {
-		return writeMade(path, Made{Kind: kind, Block: block, SHA256: f.SHA256, Adopted: true})
+		return true, writeMade(path, Made{Kind: kind, Block: block, SHA256: f.SHA256, Adopted: true})
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", path+MadeSuffix, err)
+		return false, fmt.Errorf("%s: %w", path+MadeSuffix, err)
 	}
 	what := map[string]string{PrepCollect: "collect:", PrepKoopman: "koopman:"}[kind]
 	if m.Block != block {
-		return fmt.Errorf("dataset %s: the spec's %s block changed since %s was made (block %s then, %s now): "+
+		return false, fmt.Errorf("dataset %s: the spec's %s block changed since %s was made (block %s then, %s now): "+
 			"the file is not what the spec describes; move it away (and the runs made on it) to remake it, or use another --data-root",
 			dataset, what, path, m.Block, block)
 	}
 	if m.SHA256 != f.SHA256 {
-		return fmt.Errorf("dataset %s: %s changed since the sweep made it (sha256 %s then, %s now); restore it, or move it away to remake it",
-			dataset, path, fingerprint.Short(m.SHA256), f.Short())
+		since := "the sweep made it"
+		if m.Adopted {
+			since = "the sweep first used it (it was there already, not made by the sweep)"
+		}
+		return false, fmt.Errorf("dataset %s: %s changed since %s (sha256 %s then, %s now); restore it, or move it away to remake it",
+			dataset, path, since, fingerprint.Short(m.SHA256), f.Short())
 	}
-	return nil
+	return false, nil
 }
 
 func writeMade(path string, m Made) error {
@@ -80,8 +87,9 @@ func writeMade(path string, m Made) error {
 
 // checkPrepared runs checkMade on every existing dataset file with a
 // collect: block and every existing shared model with a koopman: block
-// that runs use; errors are keyed by dataset name.
-func checkPrepared(s *Spec, runs []Run, root string) map[string]error {
+// that runs use; errors are keyed by dataset name. A file adopted now is
+// announced on progress (nil: silent).
+func checkPrepared(s *Spec, runs []Run, root string, progress io.Writer) map[string]error {
 	used, needsModel := map[string]bool{}, map[string]bool{}
 	for _, r := range runs {
 		used[r.Dataset] = true
@@ -95,20 +103,34 @@ func checkPrepared(s *Spec, runs []Run, root string) map[string]error {
 			continue
 		}
 		if p := resolve(root, d.Data); d.Collect != nil && exists(p) {
-			if err := checkMade(p, PrepCollect, madeBlock(d, PrepCollect), d.Name); err != nil {
+			adopted, err := checkMade(p, PrepCollect, madeBlock(d, PrepCollect), d.Name)
+			if err != nil {
 				failed[d.Name] = err
 				continue
 			}
+			announceAdopted(progress, adopted, d.Name, p, "collect:")
 		}
 		if model, ok := d.KoopmanModel(); ok && needsModel[d.Name] {
 			if p := resolve(root, model); exists(p) {
-				if err := checkMade(p, PrepKoopman, madeBlock(d, PrepKoopman), d.Name); err != nil {
+				adopted, err := checkMade(p, PrepKoopman, madeBlock(d, PrepKoopman), d.Name)
+				if err != nil {
 					failed[d.Name] = err
 				}
+				announceAdopted(progress, adopted, d.Name, p, "koopman:")
 			}
 		}
 	}
 	return failed
+}
+
+// announceAdopted tells progress that the sweep took a file it found at a
+// path its spec would make (by hand, or an older koopq), without knowing
+// that the file is what the spec's block (collect: or koopman:) makes.
+func announceAdopted(progress io.Writer, adopted bool, dataset, path, block string) {
+	if adopted && progress != nil {
+		fmt.Fprintf(progress, "adopt   dataset %s: %s was already there, not made by this sweep: it is used as what the spec's %s block "+
+			"would make, unchecked (move it away to have the sweep make it); from now on a change to it is refused\n", dataset, path, block)
+	}
 }
 
 func exists(p string) bool {

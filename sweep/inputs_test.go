@@ -78,7 +78,8 @@ func TestEditedPrepBlocksChangeRunIdentity(t *testing.T) {
 
 // A prepared file records the block that made it; a changed block, or a
 // file changed since, is refused by name; a file found without a record is
-// adopted.
+// adopted, and the sweep says so (it adopted silently, and a later change
+// was called a change "since the sweep made it").
 func TestCheckPreparedFiles(t *testing.T) {
 	root := t.TempDir()
 	s, runs := parsePrep(t, prepSpec)
@@ -89,21 +90,29 @@ func TestCheckPreparedFiles(t *testing.T) {
 	if err := os.WriteFile(data, []byte("v1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if f := checkPrepared(s, runs, root); len(f) != 0 {
+	var said strings.Builder
+	if f := checkPrepared(s, runs, root, &said); len(f) != 0 {
 		t.Fatalf("adopting: %v", f)
+	}
+	if !strings.Contains(said.String(), "adopt   dataset pm: "+data+" was already there, not made by this sweep") {
+		t.Errorf("adoption not announced: %q", said.String())
+	}
+	said.Reset()
+	if f := checkPrepared(s, runs, root, &said); len(f) != 0 || said.Len() != 0 {
+		t.Errorf("second check: %v, said %q; want silence", f, said.String())
 	}
 	var m Made
 	if err := readJSON(data+MadeSuffix, &m); err != nil || !m.Adopted || m.Block != madeBlock(s.Datasets[0], PrepCollect) {
 		t.Fatalf("record %+v, %v", m, err)
 	}
 	s2, runs2 := parsePrep(t, strings.Replace(prepSpec, "transitions: 2000", "transitions: 4000", 1))
-	if f := checkPrepared(s2, runs2, root); f["pm"] == nil || !strings.Contains(f["pm"].Error(), "collect: block changed") {
+	if f := checkPrepared(s2, runs2, root, nil); f["pm"] == nil || !strings.Contains(f["pm"].Error(), "collect: block changed") {
 		t.Fatalf("changed block: %v", f)
 	}
 	if err := os.WriteFile(data, []byte("v2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if f := checkPrepared(s, runs, root); f["pm"] == nil || !strings.Contains(f["pm"].Error(), "changed since the sweep made it") {
+	if f := checkPrepared(s, runs, root, nil); f["pm"] == nil || !strings.Contains(f["pm"].Error(), "changed since the sweep first used it (it was there already") {
 		t.Fatalf("changed file: %v", f)
 	}
 }
