@@ -75,8 +75,10 @@ func short(sum string) string {
 
 // ProvenanceNote flags a table cell whose finished runs were not all
 // trained by one clean koopq build in one GEMM precision: their segments
-// come from more than one commit or from a build of a modified tree
-// ("+dirty"), or from more than one precision. The cell is reported (the
+// come from more than one commit, from a build of a modified tree
+// ("+dirty"), from a binary without a VCS stamp ("+unstamped": its commit
+// is the checkout it ran in) or one whose commit is "unknown", or from
+// more than one precision. The cell is reported (the
 // code may have changed in ways that do not matter), but its seeds may
 // not be one program's numbers.
 type ProvenanceNote struct {
@@ -162,7 +164,10 @@ func provenanceNotes(rs []Result) []ProvenanceNote {
 				}
 				if s.Commit != "" {
 					commits = add(commits, s.Commit, rs[j].Seed)
-					dirty = dirty || strings.Contains(s.Commit, "+dirty")
+					// A modified tree, or code that cannot be named: an
+					// unstamped binary credited with its checkout's HEAD,
+					// or no commit at all.
+					dirty = dirty || strings.Contains(s.Commit, "+dirty") || strings.Contains(s.Commit, "+unstamped") || s.Commit == "unknown"
 				}
 				if s.Precision != "" {
 					precisions = add(precisions, s.Precision, rs[j].Seed)
@@ -193,7 +198,7 @@ func provenanceNotes(rs []Result) []ProvenanceNote {
 // provenanceNote is the provenance notes as a paragraph to follow the
 // paper-format table, or "" when there are none.
 func (r *Report) provenanceNote() string {
-	return bulletNote("Provenance notes", "(cells whose runs were not all trained by one koopq build of an unmodified tree with one "+
+	return bulletNote("Provenance notes", "(cells whose runs were not all trained by one stamped koopq build of an unmodified tree with one "+
 		"GEMM backend and precision: their seeds may not be one program's numbers; runs.md lists every run's processes):", r.ProvenanceNotes)
 }
 

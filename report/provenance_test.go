@@ -2,8 +2,10 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -157,6 +159,18 @@ func TestProvenanceNotesAndMixedPrecision(t *testing.T) {
 		writeRun(t, root, 0, "hopper-medium", "CQL", "", s, 50, []float64{50}, true)
 		writeRun(t, root, 1, "hopper-medium", "KFC", "", s, 60, []float64{60}, true)
 		writeRun(t, root, 2, "walker-medium", "CQL", "", s, 70, []float64{70}, true)
+		writeRun(t, root, 3, "ant-medium", "CQL", "", s, 70, []float64{70}, true)
+		writeRun(t, root, 4, "cheetah-medium", "CQL", "", s, 70, []float64{70}, true)
+	}
+	// An unstamped binary (its commit is the checkout's HEAD) and one that
+	// knew no commit: flagged like a +dirty build (they went unflagged).
+	for s := uint64(0); s < 2; s++ {
+		unstamped := seg(0, 100, "3333333cccc", false, "f32")
+		unstamped["provenance"].(map[string]any)["git_commit_source"] = "checkout"
+		addToResults(t, root, fmt.Sprintf("ant-medium__CQL__s%d", s), map[string]any{"segments": []any{unstamped}})
+		unknown := seg(0, 100, "unknown", false, "f32")
+		unknown["provenance"].(map[string]any)["git_commit_source"] = ""
+		addToResults(t, root, fmt.Sprintf("cheetah-medium__CQL__s%d", s), map[string]any{"segments": []any{unknown}})
 	}
 	addToResults(t, root, "hopper-medium__CQL__s0", map[string]any{"segments": []any{seg(0, 100, "1111111aaaa", false, "f32")}})
 	addToResults(t, root, "hopper-medium__CQL__s1", map[string]any{"segments": []any{seg(0, 50, "1111111aaaa", false, "f32"), seg(50, 100, "2222222bbbb", false, "f32")}})
@@ -169,9 +183,14 @@ func TestProvenanceNotesAndMixedPrecision(t *testing.T) {
 		"hopper-medium CQL: trained by commits 1111111 (seeds 0, 1), 2222222 (seed 1)",
 		"hopper-medium KFC: GEMM backends onednn avx512_core_bf16 (seed 0), openblas Zen (seed 1)",
 		"walker-medium CQL: trained by commits 1111111+dirty (seeds 0, 1); GEMM precisions f32 (seeds 0, 1), bf16 (seed 1)",
+		"ant-medium CQL: trained by commits 3333333+unstamped (seeds 0, 1)",
+		"cheetah-medium CQL: trained by commits unknown (seeds 0, 1)",
 	}
-	if len(rep.ProvenanceNotes) != len(want) || rep.ProvenanceNotes[0].String() != want[0] || rep.ProvenanceNotes[1].String() != want[1] ||
-		rep.ProvenanceNotes[2].String() != want[2] {
+	var notes []string
+	for _, n := range rep.ProvenanceNotes {
+		notes = append(notes, n.String())
+	}
+	if !slices.Equal(notes, want) {
 		t.Fatalf("provenance notes %v, want %q", rep.ProvenanceNotes, want)
 	}
 	// Each hopper cell is flagged for itself; the pairs across cells are
