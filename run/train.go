@@ -761,6 +761,7 @@ func (r *trainRun) finish() (*TrainResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
+	pf.Path = rundir.PolicyFile // relative to the run directory, which may move
 	res.Policy = &pf
 	res.Final, res.Steps, res.LastStats = final, steps, r.last
 	if r.held != nil {

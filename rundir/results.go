@@ -32,8 +32,8 @@ type Results[C, S, D, O any] struct {
 	// read (inputs.json; zero in results written before koopq recorded
 	// them).
 	Inputs Inputs `json:"inputs"`
-	// Policy is the fingerprint (path, sha256, bytes) of the
-	// policy.safetensors the run wrote, so that a re-evaluation can tell
+	// Policy is the fingerprint (path relative to the run directory,
+	// sha256, bytes) of the policy.safetensors the run wrote, so that a re-evaluation can tell
 	// the run's own policy from a file put in its place; nil in results
 	// written before koopq recorded it.
 	Policy *fingerprint.File `json:"policy,omitempty"`
