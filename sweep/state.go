@@ -68,8 +68,12 @@ type Status struct {
 	// TrainDir is the `koopq train` run directory ("" before the run starts).
 	TrainDir string
 	// Message explains failures, and notes a finished run whose recorded
-	// steps are not its spec's.
+	// steps or settings are not its spec's.
 	Message string
+	// OtherSpec marks a finished run whose sweep-run.json describes other
+	// settings than the spec's run of its slot (a sweep of another spec
+	// on the same directory made it).
+	OtherSpec bool
 }
 
 // SlotDir is the directory of run r in the sweep directory out.
@@ -213,6 +217,11 @@ func RunStatus(out string, r Run) Status {
 				if res.Steps != r.Steps {
 					st.Message = fmt.Sprintf("trained %d steps, not the spec's %d (another spec's run?)", res.Steps, r.Steps)
 				}
+				if _, err := compareIdentity(slot, r); err != nil {
+					// Made by a sweep of another spec on the same --out
+					// (two started together): done, but not this spec's run.
+					st.OtherSpec, st.Message = true, "made under another spec: "+strings.TrimPrefix(err.Error(), "run "+r.Name+": ")
+				}
 				return st
 			}
 		}
@@ -348,11 +357,26 @@ func FormatStatus(st []Status) string {
 	b.WriteString(formatTable(rows, []int{-4, -44, -8, 9, 9, 9, 0}))
 	c := Counts(st)
 	fmt.Fprintf(&b, "%s: %d done, %d running, %d failed, %d pending\n", plural.Count(len(st), "run"), c[Done], c[Running], c[Failed], c[Pending])
+	if n := otherSpec(st); n > 0 {
+		fmt.Fprintf(&b, "warning: %s finished under other settings than this spec (see the notes): %s not this spec's; "+
+			"'koopq report' refuses to pool %s with this spec's runs\n", plural.Count(n, "run"), plural.Pick(n, "it is", "they are"), plural.Pick(n, "it", "them"))
+	}
 	if n := stepsDiffer(st); n > 0 {
 		fmt.Fprintf(&b, "warning: %s trained a number of steps other than the spec's (see the notes): the spec may not be the one %s run with\n",
 			plural.Count(n, "run"), plural.Pick(n, "it was", "they were"))
 	}
 	return b.String()
+}
+
+// otherSpec counts the finished runs made under another spec.
+func otherSpec(st []Status) int {
+	n := 0
+	for _, s := range st {
+		if s.OtherSpec {
+			n++
+		}
+	}
+	return n
 }
 
 // stepsDiffer counts the finished runs whose recorded steps are not their
