@@ -866,12 +866,15 @@ func checkDirtyBinary(bin string, allow, needStamp bool) error {
 	if allow {
 		return nil
 	}
-	if ok, err := version.Stamped(bin); needStamp && err == nil && !ok {
+	info, err := version.ReadBinary(bin) // the build info, read once for both checks
+	if err != nil {
+		return nil // koopqBinary's caller finds a binary that cannot be read
+	}
+	if stamped := info.Source == version.SourceBuild && info.Commit != ""; needStamp && !stamped {
 		return fmt.Errorf("--koopq %s has no VCS stamp: its runs would record the HEAD of the checkout they run in as their commit, "+
 			"not the code it was built from; build it with 'make build' (go build -buildvcs=true in a clean git checkout), or pass --allow-dirty", bin)
 	}
-	info, err := version.ReadBinary(bin)
-	if err != nil || !info.Dirty {
+	if !info.Dirty {
 		return nil
 	}
 	return fmt.Errorf("--koopq %s was built from a tree with uncommitted changes (commit %s+dirty): the sweep's runs could not be traced to their code; "+
