@@ -219,74 +219,74 @@ func (c TrainConfig) Unused() []string {
 // the base preset (unless presetOverride is set). Unknown keys are errors
 // naming the key.
 func LoadConfigFile(path string, base TrainConfig, presetOverride string) (TrainConfig, error) {
-	b, err := regfile.ReadFile(path)
-	if err != nil {
-		return base, fmt.Errorf("--config-file: %w", err)
-	}
-	cfg, err := ParseConfig(b, base, presetOverride)
-	if err != nil {
-		return base, fmt.Errorf("--config-file %s: %w", path, err)
-	}
-	return cfg, nil
+	cfg, _, err := LoadConfigFileKeys(path, base, presetOverride)
+	return cfg, err
 }
 
-// ConfigFileKeys returns the top-level keys a config file (as
-// LoadConfigFile reads it) sets, so that a caller can tell a value the
-// user chose in the file from one that only equals the preset's: an
-// interval the user set must not be rescaled (ScaleIntervals).
-func ConfigFileKeys(path string) (map[string]bool, error) {
+// LoadConfigFileKeys is LoadConfigFile that also returns the top-level
+// keys the file sets, from the same read, so that a caller can tell a
+// value the user chose in the file from one that only equals the preset's:
+// an interval the user set must not be rescaled (ScaleIntervals).
+func LoadConfigFileKeys(path string, base TrainConfig, presetOverride string) (TrainConfig, map[string]bool, error) {
 	b, err := regfile.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--config-file: %w", err)
+		return base, nil, fmt.Errorf("--config-file: %w", err)
 	}
-	var m map[string]any
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("--config-file %s: %w", path, err)
+	cfg, keys, err := parseConfig(b, base, presetOverride)
+	if err != nil {
+		return base, nil, fmt.Errorf("--config-file %s: %w", path, err)
 	}
-	keys := make(map[string]bool, len(m))
-	for k := range m {
-		keys[k] = true
-	}
-	return keys, nil
+	return cfg, keys, nil
 }
 
 // ParseConfig is LoadConfigFile on the file's text. Keys must match
 // exactly (JSON decoding alone matches BATCH to batch and keeps one of two
 // case variants silently), and nothing may follow the document.
 func ParseConfig(text []byte, base TrainConfig, presetOverride string) (TrainConfig, error) {
+	cfg, _, err := parseConfig(text, base, presetOverride)
+	return cfg, err
+}
+
+// parseConfig is ParseConfig, also returning the top-level keys the text
+// sets (none for an empty document).
+func parseConfig(text []byte, base TrainConfig, presetOverride string) (TrainConfig, map[string]bool, error) {
 	var tree any
 	ydec := yaml.NewDecoder(bytes.NewReader(text))
 	if err := ydec.Decode(&tree); err != nil && err != io.EOF {
-		return base, err
+		return base, nil, err
 	}
 	var extra yaml.Node
 	if err := ydec.Decode(&extra); err == nil {
-		return base, fmt.Errorf("more than one document (or text after the settings, line %d)", extra.Line)
+		return base, nil, fmt.Errorf("more than one document (or text after the settings, line %d)", extra.Line)
 	} else if err != io.EOF {
-		return base, fmt.Errorf("text after the settings: %w", err)
+		return base, nil, fmt.Errorf("text after the settings: %w", err)
 	}
 	if tree == nil {
-		return base, nil
+		return base, nil, nil
 	}
 	m, ok := tree.(map[string]any)
 	if !ok {
-		return base, fmt.Errorf("want a mapping of settings at the top level, got %T", tree)
+		return base, nil, fmt.Errorf("want a mapping of settings at the top level, got %T", tree)
+	}
+	keys := make(map[string]bool, len(m))
+	for k := range m {
+		keys[k] = true
 	}
 	if err := exactKeys("", m, reflect.TypeOf(base)); err != nil {
-		return base, err
+		return base, nil, err
 	}
 	var err error
 	if p, ok := m["preset"].(string); ok && presetOverride == "" && p != "" {
 		if base, err = Preset(p); err != nil {
-			return base, err
+			return base, nil, err
 		}
 	}
 	if err := finiteTree("", m); err != nil {
-		return base, err
+		return base, nil, err
 	}
 	js, err := json.Marshal(m)
 	if err != nil {
-		return base, errors.New(strings.TrimPrefix(err.Error(), "json: "))
+		return base, nil, errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
@@ -296,12 +296,12 @@ func ParseConfig(text []byte, base TrainConfig, presetOverride string) (TrainCon
 	if err := dec.Decode(&cfg); err != nil {
 		// The text went through encoding/json, but the file may be YAML:
 		// its errors are about the settings, not JSON.
-		return base, errors.New(strings.TrimPrefix(err.Error(), "json: "))
+		return base, nil, errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if presetOverride != "" {
 		cfg.Preset = presetOverride
 	}
-	return cfg, nil
+	return cfg, keys, nil
 }
 
 // exactKeys rejects the keys of a decoded tree that name a field of the
@@ -500,7 +500,7 @@ func CheckResume(recorded, next TrainConfig) error {
 
 // resumeDiffs lists the settings in which next differs from recorded
 // other than a larger cql.steps (a smaller one is listed too), as
-// "key: old → new" texts.
+// "key (old → new)" texts.
 func resumeDiffs(recorded, next TrainConfig) ([]string, error) {
 	a, b := recorded, next
 	if b.CQL.Steps >= a.CQL.Steps {

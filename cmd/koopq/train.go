@@ -237,10 +237,7 @@ func (o *trainOptions) config() (cfg run.TrainConfig, dir *run.Dir, recorded *ru
 	before := cfg
 	var inFile map[string]bool // the keys the config file sets
 	if o.configFile != "" {
-		if cfg, err = run.LoadConfigFile(o.configFile, cfg, o.preset); err != nil {
-			return cfg, nil, nil, err
-		}
-		if inFile, err = run.ConfigFileKeys(o.configFile); err != nil {
+		if cfg, inFile, err = run.LoadConfigFileKeys(o.configFile, cfg, o.preset); err != nil {
 			return cfg, nil, nil, err
 		}
 	}
