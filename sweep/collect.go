@@ -174,10 +174,11 @@ func Preparation(s *Spec, runs []Run, root string) []PrepStep {
 // returned under its name, and the caller leaves that dataset's runs
 // pending (e.g. a dataset whose behaviour policy is not committed yet; the
 // same sweep command makes it once the policy exists); its Koopman model is
-// not trained. A cancelled ctx stops preparing; the datasets not prepared
-// are returned.
-func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, progress io.Writer) map[string]error {
-	failed := checkPrepared(s, runs, root, progress) // files made under other spec blocks
+// not trained. A file found already at a path a block would make is
+// adopted only if fits (nil: no check) finds it is what the block makes.
+// A cancelled ctx stops preparing; the datasets not prepared are returned.
+func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, fits AdoptCheck, progress io.Writer) map[string]error {
+	failed := checkPrepared(s, runs, root, fits, progress) // files made under other spec blocks, or found there
 	for _, st := range Preparation(s, runs, root) {
 		if failed[st.Datasets[0]] != nil {
 			continue

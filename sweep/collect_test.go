@@ -47,7 +47,7 @@ func TestPrepareResumesKoopmanTraining(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Datasets[1].Data = filepath.Join(root, "data", "hopper-medium.hdf5") // the other dataset exists too
-		if failed := Prepare(context.Background(), s, runs, root, fake, nil); len(failed) != 0 {
+		if failed := Prepare(context.Background(), s, runs, root, fake, nil, nil); len(failed) != 0 {
 			t.Fatalf("interrupted=%v: %v", interrupted, failed)
 		}
 		args, err := os.ReadFile(filepath.Join(root, "args"))
@@ -86,7 +86,7 @@ func TestPrepareOnlyWhatSelectedRunsUse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if failed := Prepare(context.Background(), s, sel, root, fake, nil); len(failed) != 0 {
+		if failed := Prepare(context.Background(), s, sel, root, fake, nil, nil); len(failed) != 0 {
 			t.Fatalf("%s: %v", c.sel, failed)
 		}
 		got, _ := os.ReadFile(log)
@@ -173,7 +173,7 @@ func TestConcurrentPrepareMakesEachFileOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			failed[i] = Prepare(context.Background(), s, sel, root, fake, &progress[i])
+			failed[i] = Prepare(context.Background(), s, sel, root, fake, nil, &progress[i])
 		}()
 	}
 	wg.Wait()

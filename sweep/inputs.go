@@ -38,43 +38,61 @@ func madeBlock(d Dataset, kind string) string {
 	return prepDigest(Dataset{Koopman: d.Koopman}, true)
 }
 
+// AdoptCheck tells whether a file found at a path that a spec block would
+// make, without a record that the sweep made it, is what the block makes:
+// kind is PrepCollect (file is d's dataset, made by its collect: block) or
+// PrepKoopman (file is d's shared model, made by its koopman: block from
+// the dataset at data). checked says what was compared, for the
+// announcement (e.g. "sizes, training settings, seed, data"); an error
+// says how the file differs from what the block makes. The sweep package
+// reads neither datasets nor models: the command that runs the sweep
+// passes its check.
+type AdoptCheck func(kind string, d Dataset, file, data string) (checked string, err error)
+
 // checkMade compares the prepared file path (which exists) with its
 // record: a record made under another block, or a file changed since, is an
 // error naming the file, the dataset and what to do. A file without a
-// record is adopted (the record is written now, and adopted says so: the
-// caller tells the user, since nothing checks that the file is what the
-// block would make).
-func checkMade(path, kind, block, dataset string) (adopted bool, err error) {
+// record is adopted when fits (nil: no check) finds it is what the block
+// makes; the record is written now, and adopted says so, for the caller to
+// tell the user what was checked.
+func checkMade(path, kind string, d Dataset, data string, fits AdoptCheck) (adopted bool, checked string, err error) {
+	block := madeBlock(d, kind)
 	if block == "" {
-		return false, nil
+		return false, "", nil
 	}
 	f, err := fingerprint.Of(path)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
+	what := map[string]string{PrepCollect: "collect:", PrepKoopman: "koopman:"}[kind]
 	var m Made
 	err = readJSON(path+MadeSuffix, &m)
 	if os.IsNotExist(err) {
-		return true, writeMade(path, Made{Kind: kind, Block: block, SHA256: f.SHA256, Adopted: true})
+		if fits != nil {
+			if checked, err = fits(kind, d, path, data); err != nil {
+				return false, "", fmt.Errorf("dataset %s: %s was already there, not made by this sweep, and is not what the spec's %s block makes: %v; "+
+					"move it away to have the sweep make it, or make the block describe it", d.Name, path, what, err)
+			}
+		}
+		return true, checked, writeMade(path, Made{Kind: kind, Block: block, SHA256: f.SHA256, Adopted: true})
 	}
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", path+MadeSuffix, err)
+		return false, "", fmt.Errorf("%s: %w", path+MadeSuffix, err)
 	}
-	what := map[string]string{PrepCollect: "collect:", PrepKoopman: "koopman:"}[kind]
 	if m.Block != block {
-		return false, fmt.Errorf("dataset %s: the spec's %s block changed since %s was made (block %s then, %s now): "+
+		return false, "", fmt.Errorf("dataset %s: the spec's %s block changed since %s was made (block %s then, %s now): "+
 			"the file is not what the spec describes; move it away (and the runs made on it) to remake it, or use another --data-root",
-			dataset, what, path, m.Block, block)
+			d.Name, what, path, m.Block, block)
 	}
 	if m.SHA256 != f.SHA256 {
 		since := "the sweep made it"
 		if m.Adopted {
 			since = "the sweep first used it (it was there already, not made by the sweep)"
 		}
-		return false, fmt.Errorf("dataset %s: %s changed since %s (sha256 %s then, %s now); restore it, or move it away to remake it",
-			dataset, path, since, fingerprint.Short(m.SHA256), f.Short())
+		return false, "", fmt.Errorf("dataset %s: %s changed since %s (sha256 %s then, %s now); restore it, or move it away to remake it",
+			d.Name, path, since, fingerprint.Short(m.SHA256), f.Short())
 	}
-	return false, nil
+	return false, "", nil
 }
 
 func writeMade(path string, m Made) error {
@@ -87,9 +105,10 @@ func writeMade(path string, m Made) error {
 
 // checkPrepared runs checkMade on every existing dataset file with a
 // collect: block and every existing shared model with a koopman: block
-// that runs use; errors are keyed by dataset name. A file adopted now is
-// announced on progress (nil: silent).
-func checkPrepared(s *Spec, runs []Run, root string, progress io.Writer) map[string]error {
+// that runs use; errors are keyed by dataset name. A file adopted now
+// (checked by fits; nil: unchecked) is announced on progress (nil:
+// silent).
+func checkPrepared(s *Spec, runs []Run, root string, fits AdoptCheck, progress io.Writer) map[string]error {
 	used, needsModel := map[string]bool{}, map[string]bool{}
 	for _, r := range runs {
 		used[r.Dataset] = true
@@ -102,21 +121,22 @@ func checkPrepared(s *Spec, runs []Run, root string, progress io.Writer) map[str
 		if !used[d.Name] {
 			continue
 		}
-		if p := resolve(root, d.Data); d.Collect != nil && exists(p) {
-			adopted, err := checkMade(p, PrepCollect, madeBlock(d, PrepCollect), d.Name)
+		data := resolve(root, d.Data)
+		if d.Collect != nil && exists(data) {
+			adopted, checked, err := checkMade(data, PrepCollect, d, data, fits)
 			if err != nil {
 				failed[d.Name] = err
 				continue
 			}
-			announceAdopted(progress, adopted, d.Name, p, "collect:")
+			announceAdopted(progress, adopted, d.Name, data, "collect:", checked)
 		}
 		if model, ok := d.KoopmanModel(); ok && needsModel[d.Name] {
 			if p := resolve(root, model); exists(p) {
-				adopted, err := checkMade(p, PrepKoopman, madeBlock(d, PrepKoopman), d.Name)
+				adopted, checked, err := checkMade(p, PrepKoopman, d, data, fits)
 				if err != nil {
 					failed[d.Name] = err
 				}
-				announceAdopted(progress, adopted, d.Name, p, "koopman:")
+				announceAdopted(progress, adopted, d.Name, p, "koopman:", checked)
 			}
 		}
 	}
@@ -124,13 +144,19 @@ func checkPrepared(s *Spec, runs []Run, root string, progress io.Writer) map[str
 }
 
 // announceAdopted tells progress that the sweep took a file it found at a
-// path its spec would make (by hand, or an older koopq), without knowing
-// that the file is what the spec's block (collect: or koopman:) makes.
-func announceAdopted(progress io.Writer, adopted bool, dataset, path, block string) {
-	if adopted && progress != nil {
-		fmt.Fprintf(progress, "adopt   dataset %s: %s was already there, not made by this sweep: it is used as what the spec's %s block "+
-			"would make, unchecked (move it away to have the sweep make it); from now on a change to it is refused\n", dataset, path, block)
+// path its spec would make (by hand, or an older koopq), and what of it
+// was checked against the spec's block (collect: or koopman:); "" for
+// nothing.
+func announceAdopted(progress io.Writer, adopted bool, dataset, path, block, checked string) {
+	if !adopted || progress == nil {
+		return
 	}
+	how := "unchecked (move it away to have the sweep make it)"
+	if checked != "" {
+		how = "checked against it: " + checked
+	}
+	fmt.Fprintf(progress, "adopt   dataset %s: %s was already there, not made by this sweep: it is used as what the spec's %s block "+
+		"would make, %s; from now on a change to it is refused\n", dataset, path, block, how)
 }
 
 func exists(p string) bool {

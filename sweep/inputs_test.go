@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,14 +92,14 @@ func TestCheckPreparedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var said strings.Builder
-	if f := checkPrepared(s, runs, root, &said); len(f) != 0 {
+	if f := checkPrepared(s, runs, root, nil, &said); len(f) != 0 {
 		t.Fatalf("adopting: %v", f)
 	}
 	if !strings.Contains(said.String(), "adopt   dataset pm: "+data+" was already there, not made by this sweep") {
 		t.Errorf("adoption not announced: %q", said.String())
 	}
 	said.Reset()
-	if f := checkPrepared(s, runs, root, &said); len(f) != 0 || said.Len() != 0 {
+	if f := checkPrepared(s, runs, root, nil, &said); len(f) != 0 || said.Len() != 0 {
 		t.Errorf("second check: %v, said %q; want silence", f, said.String())
 	}
 	var m Made
@@ -106,13 +107,13 @@ func TestCheckPreparedFiles(t *testing.T) {
 		t.Fatalf("record %+v, %v", m, err)
 	}
 	s2, runs2 := parsePrep(t, strings.Replace(prepSpec, "transitions: 2000", "transitions: 4000", 1))
-	if f := checkPrepared(s2, runs2, root, nil); f["pm"] == nil || !strings.Contains(f["pm"].Error(), "collect: block changed") {
+	if f := checkPrepared(s2, runs2, root, nil, nil); f["pm"] == nil || !strings.Contains(f["pm"].Error(), "collect: block changed") {
 		t.Fatalf("changed block: %v", f)
 	}
 	if err := os.WriteFile(data, []byte("v2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if f := checkPrepared(s, runs, root, nil); f["pm"] == nil || !strings.Contains(f["pm"].Error(), "changed since the sweep first used it (it was there already") {
+	if f := checkPrepared(s, runs, root, nil, nil); f["pm"] == nil || !strings.Contains(f["pm"].Error(), "changed since the sweep first used it (it was there already") {
 		t.Fatalf("changed file: %v", f)
 	}
 }
@@ -223,5 +224,46 @@ func TestCheckInputsAgainstStartedRuns(t *testing.T) {
 	}
 	if err := check(); err == nil || !strings.Contains(err.Error(), "run pm__kfcpp__s0 used the Koopman model") {
 		t.Fatalf("replaced model: %v", err)
+	}
+}
+
+// A file found without a record is adopted only when the AdoptCheck finds
+// it is what the block makes: a refused file gets no record (the next
+// sweep checks it again) and its dataset fails; an accepted one is
+// announced with what was checked.
+func TestCheckPreparedAsksTheAdoptCheck(t *testing.T) {
+	root := t.TempDir()
+	s, runs := parsePrep(t, prepSpec)
+	data := filepath.Join(root, "data", "pendulum-medium.hdf5")
+	if err := os.MkdirAll(filepath.Dir(data), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, []byte("v1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	refuse := func(kind string, d Dataset, file, dataPath string) (string, error) {
+		asked = append(asked, kind+" "+d.Name+" "+file+" "+dataPath)
+		return "", fmt.Errorf("--seed 1 in the file, 0 from the block")
+	}
+	var said strings.Builder
+	f := checkPrepared(s, runs, root, refuse, &said)
+	want := "dataset pm: " + data + " was already there, not made by this sweep, and is not what the spec's collect: block makes: --seed 1 in the file, 0 from the block"
+	if f["pm"] == nil || !strings.Contains(f["pm"].Error(), want) || said.Len() != 0 {
+		t.Fatalf("refused: %v, said %q; want %q", f, said.String(), want)
+	}
+	if len(asked) != 1 || asked[0] != PrepCollect+" pm "+data+" "+data {
+		t.Errorf("asked %q", asked)
+	}
+	if _, err := os.Stat(data + MadeSuffix); err == nil {
+		t.Fatal("a refused file was recorded as adopted")
+	}
+	accept := func(string, Dataset, string, string) (string, error) { return "dataset name, seed", nil }
+	if f := checkPrepared(s, runs, root, accept, &said); len(f) != 0 ||
+		!strings.Contains(said.String(), "would make, checked against it: dataset name, seed;") {
+		t.Fatalf("accepted: %v, said %q", f, said.String())
+	}
+	if f := checkPrepared(s, runs, root, refuse, nil); len(f) != 0 {
+		t.Errorf("a recorded file was checked again: %v", f)
 	}
 }

@@ -115,7 +115,9 @@ type Dataset struct {
 	// every run of the dataset whose augmentation needs a Koopman model gets
 	// `--koopman <model>`. In the KFC authors' code every run trains its
 	// model with torch seed 0 hard-coded: one model per dataset. An existing model
-	// file is used as it is (delete it to retrain with changed flags). The
+	// file the sweep did not make is used only if it is what these flags
+	// make, as far as its metadata records (the command's AdoptCheck; delete
+	// it to retrain with changed flags). The
 	// Kubernetes executor does not train models: put them on its volume.
 	//
 	// Without a koopman: block the dataset still gets shared models: the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/koopq/koopq/dataset"
 	"github.com/koopq/koopq/env"
@@ -131,11 +132,16 @@ paper's text says ReLU), lr 3e-4 halved after 5 epochs of plateau down to
 			return o.run(cmd)
 		},
 	}
-	f := cmd.Flags()
+	registerKoopmanTrainFlags(cmd.Flags(), o)
+	return cmd
+}
+
+// registerKoopmanTrainFlags registers the flags of 'koopq koopman train'
+// on f, writing into o (which holds the defaults).
+func registerKoopmanTrainFlags(f *pflag.FlagSet, o *koopmanTrainOptions) {
 	koopmanTrainParams().MustRegister(f, o, defaultKoopmanTrainOptions())
 	f.IntVar(&o.tc.MaxEpochs, "epochs", o.tc.MaxEpochs, "old name of --max-epochs")
 	_ = f.MarkDeprecated("epochs", "use --max-epochs (train: --koopman-max-epochs)")
-	return cmd
 }
 
 // checkpoint is the file the training of --out is checkpointed to.

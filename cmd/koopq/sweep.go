@@ -656,7 +656,7 @@ func (o *sweepRunOptions) prepare(ctx context.Context) error {
 	// is trained on it.
 	wrong := sweep.CheckData(o.runs, o.dataRoot, datasetFitsEnv)
 	o.runs = sweep.WithoutDatasets(o.runs, wrong)
-	failed := sweep.Prepare(ctx, s, o.runs, o.dataRoot, o.bin, os.Stdout)
+	failed := sweep.Prepare(ctx, s, o.runs, o.dataRoot, o.bin, adoptedFitsBlock, os.Stdout)
 	for name, err := range wrong {
 		failed[name] = err
 	}
