@@ -480,9 +480,11 @@ func flatten(c TrainConfig) (map[string]string, error) {
 }
 
 // CheckResume compares the configuration a resumed run is asked to use
-// (next) with the one recorded in its directory (recorded). The only
-// accepted change is a larger cql.steps, which extends the run; any other
-// difference is an error naming the differing keys.
+// (next) with the one recorded in its directory (recorded). The accepted
+// changes are a larger cql.steps, which extends the run, and the paths of
+// the dataset and of a given Koopman model (moved files, checked by content
+// when the run opens: Relocations); any other difference is an error
+// naming the differing keys.
 func CheckResume(recorded, next TrainConfig) error {
 	if next.CQL.Steps < recorded.CQL.Steps {
 		return fmt.Errorf("--steps %d is below the run's %d steps: a resumed run can only be extended", next.CQL.Steps, recorded.CQL.Steps)
@@ -499,8 +501,9 @@ func CheckResume(recorded, next TrainConfig) error {
 }
 
 // resumeDiffs lists the settings in which next differs from recorded
-// other than a larger cql.steps (a smaller one is listed too), as
-// "key (old → new)" texts.
+// other than a larger cql.steps (a smaller one is listed too) and the
+// paths of the dataset and of a given Koopman model, as "key (old → new)"
+// texts.
 func resumeDiffs(recorded, next TrainConfig) ([]string, error) {
 	a, b := recorded, next
 	if b.CQL.Steps >= a.CQL.Steps {
@@ -508,6 +511,12 @@ func resumeDiffs(recorded, next TrainConfig) ([]string, error) {
 	}
 	if augment.Label(a.Augment) == augment.Label(b.Augment) {
 		b.Augment = a.Augment // "none" is "cql"
+	}
+	// Where the inputs are is not a setting: a dataset or model at
+	// another path is checked by content (CheckInputs, Relocations).
+	b.Data = a.Data
+	if a.KoopmanModel != "" && b.KoopmanModel != "" {
+		b.KoopmanModel = a.KoopmanModel
 	}
 	diffs, err := DiffConfigs(a, b)
 	if err != nil {

@@ -88,6 +88,49 @@ func CheckInputs(recorded, now Inputs) error {
 	return nil
 }
 
+// Relocations checks a resume that reads the dataset or the given Koopman
+// model at another path than the run recorded (next against recorded,
+// config.json): the file there must hold what the run read before, by the
+// fingerprints the run recorded (rec, inputs.json; nil when the run has
+// none), which CheckInputs compares. A move the run cannot verify (no
+// recorded content sha256 of the dataset, or no fingerprint of the model)
+// is refused. It returns one line per moved input, for the process's
+// segment (Segment.Moved) and the user.
+func Relocations(recorded, next TrainConfig, rec *Inputs, now Inputs) ([]string, error) {
+	var moved []string
+	if !samePath(next.Data, recorded.Data) {
+		if rec == nil || rec.Dataset.ContentSHA256 == "" {
+			return nil, fmt.Errorf("--data %s: the run read its dataset at %s and recorded no content sha256 of it (a run "+
+				"started before koopq recorded inputs), so a dataset at another path cannot be checked to be the same; "+
+				"put the file back at %s, or start a new run", next.Data, recorded.Data, recorded.Data)
+		}
+		moved = append(moved, fmt.Sprintf("dataset moved: %s → %s (the same %d transitions, content sha256 %s)",
+			recorded.Data, next.Data, now.Dataset.Transitions, fingerprint.Short(now.Dataset.ContentSHA256)))
+	}
+	if recorded.KoopmanModel != "" && !samePath(next.KoopmanModel, recorded.KoopmanModel) {
+		if rec == nil || rec.KoopmanModel == nil || now.KoopmanModel == nil {
+			return nil, fmt.Errorf("--koopman %s: the run read its Koopman model at %s and recorded no sha256 of it, so a model "+
+				"at another path cannot be checked to be the same; put the file back at %s, or start a new run",
+				next.KoopmanModel, recorded.KoopmanModel, recorded.KoopmanModel)
+		}
+		moved = append(moved, fmt.Sprintf("Koopman model moved: %s → %s (the same file, sha256 %s)",
+			recorded.KoopmanModel, next.KoopmanModel, now.KoopmanModel.Short()))
+	}
+	return moved, nil
+}
+
+// samePath reports whether a and b name one file: equal strings, or two
+// names (a relative path recorded by an older koopq, a symlink) of one
+// existing file.
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
 // Checkpoint metadata keys: the run configuration and the inputs the
 // checkpoint's steps were trained with (JSON of TrainConfig and Inputs).
 const (

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -239,7 +240,7 @@ func TestLoadPolicyRejectsOtherFiles(t *testing.T) {
 // and segments that do not tile 0..step are rejected, not trusted.
 func TestResumedSegments(t *testing.T) {
 	g, err := resumedSegments(map[string]string{}, 300)
-	if err != nil || len(g) != 1 || g[0] != (Segment{FromStep: 0, ToStep: 300}) {
+	if err != nil || len(g) != 1 || !reflect.DeepEqual(g[0], Segment{FromStep: 0, ToStep: 300}) {
 		t.Fatalf("old checkpoint: %+v, %v", g, err)
 	}
 	ok := `[{"from_step":0,"to_step":100,"wall_seconds":5,"provenance":null},{"from_step":100,"to_step":300,"wall_seconds":9,"provenance":{"blas":"openblas"}}]`

@@ -322,10 +322,17 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 		return nil, err
 	}
 	prov := CurrentProvenance()
-	if done, err := openRun(cfg, dir, inputs, prov, opts); done != nil || err != nil {
+	done, moved, err := openRun(cfg, dir, inputs, prov, opts)
+	if done != nil || err != nil {
 		return done, err
 	}
+	for _, m := range moved {
+		warn(opts.Warn, m)
+	}
 	r, err := newTrainRun(ctx, in, dir, inputs, prov, opts, start)
+	if err == nil {
+		r.moved = moved
+	}
 	if err != nil {
 		var intr *Interrupted
 		if !opts.Resume && !errors.As(err, &intr) && !errors.Is(err, context.Canceled) && dir.removeUnstarted() {
@@ -354,66 +361,83 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 // openRun readies dir for this process's training: for a new run it writes
 // config.json; resuming, it checks that cfg, the inputs and the GEMM
 // backend may continue the recorded run, and it returns the run's results
-// (AlreadyFinished set) when it is finished at cfg.CQL.Steps. Either way it
-// records the inputs (inputs.json).
-func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts TrainOptions) (finished *TrainResult, err error) {
+// (AlreadyFinished set) when it is finished at cfg.CQL.Steps; inputs moved
+// to other paths (Relocations) are checked, written to config.json and
+// returned as moved. Either way it records the inputs (inputs.json).
+func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts TrainOptions) (finished *TrainResult, moved []string, err error) {
 	if opts.Resume {
 		var recorded TrainConfig
 		if err := dir.ReadJSON(rundir.ConfigFile, &recorded); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if opts.Recorded != nil {
 			diffs, err := DiffConfigs(*opts.Recorded, recorded)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if len(diffs) > 0 {
-				return nil, fmt.Errorf("run %s: %s changed while this command started (%s): another process resumed or extended the run; try again",
+				return nil, nil, fmt.Errorf("run %s: %s changed while this command started (%s): another process resumed or extended the run; try again",
 					dir.Path, rundir.ConfigFile, diffs[0])
 			}
 		}
 		if err := CheckResume(recorded, cfg); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		var rec Inputs
+		var rec *Inputs
 		if err := dir.ReadJSON(InputsFile, &rec); err == nil {
-			if err := CheckInputs(rec, inputs); err != nil {
-				return nil, fmt.Errorf("run %s: %w", dir.Path, err)
+			if err := CheckInputs(*rec, inputs); err != nil {
+				return nil, nil, fmt.Errorf("run %s: %w", dir.Path, err)
 			}
 		} else if !os.IsNotExist(err) {
-			return nil, err
+			return nil, nil, err
 		} // a run started before koopq recorded inputs: they are recorded from now on
+		if moved, err = Relocations(recorded, cfg, rec, inputs); err != nil {
+			return nil, nil, fmt.Errorf("run %s: %w", dir.Path, err)
+		}
 		if err := CheckBackend(dir.File(checkpointFile), prov, opts.AllowBackendChange); err != nil {
-			return nil, fmt.Errorf("run %s: %w", dir.Path, err)
+			return nil, nil, fmt.Errorf("run %s: %w", dir.Path, err)
 		}
 		if err := CheckCheckpoint(dir.File(checkpointFile), recorded, inputs); err != nil {
-			return nil, fmt.Errorf("run %s: %w", dir.Path, err)
+			return nil, nil, fmt.Errorf("run %s: %w", dir.Path, err)
 		}
 		var prev TrainResult
 		if dir.ReadJSON(rundir.ResultsFile, &prev) == nil && prev.Steps == cfg.CQL.Steps {
 			if _, err := os.Stat(dir.File(rundir.PolicyFile)); err == nil {
 				prev.AlreadyFinished = true
-				return &prev, nil
+				return &prev, nil, nil
+			}
+		}
+		if len(moved) > 0 {
+			// The run reads its inputs at their new paths from now on.
+			moving := recorded
+			if !samePath(cfg.Data, recorded.Data) {
+				moving.Data = cfg.Data
+			}
+			if !samePath(cfg.KoopmanModel, recorded.KoopmanModel) {
+				moving.KoopmanModel = cfg.KoopmanModel
+			}
+			if err := dir.WriteJSON(rundir.ConfigFile, moving); err != nil {
+				return nil, nil, err
 			}
 		}
 		if cfg.CQL.Steps != recorded.CQL.Steps {
 			// Extending: the run is unfinished again until the new end.
 			if err := dir.WriteJSON(rundir.ConfigFile, cfg); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := os.Remove(dir.File(rundir.ResultsFile)); err != nil && !os.IsNotExist(err) {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	} else if err := writeConfig(dir, cfg); err != nil {
 		// A new run directory without its config.json could be neither
 		// resumed nor told apart from a run: remove it, all or nothing.
 		if dir.removeSkeleton() {
-			return nil, fmt.Errorf("writing %s: %w (the new run directory was removed)", dir.File(rundir.ConfigFile), err)
+			return nil, nil, fmt.Errorf("writing %s: %w (the new run directory was removed)", dir.File(rundir.ConfigFile), err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return nil, dir.WriteJSON(InputsFile, inputs)
+	return nil, moved, dir.WriteJSON(InputsFile, inputs)
 }
 
 // checkpointFile is the run's checkpoint, relative to its directory.
@@ -473,6 +497,7 @@ type trainRun struct {
 	lastCkpt    int             // step of the last checkpoint on disk; -1: none
 	firstStep   int             // step this process started at
 	prior       []Segment       // segments of the processes before this one (resume)
+	moved       []string        // inputs this process reads at new paths (Segment.Moved)
 	lastEval    float64         // mean return of the last regular evaluation; NaN: none (or no simulator)
 	lastSuccess float64         // its success rate (fraction) in an env with a success test; NaN: none
 	lastOffline cql.Diagnostics // the last offline diagnostics (Env EnvNone)
@@ -667,7 +692,7 @@ func (r *trainRun) segments() []Segment {
 		return r.prior // this process kept no step
 	}
 	seg := Segment{FromStep: r.firstStep, ToStep: r.tr.Learner.Steps,
-		WallSeconds: time.Since(r.start).Seconds(), Provenance: &r.res.Provenance}
+		WallSeconds: time.Since(r.start).Seconds(), Provenance: &r.res.Provenance, Moved: r.moved}
 	if rep, ok := r.aug.(augment.Reporter); ok {
 		seg.Augment = rep.Report()
 	}

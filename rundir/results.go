@@ -179,6 +179,10 @@ type Segment struct {
 	// absent for augmenters that keep none and for older segments. A
 	// reader gets it as the JSON value's generic Go form.
 	Augment any `json:"augment,omitempty"`
+	// Moved lists the inputs this process read at another path than the
+	// process before it (train --resume --data/--koopman with the same
+	// content), one line each: "dataset moved: OLD → NEW (…)".
+	Moved []string `json:"moved,omitempty"`
 }
 
 // Provenance records what produced a result: code version and machine.

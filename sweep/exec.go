@@ -219,7 +219,13 @@ func Execute(ctx context.Context, out string, r Run, o ExecOptions) (State, erro
 		}
 		args = r.TrainArgs(o.DataRoot, slot, "run")
 	} else {
-		args = []string{"train", "--resume", st.TrainDir}
+		// The dataset and model at the spec's paths: where the data root
+		// moved (another machine, another --data-root), train checks that
+		// they hold what the run read and follows them.
+		args = []string{"train", "--resume", st.TrainDir, "--data", r.ResolveData(o.DataRoot)}
+		if r.Koopman != "" {
+			args = append(args, "--koopman", resolve(o.DataRoot, r.Koopman))
+		}
 		if _, err := os.Stat(filepath.Join(st.TrainDir, rundir.ResultsFile)); err == nil {
 			args = append(args, "--steps", strconv.Itoa(r.Steps)) // extend a finished shorter run
 		}

@@ -148,7 +148,7 @@ func TestExecuteSkipResumeFailRetry(t *testing.T) {
 	// More steps in the spec extend a finished run.
 	r.Steps = 2000
 	state, err = Execute(context.Background(), out, r, o)
-	if err != nil || state != Done || !strings.Contains(calls(t, logp), "--resume "+filepath.Join(SlotDir(out, r), "run-20260101-000000")+" --steps 2000") {
+	if err != nil || state != Done || !strings.Contains(calls(t, logp), "--resume "+filepath.Join(SlotDir(out, r), "run-20260101-000000")+" --data "+r.ResolveData(o.DataRoot)+" --steps 2000") {
 		t.Errorf("extend: %v %v\n%s", state, err, calls(t, logp))
 	}
 	// A changed setting is refused.

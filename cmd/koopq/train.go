@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/signal"
@@ -100,7 +101,8 @@ koopman.safetensors (when a model was trained for the run), policy.safetensors a
 SIGINT/SIGTERM stop training after the current step with a checkpoint. 'koopq train --resume DIR' continues
 a stopped or killed run and ends with the same numbers as an uninterrupted one; with --resume, setting flags
 must match the run's config.json, except a larger --steps, which extends the run (a finished run is then
-trained further). --preset, --config-file, --out and --name cannot be combined with --resume.
+trained further), and --data/--koopman naming the run's dataset or model moved to another path (checked to
+hold what the run read; config.json then follows the move). --preset, --config-file, --out and --name cannot be combined with --resume.
 
 The Koopman augmentations precompute per-transition eigenbases before training (minutes on 1M rows).
 --augment-cache DIR (default $KOOPQ_AUGMENT_CACHE) keeps that cache in a file in DIR (as large as the cache: up to
@@ -191,6 +193,22 @@ func (o *trainOptions) validate() error {
 	return nil
 }
 
+// movedInputHint is the error for a resumed run (in dir) whose dataset or
+// given Koopman model is no longer at its recorded path: it names the flag
+// that gives the new path, which the resume checks by content.
+func movedInputHint(cfg run.TrainConfig, dir string) error {
+	for _, in := range []struct{ flag, what, path string }{{"data", "dataset", cfg.Data}, {"koopman", "Koopman model", cfg.KoopmanModel}} {
+		if in.path == "" {
+			continue
+		}
+		if _, err := os.Stat(in.path); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("the run's %s %s is not there: if it moved, give its new path (koopq train --resume %s --%s NEWPATH; "+
+				"the run checks that it holds what it read before)", in.what, in.path, dir, in.flag)
+		}
+	}
+	return nil
+}
+
 // apply copies the settings given as flags over cfg.
 func (o *trainOptions) apply(cfg *run.TrainConfig) {
 	for _, p := range run.TrainParams() {
@@ -275,6 +293,11 @@ func (o *trainOptions) run(parent context.Context) error {
 			} else {
 				fmt.Printf("env %s (from the dataset's metadata/env %q)\n", cfg.Env, rec)
 			}
+		}
+	}
+	if dir != nil {
+		if err := movedInputHint(cfg, dir.Path); err != nil {
+			return err
 		}
 	}
 	// Validate settings, data, environment and models before any side
