@@ -77,13 +77,10 @@ func TestEditedPrepBlocksChangeRunIdentity(t *testing.T) {
 	}
 }
 
-// A prepared file records the block that made it; a changed block, or a
-// file changed since, is refused by name; a file found without a record is
-// adopted, and the sweep says so (it adopted silently, and a later change
-// was called a change "since the sweep made it").
-func TestCheckPreparedFiles(t *testing.T) {
-	root := t.TempDir()
-	s, runs := parsePrep(t, prepSpec)
+// foundData writes prepSpec's dataset file under root as if made by hand
+// (no record of the sweep's making) and returns its path.
+func foundData(t *testing.T, root string) string {
+	t.Helper()
 	data := filepath.Join(root, "data", "pendulum-medium.hdf5")
 	if err := os.MkdirAll(filepath.Dir(data), 0o755); err != nil {
 		t.Fatal(err)
@@ -91,6 +88,17 @@ func TestCheckPreparedFiles(t *testing.T) {
 	if err := os.WriteFile(data, []byte("v1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return data
+}
+
+// A prepared file records the block that made it; a changed block, or a
+// file changed since, is refused by name; a file found without a record is
+// adopted, and the sweep says so (it adopted silently, and a later change
+// was called a change "since the sweep made it").
+func TestCheckPreparedFiles(t *testing.T) {
+	root := t.TempDir()
+	s, runs := parsePrep(t, prepSpec)
+	data := foundData(t, root)
 	var said strings.Builder
 	if f := checkPrepared(s, runs, root, nil, &said); len(f) != 0 {
 		t.Fatalf("adopting: %v", f)
@@ -234,13 +242,7 @@ func TestCheckInputsAgainstStartedRuns(t *testing.T) {
 func TestCheckPreparedAsksTheAdoptCheck(t *testing.T) {
 	root := t.TempDir()
 	s, runs := parsePrep(t, prepSpec)
-	data := filepath.Join(root, "data", "pendulum-medium.hdf5")
-	if err := os.MkdirAll(filepath.Dir(data), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(data, []byte("v1"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := foundData(t, root)
 	var asked []string
 	refuse := func(kind string, d Dataset, file, dataPath string) (string, error) {
 		asked = append(asked, kind+" "+d.Name+" "+file+" "+dataPath)
