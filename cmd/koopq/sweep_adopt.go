@@ -69,7 +69,11 @@ func (b *blockDiff) result() (string, error) {
 // modelFitsKoopmanBlock compares the Koopman model file with what `koopq
 // koopman train` makes from d's koopman: block on the data file data.
 func modelFitsKoopmanBlock(d sweep.Dataset, file, data string) (string, error) {
-	args := d.KoopmanArgs("")[2:] // without "koopman train"
+	args := d.KoopmanArgs("")
+	if len(args) < 2 {
+		return "", fmt.Errorf("dataset %s has no koopman: block with a model", d.Name)
+	}
+	args = args[2:] // without "koopman train"
 	want := defaultKoopmanTrainOptions()
 	if _, err := parseFlags("koopman train", args, func(f *pflag.FlagSet) { registerKoopmanTrainFlags(f, &want) }); err != nil {
 		return "", err
@@ -157,7 +161,11 @@ func modelFitsKoopmanBlock(d sweep.Dataset, file, data string) (string, error) {
 // pipeline, and a manipulation dataset's episodes, action noise and share
 // of random episodes.
 func datasetFitsCollectBlock(d sweep.Dataset, file string) (string, error) {
-	args := d.CollectArgs("")[1:] // without "collect"
+	args := d.CollectArgs("")
+	if len(args) < 1 {
+		return "", fmt.Errorf("dataset %s has no collect: block", d.Name)
+	}
+	args = args[1:] // without "collect"
 	want := defaultCollectOptions()
 	f, err := parseFlags("collect", args, func(f *pflag.FlagSet) { collectParams().MustRegister(f, &want, defaultCollectOptions()) })
 	if err != nil {
