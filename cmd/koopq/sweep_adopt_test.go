@@ -95,6 +95,17 @@ func TestAdoptedDatasetIsCheckedAgainstItsBlock(t *testing.T) {
 	}
 }
 
+// A dataset without the block asked about is an error (it sliced nil
+// arguments).
+func TestAdoptCheckWithoutBlock(t *testing.T) {
+	for _, kind := range []string{sweep.PrepKoopman, sweep.PrepCollect} {
+		if _, err := adoptedFitsBlock(kind, sweep.Dataset{Name: "x", Env: "pendulum", Data: "d.hdf5"}, "f", "d.hdf5"); err == nil ||
+			!strings.Contains(err.Error(), "dataset x has no") {
+			t.Errorf("%s without its block: %v", kind, err)
+		}
+	}
+}
+
 // sweep run leaves the runs of a dataset whose model at the block's path is
 // not what the block makes pending, and writes no record adopting it.
 func TestSweepRefusesAdoptingAnotherModel(t *testing.T) {
