@@ -129,7 +129,7 @@ func verifyChecksum(path string, file []byte, meta map[string]string) error {
 	sum := sha256.Sum256(work)
 	if got := hex.EncodeToString(sum[:]); got != want {
 		return fmt.Errorf("safetensors %s: checksum mismatch (recorded sha256 %s, content %s): the file is corrupt "+
-			"(restore it from a copy, or delete it: a run then restarts from its previous state)", path, want[:12], got[:12])
+			"(restore it from a copy, or make it again)", path, want[:12], got[:12])
 	}
 	return nil
 }

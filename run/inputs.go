@@ -77,7 +77,7 @@ func CheckInputs(recorded, now Inputs) error {
 	if r.ContentSHA256 != "" && r.ContentSHA256 != n.ContentSHA256 {
 		return fmt.Errorf("the dataset changed since this run started: it trained on %s (%d transitions, content sha256 %s), "+
 			"now %s has %d transitions with content sha256 %s; a resumed run must continue on the data it started with "+
-			"(restore that file, or start a new run)", r.Path, r.Transitions, fingerprint.Short(r.ContentSHA256),
+			"(restore that file, or give the path of the file the run read with --data; or start a new run)", r.Path, r.Transitions, fingerprint.Short(r.ContentSHA256),
 			n.Path, n.Transitions, fingerprint.Short(n.ContentSHA256))
 	}
 	if rm, nm := recorded.KoopmanModel, now.KoopmanModel; rm != nil && nm != nil && rm.SHA256 != nm.SHA256 {
@@ -91,32 +91,60 @@ func CheckInputs(recorded, now Inputs) error {
 // Relocations checks a resume that reads the dataset or the given Koopman
 // model at another path than the run recorded (next against recorded,
 // config.json): the file there must hold what the run read before, by the
-// fingerprints the run recorded (rec, inputs.json; nil when the run has
-// none), which CheckInputs compares. A move the run cannot verify (no
-// recorded content sha256 of the dataset, or no fingerprint of the model)
-// is refused. It returns one line per moved input, for the process's
-// segment (Segment.Moved) and the user.
+// fingerprints the run recorded (rec, inputs.json, else the checkpoint's
+// own record; nil when there is neither). A move it cannot verify is
+// refused, and so is a file at the new path that holds something else,
+// naming both paths. A Koopman model the augmentation does not use is no
+// input and is not checked. It returns one line per moved input, for the
+// process's segment (Segment.Moved) and the user.
 func Relocations(recorded, next TrainConfig, rec *Inputs, now Inputs) ([]string, error) {
 	var moved []string
 	if !samePath(next.Data, recorded.Data) {
 		if rec == nil || rec.Dataset.ContentSHA256 == "" {
-			return nil, fmt.Errorf("--data %s: the run read its dataset at %s and recorded no content sha256 of it (a run "+
-				"started before koopq recorded inputs), so a dataset at another path cannot be checked to be the same; "+
+			return nil, fmt.Errorf("--data %s: the run recorded no content sha256 of the dataset it read at %s (neither inputs.json "+
+				"nor its checkpoint has one), so a dataset at another path cannot be checked to be the same; "+
 				"put the file back at %s, or start a new run", next.Data, recorded.Data, recorded.Data)
+		}
+		if r, n := rec.Dataset, now.Dataset; r.ContentSHA256 != n.ContentSHA256 {
+			return nil, fmt.Errorf("--data %s holds other transitions than the run read at %s (%d transitions, content sha256 %s; "+
+				"%s has %d, content sha256 %s): give the path of the file the run read, or start a new run",
+				next.Data, recorded.Data, r.Transitions, fingerprint.Short(r.ContentSHA256), next.Data, n.Transitions, fingerprint.Short(n.ContentSHA256))
 		}
 		moved = append(moved, fmt.Sprintf("dataset moved: %s → %s (the same %d transitions, content sha256 %s)",
 			recorded.Data, next.Data, now.Dataset.Transitions, fingerprint.Short(now.Dataset.ContentSHA256)))
 	}
-	if recorded.KoopmanModel != "" && !samePath(next.KoopmanModel, recorded.KoopmanModel) {
+	if augment.NeedsKoopman(next.Augment) && recorded.KoopmanModel != "" && !samePath(next.KoopmanModel, recorded.KoopmanModel) {
 		if rec == nil || rec.KoopmanModel == nil || now.KoopmanModel == nil {
-			return nil, fmt.Errorf("--koopman %s: the run read its Koopman model at %s and recorded no sha256 of it, so a model "+
+			return nil, fmt.Errorf("--koopman %s: the run recorded no sha256 of the Koopman model it read at %s, so a model "+
 				"at another path cannot be checked to be the same; put the file back at %s, or start a new run",
 				next.KoopmanModel, recorded.KoopmanModel, recorded.KoopmanModel)
+		}
+		if rec.KoopmanModel.SHA256 != now.KoopmanModel.SHA256 {
+			return nil, fmt.Errorf("--koopman %s is another model than the run read at %s (sha256 %s, not %s): give the path "+
+				"of the file the run read, or start a new run", next.KoopmanModel, recorded.KoopmanModel, now.KoopmanModel.Short(), rec.KoopmanModel.Short())
 		}
 		moved = append(moved, fmt.Sprintf("Koopman model moved: %s → %s (the same file, sha256 %s)",
 			recorded.KoopmanModel, next.KoopmanModel, now.KoopmanModel.Short()))
 	}
 	return moved, nil
+}
+
+// RecordedInputs returns the inputs a resumed run recorded: inputs.json
+// (in), else its checkpoint's own record (ckpt; nil when it has none or
+// does not exist).
+func RecordedInputs(in *Inputs, ckpt string) *Inputs {
+	if in != nil {
+		return in
+	}
+	h, err := stheader.Read(ckpt)
+	if err != nil || h.Meta[ckptInputs] == "" {
+		return nil
+	}
+	var trained Inputs
+	if json.Unmarshal([]byte(h.Meta[ckptInputs]), &trained) != nil {
+		return nil
+	}
+	return &trained
 }
 
 // samePath reports whether a and b name one file: equal strings, or two

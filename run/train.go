@@ -361,9 +361,11 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 // openRun readies dir for this process's training: for a new run it writes
 // config.json; resuming, it checks that cfg, the inputs and the GEMM
 // backend may continue the recorded run, and it returns the run's results
-// (AlreadyFinished set) when it is finished at cfg.CQL.Steps; inputs moved
-// to other paths (Relocations) are checked, written to config.json and
-// returned as moved. Either way it records the inputs (inputs.json).
+// (AlreadyFinished set) when it is finished at cfg.CQL.Steps (a finished
+// run's config.json keeps its paths: it reads nothing); inputs moved to
+// other paths are checked (Relocations) and returned as moved, for the
+// first checkpoint to record (trainRun.followMoves). Either way it records
+// the inputs (inputs.json).
 func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts TrainOptions) (finished *TrainResult, moved []string, err error) {
 	if opts.Resume {
 		var recorded TrainConfig
@@ -384,15 +386,16 @@ func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts Tra
 			return nil, nil, err
 		}
 		var rec *Inputs
-		if err := dir.ReadJSON(InputsFile, &rec); err == nil {
+		if err := dir.ReadJSON(InputsFile, &rec); err != nil && !os.IsNotExist(err) {
+			return nil, nil, err
+		} // none: a run started before koopq recorded inputs; they are recorded from now on
+		if moved, err = Relocations(recorded, cfg, RecordedInputs(rec, dir.File(checkpointFile)), inputs); err != nil {
+			return nil, nil, fmt.Errorf("run %s: %w", dir.Path, err)
+		}
+		if rec != nil {
 			if err := CheckInputs(*rec, inputs); err != nil {
 				return nil, nil, fmt.Errorf("run %s: %w", dir.Path, err)
 			}
-		} else if !os.IsNotExist(err) {
-			return nil, nil, err
-		} // a run started before koopq recorded inputs: they are recorded from now on
-		if moved, err = Relocations(recorded, cfg, rec, inputs); err != nil {
-			return nil, nil, fmt.Errorf("run %s: %w", dir.Path, err)
 		}
 		if err := CheckBackend(dir.File(checkpointFile), prov, opts.AllowBackendChange); err != nil {
 			return nil, nil, fmt.Errorf("run %s: %w", dir.Path, err)
@@ -407,22 +410,12 @@ func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts Tra
 				return &prev, nil, nil
 			}
 		}
-		if len(moved) > 0 {
-			// The run reads its inputs at their new paths from now on.
-			moving := recorded
-			if !samePath(cfg.Data, recorded.Data) {
-				moving.Data = cfg.Data
-			}
-			if !samePath(cfg.KoopmanModel, recorded.KoopmanModel) {
-				moving.KoopmanModel = cfg.KoopmanModel
-			}
-			if err := dir.WriteJSON(rundir.ConfigFile, moving); err != nil {
-				return nil, nil, err
-			}
-		}
 		if cfg.CQL.Steps != recorded.CQL.Steps {
 			// Extending: the run is unfinished again until the new end.
-			if err := dir.WriteJSON(rundir.ConfigFile, cfg); err != nil {
+			// Moved paths wait for the first checkpoint (followMoves).
+			ext := cfg
+			ext.Data, ext.KoopmanModel = recorded.Data, recorded.KoopmanModel
+			if err := dir.WriteJSON(rundir.ConfigFile, ext); err != nil {
 				return nil, nil, err
 			}
 			if err := os.Remove(dir.File(rundir.ResultsFile)); err != nil && !os.IsNotExist(err) {
@@ -492,15 +485,16 @@ type trainRun struct {
 	res     *TrainResult // filled in as the run goes; written by finish
 	ckpt    string       // the checkpoint's path
 
-	phase       actorPhase
-	last        cql.Stats       // of the last step (restored on resume)
-	lastCkpt    int             // step of the last checkpoint on disk; -1: none
-	firstStep   int             // step this process started at
-	prior       []Segment       // segments of the processes before this one (resume)
-	moved       []string        // inputs this process reads at new paths (Segment.Moved)
-	lastEval    float64         // mean return of the last regular evaluation; NaN: none (or no simulator)
-	lastSuccess float64         // its success rate (fraction) in an env with a success test; NaN: none
-	lastOffline cql.Diagnostics // the last offline diagnostics (Env EnvNone)
+	phase         actorPhase
+	last          cql.Stats       // of the last step (restored on resume)
+	lastCkpt      int             // step of the last checkpoint on disk; -1: none
+	firstStep     int             // step this process started at
+	prior         []Segment       // segments of the processes before this one (resume)
+	moved         []string        // inputs this process reads at new paths (Segment.Moved)
+	movesFollowed bool            // config.json holds the moved paths (followMoves)
+	lastEval      float64         // mean return of the last regular evaluation; NaN: none (or no simulator)
+	lastSuccess   float64         // its success rate (fraction) in an env with a success test; NaN: none
+	lastOffline   cql.Diagnostics // the last offline diagnostics (Env EnvNone)
 }
 
 // newTrainRun builds the augmenter (training the Koopman model when the
@@ -736,6 +730,29 @@ func (r *trainRun) checkpoint() error {
 		return err
 	}
 	r.lastCkpt = r.tr.Learner.Steps
+	return r.followMoves()
+}
+
+// followMoves writes the new paths of moved inputs into config.json once a
+// checkpoint records this process's segment with the move (Segment.Moved):
+// before that, a failed or stopped resume leaves config.json as it was, and
+// the next resume is given the new paths again and records the move then.
+func (r *trainRun) followMoves() error {
+	if len(r.moved) == 0 || r.movesFollowed || r.tr.Learner.Steps == r.firstStep {
+		return nil // no move, done, or this process's segment is not in the checkpoint yet
+	}
+	var c TrainConfig
+	if err := r.dir.ReadJSON(rundir.ConfigFile, &c); err != nil {
+		return err
+	}
+	c.Data = r.cfg.Data
+	if augment.NeedsKoopman(r.cfg.Augment) {
+		c.KoopmanModel = r.cfg.KoopmanModel
+	}
+	if err := r.dir.WriteJSON(rundir.ConfigFile, c); err != nil {
+		return err
+	}
+	r.movesFollowed = true
 	return nil
 }
 

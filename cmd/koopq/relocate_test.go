@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,33 +51,58 @@ func TestResumeWithMovedInputs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfgBefore, _ := os.ReadFile(filepath.Join(moved, "config.json"))
-	expectCLIError(t, runCLI(t, tmp, time.Minute, "train", "--resume", moved, "--steps", "60"),
-		"dataset "+data+" is not there: if it moved, give its new path", "--data NEWPATH")
-	expectCLIError(t, runCLI(t, tmp, time.Minute, "train", "--resume", moved, "--steps", "60", "--data", data2),
-		"Koopman model "+model+" is not there", "--koopman NEWPATH")
+	resume := func(extra ...string) cliResult {
+		return runCLI(t, tmp, time.Minute, append([]string{"train", "--resume", moved, "--steps", "60"}, extra...)...)
+	}
+	expectCLIError(t, resume(), "dataset "+data+" is not there, and the run's Koopman model "+model+" is not there: if it moved",
+		"--data NEWPATH --koopman NEWPATH")
+	expectCLIError(t, resume("--data", data2), "Koopman model "+model+" is not there", moved+" --koopman NEWPATH")
+	expectCLIError(t, resume("--data", filepath.Join(newDir, "nope.hdf5"), "--koopman", model2), "--data "+filepath.Join(newDir, "nope.hdf5")+": no such file")
 	other := writeData(t, filepath.Join(newDir, "other.hdf5"), map[string]string{"env": "pendulum"}, nil)
-	expectCLIError(t, runCLI(t, tmp, time.Minute, "train", "--resume", moved, "--steps", "60", "--data", other, "--koopman", model2),
-		"the dataset changed since this run started")
+	expectCLIError(t, resume("--data", other, "--koopman", model2), "--data "+other+" holds other transitions than the run read at "+data)
 	otherModel := filepath.Join(newDir, "m-other.safetensors")
 	ok(t, runCLI(t, tmp, time.Minute, "koopman", "train", "--data", data2, "--env", "pendulum", "--out", otherModel, "--max-epochs", "1",
 		"--hidden", "8", "--latent", "4", "--diag-n", "20"))
-	expectCLIError(t, runCLI(t, tmp, time.Minute, "train", "--resume", moved, "--steps", "60", "--data", data2, "--koopman", otherModel),
-		"the Koopman model changed since this run started")
-	if b, _ := os.ReadFile(filepath.Join(moved, "config.json")); string(b) != string(cfgBefore) {
-		t.Fatal("a refused resume rewrote config.json")
+	expectCLIError(t, resume("--data", data2, "--koopman", otherModel), "--koopman "+otherModel+" is another model than the run read at "+model)
+	// A resume that fails after the checks (here: a corrupt checkpoint)
+	// leaves config.json as it was: it follows a move only once a
+	// checkpoint records it.
+	ckpt := filepath.Join(moved, "checkpoints", "latest.safetensors")
+	good, err := os.ReadFile(ckpt)
+	if err != nil {
+		t.Fatal(err)
 	}
-	r := runCLI(t, tmp, 2*time.Minute, "train", "--resume", moved, "--steps", "60", "--data", data2, "--koopman", model2)
-	if r.Code != 0 || !strings.Contains(r.Stderr, "dataset moved: "+data+" → "+data2) {
-		t.Fatalf("resume at the new paths: %d\n%s", r.Code, r.Stderr)
+	bad := slices.Clone(good)
+	bad[len(bad)-3] ^= 1
+	if err := os.WriteFile(ckpt, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := resume("--data", data2, "--koopman", model2); r.Code != 1 || !strings.Contains(r.Stderr, "checksum mismatch") {
+		t.Fatalf("resume from a corrupt checkpoint: %d\n%s", r.Code, r.Stderr)
+	}
+	if err := os.WriteFile(ckpt, good, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	var cfg struct {
 		Data  string `json:"data"`
 		Model string `json:"koopman_model"`
 	}
-	b, _ := os.ReadFile(filepath.Join(moved, "config.json"))
-	if err := json.Unmarshal(b, &cfg); err != nil || cfg.Data != data2 || cfg.Model != model2 {
-		t.Fatalf("config.json after the move: %+v, %v", cfg, err)
+	readCfg := func() {
+		t.Helper()
+		b, _ := os.ReadFile(filepath.Join(moved, "config.json"))
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if readCfg(); cfg.Data != data || cfg.Model != model {
+		t.Fatalf("a failed resume wrote the new paths into config.json: %+v", cfg)
+	}
+	r := resume("--data", data2, "--koopman", model2)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "dataset moved: "+data+" → "+data2) {
+		t.Fatalf("resume at the new paths: %d\n%s", r.Code, r.Stderr)
+	}
+	if readCfg(); cfg.Data != data2 || cfg.Model != model2 {
+		t.Fatalf("config.json after the move: %+v", cfg)
 	}
 	res, want := readResults(t, moved), readResults(t, stayed)
 	if n := len(res.Segments); n != 2 || len(res.Segments[0].Moved) != 0 || len(res.Segments[1].Moved) != 2 ||
@@ -147,5 +173,55 @@ threads: 1
 	if want := filepath.Join(work, "b", "data", "good.hdf5"); res.Steps != 40 || res.Inputs.Dataset.Path != want ||
 		len(res.Segments) != 2 || len(res.Segments[1].Moved) != 1 {
 		t.Fatalf("steps %d, dataset %s (want %s), segments %+v", res.Steps, res.Inputs.Dataset.Path, want, res.Segments)
+	}
+}
+
+// A Koopman model the run's augmentation does not use is no input: its
+// move neither blocks a resume nor asks for --koopman (it did both).
+func TestResumeIgnoresAnUnusedMovedModel(t *testing.T) {
+	fx := fixtures(t)
+	tmp := t.TempDir()
+	model := filepath.Join(tmp, "m.safetensors")
+	b, err := os.ReadFile(fx.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(model, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "runs")
+	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(fx.Data, out, "r", "--augment", "none", "--koopman", model)...); r.Code != 0 {
+		t.Fatalf("train: %s", r.Stderr)
+	}
+	if err := os.Rename(model, model+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, tmp, 2*time.Minute, "train", "--resume", runDir(t, out), "--steps", "50"); r.Code != 0 {
+		t.Fatalf("resume with the unused model gone: %s", r.Stderr)
+	}
+}
+
+// Without inputs.json the move is checked against the checkpoint's own
+// record of its inputs (it was refused as unverifiable).
+func TestMoveCheckedAgainstTheCheckpoint(t *testing.T) {
+	tmp := t.TempDir()
+	data := writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 300, 2)
+	out := filepath.Join(tmp, "runs")
+	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(data, out, "r")...); r.Code != 0 {
+		t.Fatalf("train: %s", r.Stderr)
+	}
+	dir := runDir(t, out)
+	if err := os.Remove(filepath.Join(dir, "inputs.json")); err != nil {
+		t.Fatal(err)
+	}
+	other := writePendulumData(t, filepath.Join(tmp, "other.hdf5"), 300, 9)
+	expectCLIError(t, runCLI(t, tmp, time.Minute, "train", "--resume", dir, "--steps", "50", "--data", other), "holds other transitions")
+	moved := filepath.Join(tmp, "moved.hdf5")
+	if err := os.Rename(data, moved); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, tmp, 2*time.Minute, "train", "--resume", dir, "--steps", "50", "--data", moved)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "dataset moved: "+data+" → "+moved) {
+		t.Fatalf("move checked against the checkpoint: %d\n%s", r.Code, r.Stderr)
 	}
 }

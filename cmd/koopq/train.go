@@ -102,7 +102,7 @@ SIGINT/SIGTERM stop training after the current step with a checkpoint. 'koopq tr
 a stopped or killed run and ends with the same numbers as an uninterrupted one; with --resume, setting flags
 must match the run's config.json, except a larger --steps, which extends the run (a finished run is then
 trained further), and --data/--koopman naming the run's dataset or model moved to another path (checked to
-hold what the run read; config.json then follows the move). --preset, --config-file, --out and --name cannot be combined with --resume.
+hold what the run read; config.json follows the move once a checkpoint records it). --preset, --config-file, --out and --name cannot be combined with --resume.
 
 The Koopman augmentations precompute per-transition eigenbases before training (minutes on 1M rows).
 --augment-cache DIR (default $KOOPQ_AUGMENT_CACHE) keeps that cache in a file in DIR (as large as the cache: up to
@@ -193,18 +193,43 @@ func (o *trainOptions) validate() error {
 	return nil
 }
 
-// movedInputHint is the error for a resumed run (in dir) whose dataset or
-// given Koopman model is no longer at its recorded path: it names the flag
-// that gives the new path, which the resume checks by content.
-func movedInputHint(cfg run.TrainConfig, dir string) error {
-	for _, in := range []struct{ flag, what, path string }{{"data", "dataset", cfg.Data}, {"koopman", "Koopman model", cfg.KoopmanModel}} {
-		if in.path == "" {
+// movedInputHint is the error for a resumed run (in dir, its config.json
+// recorded) whose dataset or used Koopman model is not at the path cfg
+// reads: a path given as a flag (--data, --koopman) that does not exist
+// is named as the flag's, and a recorded one that is gone gets the flag
+// that gives its new path, which the resume checks by content. Every
+// missing input is named at once.
+func movedInputHint(cfg, recorded run.TrainConfig, dir string) error {
+	var given, gone []string
+	for _, in := range []struct {
+		flag, what, path, was string
+		used                  bool
+	}{{"data", "dataset", cfg.Data, recorded.Data, true},
+		{"koopman", "Koopman model", cfg.KoopmanModel, recorded.KoopmanModel, augment.NeedsKoopman(cfg.Augment)}} {
+		if in.path == "" || !in.used {
 			continue
 		}
-		if _, err := os.Stat(in.path); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("the run's %s %s is not there: if it moved, give its new path (koopq train --resume %s --%s NEWPATH; "+
-				"the run checks that it holds what it read before)", in.what, in.path, dir, in.flag)
+		if _, err := os.Stat(in.path); !errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
+		if in.path != in.was {
+			given = append(given, fmt.Sprintf("--%s %s: no such file or directory", in.flag, in.path))
+		} else {
+			gone = append(gone, fmt.Sprintf("the run's %s %s is not there", in.what, in.path))
+		}
+	}
+	switch {
+	case len(given) > 0:
+		return errors.New(strings.Join(given, "; "))
+	case len(gone) > 0:
+		flags := "--data NEWPATH"
+		if len(gone) == 2 {
+			flags += " --koopman NEWPATH"
+		} else if !strings.Contains(gone[0], "dataset") {
+			flags = "--koopman NEWPATH"
+		}
+		return fmt.Errorf("%s: if it moved, give its new path (koopq train --resume %s %s; the run checks that it holds what it read before)",
+			strings.Join(gone, ", and "), dir, flags)
 	}
 	return nil
 }
@@ -296,7 +321,7 @@ func (o *trainOptions) run(parent context.Context) error {
 		}
 	}
 	if dir != nil {
-		if err := movedInputHint(cfg, dir.Path); err != nil {
+		if err := movedInputHint(cfg, *recorded, dir.Path); err != nil {
 			return err
 		}
 	}
