@@ -194,6 +194,11 @@ func Prepare(ctx context.Context, s *Spec, runs []Run, root, koopq string, fits 
 			}
 		}
 	}
+	// A model found before its dataset existed is checked now that the
+	// dataset is made (the files checked before pass again at once).
+	for name, err := range checkPrepared(s, WithoutDatasets(runs, failed), root, fits, progress) {
+		failed[name] = err
+	}
 	return failed
 }
 

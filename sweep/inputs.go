@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,6 +50,14 @@ func madeBlock(d Dataset, kind string) string {
 // passes its check.
 type AdoptCheck func(kind string, d Dataset, file, data string) (checked string, err error)
 
+// UnreadableError is an AdoptCheck's error for a file it could not read
+// (corrupt, not a model or dataset), told apart from one that differs from
+// its block.
+type UnreadableError struct{ Err error }
+
+func (e *UnreadableError) Error() string { return e.Err.Error() }
+func (e *UnreadableError) Unwrap() error { return e.Err }
+
 // checkMade compares the prepared file path (which exists) with its
 // record: a record made under another block, or a file changed since, is an
 // error naming the file, the dataset and what to do. A file without a
@@ -70,6 +79,11 @@ func checkMade(path, kind string, d Dataset, data string, fits AdoptCheck) (adop
 	if os.IsNotExist(err) {
 		if fits != nil {
 			if checked, err = fits(kind, d, path, data); err != nil {
+				var unreadable *UnreadableError
+				if errors.As(err, &unreadable) {
+					return false, "", fmt.Errorf("dataset %s: %s was already there, not made by this sweep, and cannot be read: %v; "+
+						"move it away to have the sweep make it", d.Name, path, unreadable.Err)
+				}
 				return false, "", fmt.Errorf("dataset %s: %s was already there, not made by this sweep, and is not what the spec's %s block makes: %v; "+
 					"move it away to have the sweep make it, or make the block describe it", d.Name, path, what, err)
 			}
@@ -131,7 +145,9 @@ func checkPrepared(s *Spec, runs []Run, root string, fits AdoptCheck, progress i
 			announceAdopted(progress, adopted, d.Name, data, "collect:", checked)
 		}
 		if model, ok := d.KoopmanModel(); ok && needsModel[d.Name] {
-			if p := resolve(root, model); exists(p) {
+			// A model found before its dataset is made waits for it: its
+			// training data is part of what is checked.
+			if p := resolve(root, model); exists(p) && exists(data) {
 				adopted, checked, err := checkMade(p, PrepKoopman, d, data, fits)
 				if err != nil {
 					failed[d.Name] = err

@@ -1,10 +1,12 @@
 package sweep
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -267,5 +269,57 @@ func TestCheckPreparedAsksTheAdoptCheck(t *testing.T) {
 	}
 	if f := checkPrepared(s, runs, root, refuse, nil); len(f) != 0 {
 		t.Errorf("a recorded file was checked again: %v", f)
+	}
+}
+
+// A model found before its dataset was made was adopted without checking
+// its training data (the data did not exist yet); now it waits for the
+// collect step and is checked with the data there.
+func TestPrepareChecksAFoundModelOnceItsDataIsMade(t *testing.T) {
+	root := t.TempDir()
+	s, runs := parsePrep(t, prepSpec)
+	model := filepath.Join(root, "models", "pm.safetensors")
+	if err := os.MkdirAll(filepath.Dir(model), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(model, []byte("found"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A stand-in for koopq collect: writes the dataset into --out.
+	fake := filepath.Join(root, "koopq")
+	script := "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --out ]; then : > \"$2/pendulum-medium.hdf5\"; fi; shift; done\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	fits := func(kind string, d Dataset, file, data string) (string, error) {
+		_, err := os.Stat(data)
+		asked = append(asked, fmt.Sprintf("%s data there: %v", kind, err == nil))
+		return "", fmt.Errorf("trained on other transitions")
+	}
+	failed := Prepare(context.Background(), s, runs, root, fake, fits, nil)
+	if f := failed["pm"]; f == nil || !strings.Contains(f.Error(), "is not what the spec's koopman: block makes: trained on other transitions") {
+		t.Fatalf("prepare: %v", failed)
+	}
+	if want := []string{PrepKoopman + " data there: true"}; !slices.Equal(asked, want) {
+		t.Errorf("asked %q, want %q", asked, want)
+	}
+	if _, err := os.Stat(model + MadeSuffix); err == nil {
+		t.Error("the refused model was recorded")
+	}
+}
+
+// A file the check cannot read is said to be unreadable, not to differ
+// from its block.
+func TestCheckPreparedUnreadable(t *testing.T) {
+	root := t.TempDir()
+	s, runs := parsePrep(t, prepSpec)
+	data := foundData(t, root)
+	unreadable := func(string, Dataset, string, string) (string, error) {
+		return "", &UnreadableError{Err: fmt.Errorf("checksum mismatch")}
+	}
+	f := checkPrepared(s, runs, root, unreadable, nil)
+	if f["pm"] == nil || !strings.Contains(f["pm"].Error(), data+" was already there, not made by this sweep, and cannot be read: checksum mismatch") {
+		t.Fatalf("unreadable: %v", f)
 	}
 }

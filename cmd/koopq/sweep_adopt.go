@@ -52,7 +52,21 @@ func parseFlags(name string, args []string, register func(*pflag.FlagSet)) (*pfl
 type blockDiff struct{ diffs, checked []string }
 
 func (b *blockDiff) differ(what string, file, block any) {
-	b.diffs = append(b.diffs, fmt.Sprintf("%s %v in the file, %v from the block", what, file, block))
+	b.diffs = append(b.diffs, fmt.Sprintf("%s %s in the file, %s from the block", what, flagValue(file), flagValue(block)))
+}
+
+// flagValue writes v as it is typed as a flag: lists comma-separated
+// (--hidden 8,8), other values as fmt does.
+func flagValue(v any) string {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice {
+		return fmt.Sprint(v)
+	}
+	parts := make([]string, rv.Len())
+	for i := range parts {
+		parts[i] = fmt.Sprint(rv.Index(i).Interface())
+	}
+	return strings.Join(parts, ",")
 }
 
 func (b *blockDiff) check(what string) { b.checked = append(b.checked, what) }
@@ -80,7 +94,7 @@ func modelFitsKoopmanBlock(d sweep.Dataset, file, data string) (string, error) {
 	}
 	m, meta, err := koopman.LoadModel(file)
 	if err != nil {
-		return "", err
+		return "", &sweep.UnreadableError{Err: err}
 	}
 	have := defaultKoopmanTrainOptions()
 	have.model, have.tc.Seed = m.Cfg, m.Cfg.Seed
@@ -156,10 +170,13 @@ func modelFitsKoopmanBlock(d sweep.Dataset, file, data string) (string, error) {
 }
 
 // datasetFitsCollectBlock compares the dataset file with what `koopq
-// collect` makes from d's collect: block, on what the file's metadata
-// records: its dataset name and seed, the SAC steps of the in-memory
-// pipeline, and a manipulation dataset's episodes, action noise and share
-// of random episodes.
+// collect` makes from d's collect: block, on what the file records: its
+// dataset name and seed, its size (the rows of a random, medium or expert
+// dataset; a manipulation dataset's episodes of its recorded length), the
+// SAC steps of the in-memory pipeline, and a manipulation dataset's action
+// noise and share of random episodes. The collect settings the file does
+// not record (the in-memory pipeline's medium level and SAC sizes, say)
+// are not checked.
 func datasetFitsCollectBlock(d sweep.Dataset, file string) (string, error) {
 	args := d.CollectArgs("")
 	if len(args) < 1 {
@@ -171,14 +188,19 @@ func datasetFitsCollectBlock(d sweep.Dataset, file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	meta, err := dataset.Metadata(file, dataset.ReadOptions{})
+	info, err := dataset.Inspect(file, dataset.ReadOptions{})
 	if err != nil {
-		return "", err
+		return "", &sweep.UnreadableError{Err: err}
 	}
+	meta := info.Meta
 	var b blockDiff
 	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(file), d.Env+"-"), ".hdf5") // in-memory: <env>-<kind>.hdf5
+	transitions := want.transitions                                                         // in-memory default
 	if f.NArg() > 0 {
-		name = f.Arg(0)
+		name, transitions = f.Arg(0), 1000000 // a D4RL name: D4RL's size
+	}
+	if f.Changed("transitions") {
+		transitions = want.transitions
 	}
 	if got, ok := meta["dataset"]; ok {
 		if got != name {
@@ -187,10 +209,25 @@ func datasetFitsCollectBlock(d sweep.Dataset, file string) (string, error) {
 		b.check("dataset name")
 	}
 	if got, ok := meta["seed"]; ok {
-		if w := strconv.FormatUint(want.seed, 10); got != w {
-			b.differ("--seed", got, w)
+		if v, err := strconv.ParseUint(got, 10, 64); err != nil || v != want.seed {
+			b.differ("--seed", got, want.seed)
 		}
 		b.check("seed")
+	}
+	manip := strings.HasPrefix(name, "metaworld-") || strings.HasPrefix(name, "robosuite-")
+	switch kind := strings.TrimSuffix(strings.TrimPrefix(name, d.Env+"-"), "-v2"); {
+	case manip:
+		if steps, err := strconv.Atoi(meta["episode_steps"]); err == nil && steps > 0 {
+			if w := want.episodes * steps; info.Rows != w {
+				b.differ("rows", info.Rows, fmt.Sprintf("%d (--episodes %d of %d steps)", w, want.episodes, steps))
+			}
+			b.check("size")
+		}
+	case kind == "random" || kind == "medium" || kind == "expert":
+		if info.Rows != transitions {
+			b.differ("rows", info.Rows, fmt.Sprintf("%d (--transitions)", transitions))
+		}
+		b.check("size")
 	}
 	type recorded struct {
 		flag, key string

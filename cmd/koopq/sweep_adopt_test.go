@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -36,13 +37,26 @@ func TestAdoptedModelIsCheckedAgainstItsBlock(t *testing.T) {
 	if err != nil || !strings.Contains(checked, "training settings") || !strings.Contains(checked, "training data") {
 		t.Fatalf("the model's own block: checked %q, %v", checked, err)
 	}
+	corrupt := filepath.Join(work, "corrupt.safetensors")
+	b, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-3] ^= 1
+	if err := os.WriteFile(corrupt, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var unreadable *sweep.UnreadableError
+	if _, err := adoptedFitsBlock(sweep.PrepKoopman, ds("pendulum", data, nil), corrupt, data); !errors.As(err, &unreadable) {
+		t.Errorf("a corrupt model: %v, want an UnreadableError", err)
+	}
 	for _, c := range []struct {
 		env, data string
 		edit      map[string]any
 		want      string
 	}{
 		{"pendulum", data, map[string]any{"latent": 8}, "--latent 4 in the file, 8 from the block"},
-		{"pendulum", data, map[string]any{"hidden": []any{16, 16}}, "--hidden [8 8] in the file, [16 16] from the block"},
+		{"pendulum", data, map[string]any{"hidden": []any{16, 16}}, "--hidden 8,8 in the file, 16,16 from the block"},
 		{"pendulum", data, map[string]any{"seed": 0}, "--seed 3 in the file, 0 from the block"},
 		{"pendulum", data, map[string]any{"max-epochs": 400}, "--max-epochs 1 in the file, 400 from the block"},
 		{"pendulum", data, map[string]any{"lr": 1e-3}, "--lr 0.0003 in the file, 0.001 from the block"},
@@ -65,7 +79,7 @@ func TestAdoptedDatasetIsCheckedAgainstItsBlock(t *testing.T) {
 	d4rl := writeData(t, filepath.Join(work, "hopper-medium-v2.hdf5"),
 		map[string]string{"env": "hopper", "dataset": "hopper-medium-v2", "seed": "0"}, nil)
 	manip := writeData(t, filepath.Join(work, "metaworld-push-v2.hdf5"), map[string]string{"env": "metaworld-push-v2",
-		"dataset": "metaworld-push-v2", "seed": "2", "episodes": "50", "action_noise": "0.1", "random_fraction": "0"}, nil)
+		"dataset": "metaworld-push-v2", "seed": "2", "episodes": "50", "episode_steps": "4", "action_noise": "0.1", "random_fraction": "0"}, nil)
 	small := writeData(t, filepath.Join(work, "pendulum-medium.hdf5"),
 		map[string]string{"env": "pendulum", "dataset": "medium", "seed": "0", "sac_steps": "3000"}, nil)
 	for _, c := range []struct {
@@ -73,16 +87,20 @@ func TestAdoptedDatasetIsCheckedAgainstItsBlock(t *testing.T) {
 		block     map[string]any
 		want      string // "" for adopted
 	}{
-		{"hopper", d4rl, map[string]any{"dataset": "hopper-medium-v2", "seed": 0}, ""},
-		{"hopper", d4rl, map[string]any{"dataset": "hopper-medium-v2"}, ""}, // collect's default seed is 0
-		{"hopper", d4rl, map[string]any{"dataset": "hopper-medium-v2", "seed": 1}, "--seed 0 in the file, 1 from the block"},
+		{"hopper", d4rl, map[string]any{"dataset": "hopper-medium-v2", "seed": 0, "transitions": 200}, ""},
+		{"hopper", d4rl, map[string]any{"dataset": "hopper-medium-v2", "transitions": 200}, ""}, // collect's default seed is 0
+		{"hopper", d4rl, map[string]any{"dataset": "hopper-medium-v2", "seed": 1, "transitions": 200}, "--seed 0 in the file, 1 from the block"},
+		{"hopper", d4rl, map[string]any{"dataset": "hopper-medium-v2"}, "rows 200 in the file, 1000000 (--transitions) from the block"},
 		{"hopper", d4rl, map[string]any{"dataset": "hopper-expert-v2"}, "dataset hopper-medium-v2 in the file, hopper-expert-v2 from the block"},
 		{"metaworld-push-v2", manip, map[string]any{"dataset": "metaworld-push-v2", "seed": 2, "episodes": 50, "noise": 0.1}, ""},
 		{"metaworld-push-v2", manip, map[string]any{"dataset": "metaworld-push-v2", "seed": 2}, "--episodes 50 in the file, 200 from the block"},
 		{"metaworld-push-v2", manip, map[string]any{"dataset": "metaworld-push-v2", "seed": 2, "episodes": 50, "noise": 0.3},
 			"--noise 0.1 in the file, 0.3 from the block"},
-		{"pendulum", small, map[string]any{"sac-steps": 3000, "transitions": 10000}, ""},
-		{"pendulum", small, map[string]any{"sac-steps": 2000}, "--sac-steps 3000 in the file, 2000 from the block"},
+		{"pendulum", small, map[string]any{"sac-steps": 3000, "transitions": 200}, ""},
+		{"pendulum", small, map[string]any{"sac-steps": 3000, "transitions": 10000}, "rows 200 in the file, 10000 (--transitions) from the block"},
+		{"pendulum", small, map[string]any{"sac-steps": 2000, "transitions": 200}, "--sac-steps 3000 in the file, 2000 from the block"},
+		{"metaworld-push-v2", manip, map[string]any{"dataset": "metaworld-push-v2", "seed": 2, "episodes": 60},
+			"rows 200 in the file, 240 (--episodes 60 of 4 steps) from the block"},
 	} {
 		d := sweep.Dataset{Name: "x", Env: c.env, Data: c.file, Collect: c.block}
 		checked, err := adoptedFitsBlock(sweep.PrepCollect, d, c.file, c.file)
