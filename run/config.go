@@ -450,8 +450,13 @@ func orNone(s string) string {
 }
 
 // flatten turns a config into dotted keys → JSON values (arrays are leaves).
-func flatten(c TrainConfig) (map[string]string, error) {
-	b, err := json.Marshal(c)
+func flatten(c TrainConfig) (map[string]string, error) { return FlattenJSON(c) }
+
+// FlattenJSON turns v's JSON form into dotted keys (sac.net.hidden) →
+// JSON values (arrays are leaves), for comparing two configurations key by
+// key.
+func FlattenJSON(v any) (map[string]string, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}

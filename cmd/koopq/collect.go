@@ -466,13 +466,20 @@ func (o *collectOptions) runSAC(ctx context.Context) error {
 	return nil
 }
 
-// runInMemory runs the small in-memory pipeline: SAC, then five datasets
-// in --out.
-func (o *collectOptions) runInMemory(ctx context.Context) error {
+// inMemoryConfig is the in-memory pipeline's configuration under the
+// flags (collect.json records it).
+func (o *collectOptions) inMemoryConfig() sac.CollectConfig {
 	cfg := sac.CollectConfig{Env: o.envName, SAC: sac.DefaultConfig(o.sacSteps), EvalEvery: o.evalEvery, EvalEpisodes: 5,
 		Transitions: o.transitionsOr(100000), MediumLevel: o.medium}
 	cfg.SAC.Seed = o.seed
 	cfg.SAC.Net.Hidden = o.hidden
+	return cfg
+}
+
+// runInMemory runs the small in-memory pipeline: SAC, then five datasets
+// in --out.
+func (o *collectOptions) runInMemory(ctx context.Context) error {
+	cfg := o.inMemoryConfig()
 	progress, finish := stageBars()
 	_, res, err := run.Collect(ctx, cfg, o.out, progress)
 	finish()

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/nn"
 	"github.com/koopq/koopq/run"
+	"github.com/koopq/koopq/sac"
 	"github.com/koopq/koopq/sweep"
 )
 
@@ -188,6 +191,7 @@ func datasetFitsCollectBlock(d sweep.Dataset, file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	want.flags = f
 	info, err := dataset.Inspect(file, dataset.ReadOptions{})
 	if err != nil {
 		return "", &sweep.UnreadableError{Err: err}
@@ -249,7 +253,47 @@ func datasetFitsCollectBlock(d sweep.Dataset, file string) (string, error) {
 		}
 		b.check("--" + r.flag)
 	}
+	if f.NArg() == 0 && !manip {
+		if err := b.collectJSON(file, want.inMemoryConfig()); err != nil {
+			return "", err
+		}
+	}
 	return b.result()
+}
+
+// collectJSON compares the in-memory pipeline's configuration recorded in
+// collect.json beside file (when it is there and names file) with want,
+// key by key.
+func (b *blockDiff) collectJSON(file string, want sac.CollectConfig) error {
+	var rec run.CollectResult
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(file), "collect.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &rec)
+	}
+	if err != nil {
+		return &sweep.UnreadableError{Err: fmt.Errorf("collect.json beside %s: %w", file, err)}
+	}
+	if !slices.ContainsFunc(slices.Collect(maps.Values(rec.Files)), func(p string) bool { return filepath.Base(p) == filepath.Base(file) }) {
+		return nil // another collection's record
+	}
+	h, err := run.FlattenJSON(rec.Config)
+	if err != nil {
+		return err
+	}
+	w, err := run.FlattenJSON(want)
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		if wv, ok := w[k]; ok && wv != h[k] {
+			b.differ("collect.json "+k, strings.Trim(h[k], "[]"), strings.Trim(wv, "[]"))
+		}
+	}
+	b.check("collect.json settings")
+	return nil
 }
 
 func exists(path string) bool {

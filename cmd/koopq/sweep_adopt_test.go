@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"maps"
 	"os"
@@ -9,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sweep"
 )
 
@@ -82,6 +86,22 @@ func TestAdoptedDatasetIsCheckedAgainstItsBlock(t *testing.T) {
 		"dataset": "metaworld-push-v2", "seed": "2", "episodes": "50", "episode_steps": "4", "action_noise": "0.1", "random_fraction": "0"}, nil)
 	small := writeData(t, filepath.Join(work, "pendulum-medium.hdf5"),
 		map[string]string{"env": "pendulum", "dataset": "medium", "seed": "0", "sac_steps": "3000"}, nil)
+	// collect.json beside the in-memory pipeline's dataset records the
+	// settings its metadata does not (medium level, SAC sizes).
+	rec := defaultCollectOptions()
+	f, err := parseFlags("collect", []string{"--env", "pendulum", "--sac-steps", "3000", "--transitions", "200"},
+		func(f *pflag.FlagSet) { collectParams().MustRegister(f, &rec, defaultCollectOptions()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.flags = f
+	b, err := json.Marshal(run.CollectResult{Config: rec.inMemoryConfig(), Files: map[string]string{"medium": small}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "collect.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		env, file string
 		block     map[string]any
@@ -97,6 +117,10 @@ func TestAdoptedDatasetIsCheckedAgainstItsBlock(t *testing.T) {
 		{"metaworld-push-v2", manip, map[string]any{"dataset": "metaworld-push-v2", "seed": 2, "episodes": 50, "noise": 0.3},
 			"--noise 0.1 in the file, 0.3 from the block"},
 		{"pendulum", small, map[string]any{"sac-steps": 3000, "transitions": 200}, ""},
+		{"pendulum", small, map[string]any{"sac-steps": 3000, "transitions": 200, "medium-level": 0.9},
+			"collect.json medium_level 0.3333333333333333 in the file, 0.9 from the block"},
+		{"pendulum", small, map[string]any{"sac-steps": 3000, "transitions": 200, "hidden": []any{64, 64}},
+			"collect.json sac.net.hidden 256,256 in the file, 64,64 from the block"},
 		{"pendulum", small, map[string]any{"sac-steps": 3000, "transitions": 10000}, "rows 200 in the file, 10000 (--transitions) from the block"},
 		{"pendulum", small, map[string]any{"sac-steps": 2000, "transitions": 200}, "--sac-steps 3000 in the file, 2000 from the block"},
 		{"metaworld-push-v2", manip, map[string]any{"dataset": "metaworld-push-v2", "seed": 2, "episodes": 60},
