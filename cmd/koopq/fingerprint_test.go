@@ -29,13 +29,7 @@ func fileSHA256(t *testing.T, p string) string {
 // results.json and inputs.json record the dataset's file and content
 // sha256; replacing the file under a run makes --resume refuse by name.
 func TestTrainResumeRefusesChangedDataset(t *testing.T) {
-	tmp := t.TempDir()
-	data := writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 300, 2)
-	out := filepath.Join(tmp, "runs")
-	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(data, out, "r")...); r.Code != 0 {
-		t.Fatalf("train: %s", r.Stderr)
-	}
-	dir := runDir(t, out)
+	tmp, data, dir := tinyRun(t)
 	res := readResults(t, dir)
 	d, err := dataset.ReadD4RL(data, dataset.ReadOptions{})
 	if err != nil {
@@ -68,13 +62,7 @@ func TestTrainResumeRefusesChangedDataset(t *testing.T) {
 // One flipped byte in the checkpoint makes --resume fail; one in the
 // policy makes eval fail.
 func TestCorruptCheckpointAndPolicyAreRefused(t *testing.T) {
-	tmp := t.TempDir()
-	data := writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 300, 2)
-	out := filepath.Join(tmp, "runs")
-	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(data, out, "r")...); r.Code != 0 {
-		t.Fatalf("train: %s", r.Stderr)
-	}
-	dir := runDir(t, out)
+	tmp, _, dir := tinyRun(t)
 	flip := func(p string) {
 		b, err := os.ReadFile(p)
 		if err != nil {

@@ -204,13 +204,7 @@ func TestResumeIgnoresAnUnusedMovedModel(t *testing.T) {
 // Without inputs.json the move is checked against the checkpoint's own
 // record of its inputs (it was refused as unverifiable).
 func TestMoveCheckedAgainstTheCheckpoint(t *testing.T) {
-	tmp := t.TempDir()
-	data := writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 300, 2)
-	out := filepath.Join(tmp, "runs")
-	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(data, out, "r")...); r.Code != 0 {
-		t.Fatalf("train: %s", r.Stderr)
-	}
-	dir := runDir(t, out)
+	tmp, data, dir := tinyRun(t)
 	if err := os.Remove(filepath.Join(dir, "inputs.json")); err != nil {
 		t.Fatal(err)
 	}

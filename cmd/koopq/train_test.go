@@ -68,6 +68,20 @@ func tinyTrain(data, out, name string, extra ...string) []string {
 	return append(args, extra...)
 }
 
+// tinyRun writes the pendulum test data (300 rows, seed 2) into a new
+// temporary directory tmp as p.hdf5 and trains tinyTrain's run "r" on it
+// under tmp/runs; it returns tmp, the data file and the run directory.
+func tinyRun(t *testing.T) (tmp, data, dir string) {
+	t.Helper()
+	tmp = t.TempDir()
+	data = writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 300, 2)
+	out := filepath.Join(tmp, "runs")
+	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(data, out, "r")...); r.Code != 0 {
+		t.Fatalf("train: %s", r.Stderr)
+	}
+	return tmp, data, runDir(t, out)
+}
+
 // runDir returns the single run directory under out.
 func runDir(t *testing.T, out string) string {
 	t.Helper()
@@ -214,13 +228,7 @@ func TestTrainBadInputs(t *testing.T) {
 // changes no file; changed settings are errors naming them; a larger
 // --steps extends the run to exactly what an uninterrupted longer run gives.
 func TestTrainResumeRules(t *testing.T) {
-	tmp := t.TempDir()
-	data := writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 300, 2)
-	out := filepath.Join(tmp, "runs")
-	if r := runCLI(t, tmp, 2*time.Minute, tinyTrain(data, out, "r")...); r.Code != 0 {
-		t.Fatalf("train: %s", r.Stderr)
-	}
-	dir := runDir(t, out)
+	tmp, data, dir := tinyRun(t)
 	snapshot := func() map[string]string {
 		m := map[string]string{}
 		for _, f := range []string{"results.json", "history.json", "metrics.csv", "metrics.jsonl", "policy.safetensors", "checkpoints/latest.safetensors", "config.json"} {
