@@ -141,14 +141,17 @@ func modelFitsKoopmanBlock(d sweep.Dataset, file, data string) (string, error) {
 		for _, r := range koopman.TrainParams() {
 			keys[r.Key] = true
 		}
-		var h, w map[string]any
-		hb, _ := json.Marshal(have.tc)
-		wb, _ := json.Marshal(want.tc)
-		if json.Unmarshal(hb, &h) == nil && json.Unmarshal(wb, &w) == nil {
-			for _, k := range slices.Sorted(maps.Keys(h)) {
-				if !keys[k] && k != "seed" && !reflect.DeepEqual(h[k], w[k]) {
-					b.differ("train_config."+k, h[k], w[k])
-				}
+		h, err := run.FlattenJSON(have.tc)
+		if err != nil {
+			return "", err
+		}
+		w, err := run.FlattenJSON(want.tc)
+		if err != nil {
+			return "", err
+		}
+		for _, k := range slices.Sorted(maps.Keys(h)) {
+			if !keys[k] && k != "seed" && h[k] != w[k] {
+				b.differ("train_config."+k, h[k], w[k])
 			}
 		}
 		b.check("training settings")

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/koopq/koopq/dataset"
+	"github.com/koopq/koopq/koopman"
 	"github.com/koopq/koopq/run"
 	"github.com/koopq/koopq/sweep"
 )
@@ -73,6 +75,44 @@ func TestAdoptedModelIsCheckedAgainstItsBlock(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("block with %v (env %s, data %s): %v, want %q", c.edit, c.env, filepath.Base(c.data), err, c.want)
 		}
+	}
+}
+
+// A training setting without a flag (a constant of the koopq that trained
+// the model, here the Huber δ) must match this koopq's too: the block
+// cannot say it, so a model trained under another is not what it makes.
+func TestAdoptedModelFlaglessSetting(t *testing.T) {
+	work := t.TempDir()
+	mc := koopman.DefaultModelConfig(3, 1)
+	mc.Latent, mc.Hidden = 4, []int{8, 8}
+	m, err := koopman.NewModel(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	save := func(name string, tc koopman.TrainConfig) string {
+		t.Helper()
+		b, err := json.Marshal(tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(work, name)
+		if err := m.Save(p, map[string]string{"train_config": string(b)}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tc := koopman.DefaultTrainConfig()
+	same := save("same.safetensors", tc)
+	tc.HuberDelta *= 2
+	other := save("other.safetensors", tc)
+	block := map[string]any{"model": "x", "hidden": []any{8, 8}, "latent": 4}
+	d := sweep.Dataset{Name: "x", Env: "pendulum", Data: filepath.Join(work, "none.hdf5"), Koopman: block}
+	if _, err := adoptedFitsBlock(sweep.PrepKoopman, d, same, d.Data); err != nil {
+		t.Fatalf("the default settings: %v", err)
+	}
+	want := fmt.Sprintf("train_config.huber_delta %g in the file, %g from the block", tc.HuberDelta, tc.HuberDelta/2)
+	if _, err := adoptedFitsBlock(sweep.PrepKoopman, d, other, d.Data); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("another Huber δ: %v, want %q", err, want)
 	}
 }
 
