@@ -102,7 +102,8 @@ SIGINT/SIGTERM stop training after the current step with a checkpoint. 'koopq tr
 a stopped or killed run and ends with the same numbers as an uninterrupted one; with --resume, setting flags
 must match the run's config.json, except a larger --steps, which extends the run (a finished run is then
 trained further), and --data/--koopman naming the run's dataset or model moved to another path (checked to
-hold what the run read; config.json follows the move once a checkpoint records it). --preset, --config-file, --out and --name cannot be combined with --resume.
+hold what the run read; config.json follows the move once a checkpoint records it). --preset, --config-file,
+--out and --name cannot be combined with --resume.
 
 The Koopman augmentations precompute per-transition eigenbases before training (minutes on 1M rows).
 --augment-cache DIR (default $KOOPQ_AUGMENT_CACHE) keeps that cache in a file in DIR (as large as the cache: up to
@@ -200,7 +201,7 @@ func (o *trainOptions) validate() error {
 // that gives its new path, which the resume checks by content. Every
 // missing input is named at once.
 func movedInputHint(cfg, recorded run.TrainConfig, dir string) error {
-	var given, gone []string
+	var given, gone, flags []string
 	for _, in := range []struct {
 		flag, what, path, was string
 		used                  bool
@@ -216,20 +217,15 @@ func movedInputHint(cfg, recorded run.TrainConfig, dir string) error {
 			given = append(given, fmt.Sprintf("--%s %s: no such file or directory", in.flag, in.path))
 		} else {
 			gone = append(gone, fmt.Sprintf("the run's %s %s is not there", in.what, in.path))
+			flags = append(flags, "--"+in.flag+" NEWPATH")
 		}
 	}
 	switch {
 	case len(given) > 0:
 		return errors.New(strings.Join(given, "; "))
 	case len(gone) > 0:
-		flags := "--data NEWPATH"
-		if len(gone) == 2 {
-			flags += " --koopman NEWPATH"
-		} else if !strings.Contains(gone[0], "dataset") {
-			flags = "--koopman NEWPATH"
-		}
 		return fmt.Errorf("%s: if it moved, give its new path (koopq train --resume %s %s; the run checks that it holds what it read before)",
-			strings.Join(gone, ", and "), dir, flags)
+			strings.Join(gone, ", and "), dir, strings.Join(flags, " "))
 	}
 	return nil
 }
