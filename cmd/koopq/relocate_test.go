@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/koopq/koopq/run"
 )
 
 // A run whose dataset or Koopman model moved (same bytes, another path)
@@ -217,5 +219,18 @@ func TestMoveCheckedAgainstTheCheckpoint(t *testing.T) {
 	r := runCLI(t, tmp, 2*time.Minute, "train", "--resume", dir, "--steps", "50", "--data", moved)
 	if r.Code != 0 || !strings.Contains(r.Stderr, "dataset moved: "+data+" → "+moved) {
 		t.Fatalf("move checked against the checkpoint: %d\n%s", r.Code, r.Stderr)
+	}
+}
+
+// The hint names the flag of each missing input; a model path that
+// contains "dataset" was asked for with --data.
+func TestMovedInputHintFlags(t *testing.T) {
+	tmp := t.TempDir()
+	data := writePendulumData(t, filepath.Join(tmp, "p.hdf5"), 100, 1)
+	model := filepath.Join(tmp, "dataset-models", "m.safetensors")
+	cfg := run.TrainConfig{Data: data, KoopmanModel: model, Augment: "kfc++"}
+	err := movedInputHint(cfg, cfg, "RUN")
+	if err == nil || !strings.Contains(err.Error(), "koopq train --resume RUN --koopman NEWPATH;") {
+		t.Fatalf("only the model gone: %v", err)
 	}
 }
