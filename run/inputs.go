@@ -137,14 +137,11 @@ func RecordedInputs(in *Inputs, ckpt string) *Inputs {
 		return in
 	}
 	h, err := stheader.Read(ckpt)
-	if err != nil || h.Meta[ckptInputs] == "" {
+	if err != nil {
 		return nil
 	}
-	var trained Inputs
-	if json.Unmarshal([]byte(h.Meta[ckptInputs]), &trained) != nil {
-		return nil
-	}
-	return &trained
+	trained, _ := checkpointInputs(h.Meta) // a bad record is CheckCheckpoint's error
+	return trained
 }
 
 // samePath reports whether a and b name one file: equal strings, or two
@@ -204,16 +201,30 @@ func CheckCheckpoint(ckpt string, recorded TrainConfig, now Inputs) error {
 				ckpt, rundir.ConfigFile, strings.Join(diffs, ", "), rundir.ConfigFile)
 		}
 	}
-	if s := h.Meta[ckptInputs]; s != "" {
-		var trained Inputs
-		if err := json.Unmarshal([]byte(s), &trained); err != nil {
-			return fmt.Errorf("checkpoint %s: bad %s: %w", ckpt, ckptInputs, err)
-		}
-		if err := CheckInputs(trained, now); err != nil {
+	trained, err := checkpointInputs(h.Meta)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", ckpt, err)
+	}
+	if trained != nil {
+		if err := CheckInputs(*trained, now); err != nil {
 			return fmt.Errorf("checkpoint %s: %w", ckpt, err)
 		}
 	}
 	return nil
+}
+
+// checkpointInputs is the record of the inputs a checkpoint's steps were
+// trained with (its metadata meta); nil when it has none (older koopq).
+func checkpointInputs(meta map[string]string) (*Inputs, error) {
+	s := meta[ckptInputs]
+	if s == "" {
+		return nil, nil
+	}
+	var trained Inputs
+	if err := json.Unmarshal([]byte(s), &trained); err != nil {
+		return nil, fmt.Errorf("bad %s: %w", ckptInputs, err)
+	}
+	return &trained, nil
 }
 
 // GEMMIdentity is what must not change between the processes of one run
