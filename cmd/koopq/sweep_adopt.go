@@ -30,7 +30,8 @@ import (
 // record that the sweep made it, is compared with what the block makes,
 // as far as the file records it. A model is checked on its sizes,
 // activations, seed, training settings, env and the transitions it was
-// trained on (the dataset at data, read with the block's read options); a
+// trained on (the dataset at data, read with the block's read options;
+// the sweep asks about a model only once its dataset exists); a
 // dataset on its name, seed and the collect settings its metadata records.
 func adoptedFitsBlock(kind string, d sweep.Dataset, file, data string) (string, error) {
 	if kind == sweep.PrepKoopman {
@@ -162,7 +163,7 @@ func modelFitsKoopmanBlock(d sweep.Dataset, file, data string) (string, error) {
 		}
 		b.check("env")
 	}
-	if trained := meta[koopman.MetaDataContent]; trained != "" && exists(data) {
+	if trained := meta[koopman.MetaDataContent]; trained != "" { // the sweep asks once data exists
 		ds, err := run.ReadDataset(data, want.ropts)
 		if err != nil {
 			return "", err
@@ -297,9 +298,4 @@ func (b *blockDiff) collectJSON(file string, want sac.CollectConfig) error {
 	}
 	b.check("collect.json settings")
 	return nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
