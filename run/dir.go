@@ -229,6 +229,42 @@ type Metrics struct {
 	cols               []string
 }
 
+// restartNotice says what a resume without a checkpoint replaces: the last
+// step of the run's metric rows (metrics.jsonl or metrics.csv) and of its
+// evaluations (history.json), which training from step 0 logs anew. It is
+// empty when the run logged nothing yet.
+func (d *Dir) restartNotice() (string, error) {
+	var lastRow, lastEval int
+	rows, _, err := readRows(d.File(rundir.MetricsJSONL), math.MaxInt)
+	if err != nil {
+		return "", err
+	}
+	csvRows, err := readCSVRows(d.File(rundir.MetricsCSV), math.MaxInt)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range append(rows, csvRows...) {
+		lastRow = max(lastRow, int(r[rundir.Step]))
+	}
+	var hist []EvalPoint
+	if err := d.ReadJSON(rundir.HistoryFile, &hist); err != nil && !os.IsNotExist(err) {
+		return "", err
+	}
+	for _, h := range hist {
+		lastEval = max(lastEval, h.Step)
+	}
+	if lastRow == 0 && lastEval == 0 {
+		return "", nil
+	}
+	evals := "no evaluations"
+	if lastEval > 0 {
+		evals = fmt.Sprintf("evaluations to step %d", lastEval)
+	}
+	return fmt.Sprintf("run %s has no checkpoint (%s): it restarts from step 0, and the metric rows to step %d and %s "+
+		"that an earlier process logged are replaced (that process was killed before its first checkpoint, or the run "+
+		"directory came without its checkpoints/, as from git or another machine)", d.Path, rundir.CheckpointFile, lastRow, evals), nil
+}
+
 // OpenMetrics opens the run's metric logs for appending. When resuming from
 // a checkpoint taken at step keepUpTo (>= 0), rows logged after it (by a run
 // that was killed before its next checkpoint) and a torn last line are

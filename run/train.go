@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"reflect"
@@ -342,7 +343,7 @@ func TrainWith(ctx context.Context, cfg TrainConfig, dir *Dir, data *dataset.Dat
 	}
 	keep := -1 // metric rows to keep: all of a new run's are new
 	if opts.Resume {
-		if keep, err = r.resume(); err != nil {
+		if keep, err = r.resume(opts.Warn); err != nil {
 			return nil, err
 		}
 	}
@@ -408,6 +409,13 @@ func openRun(cfg TrainConfig, dir *Dir, inputs Inputs, prov Provenance, opts Tra
 			if _, err := os.Stat(dir.File(rundir.PolicyFile)); err == nil {
 				prev.AlreadyFinished = true
 				return &prev, nil, nil
+			}
+		}
+		if prev.Steps > 0 && prev.Steps != cfg.CQL.Steps {
+			if _, err := os.Stat(dir.File(checkpointFile)); errors.Is(err, fs.ErrNotExist) {
+				return nil, nil, fmt.Errorf("run %s finished at step %d but has no checkpoint (%s; git and copies to other machines do not bring it): "+
+					"it cannot be extended to %d steps without training it again from step 0 over its results; train a new run with --steps %d",
+					dir.Path, prev.Steps, checkpointFile, cfg.CQL.Steps, cfg.CQL.Steps)
 			}
 		}
 		if cfg.CQL.Steps != recorded.CQL.Steps {
@@ -491,6 +499,7 @@ type trainRun struct {
 	firstStep     int             // step this process started at
 	prior         []Segment       // segments of the processes before this one (resume)
 	moved         []string        // inputs this process reads at new paths (Segment.Moved)
+	restarted     string          // logs of an earlier process this one replaces (Segment.Restarted)
 	movesFollowed bool            // config.json holds the moved paths (followMoves)
 	lastEval      float64         // mean return of the last regular evaluation; NaN: none (or no simulator)
 	lastSuccess   float64         // its success rate (fraction) in an env with a success test; NaN: none
@@ -547,9 +556,25 @@ func newTrainRun(ctx context.Context, in *CheckedTrain, dir *Dir, inputs Inputs,
 // resume restores the state of the run's checkpoint, if it has one (the
 // learner, the last step's stats, the shift meter and the segments), and
 // the evaluations up to it. It returns the step whose metric rows are kept
-// (0 without a checkpoint).
-func (r *trainRun) resume() (keep int, err error) {
-	if _, err := os.Stat(r.ckpt); err == nil {
+// (0 without a checkpoint). Without a checkpoint, logs of an earlier
+// process are replaced by training from step 0: that goes to warnf and
+// into this process's segment (Segment.Restarted).
+func (r *trainRun) resume(warnf func(string)) (keep int, err error) {
+	if _, err := os.Stat(r.ckpt); errors.Is(err, fs.ErrNotExist) {
+		// A run directory from git or another machine has no checkpoints/:
+		// the first checkpoint needs it.
+		if err := os.MkdirAll(r.dir.File(rundir.CheckpointsDir), 0o755); err != nil {
+			return 0, err
+		}
+		if r.restarted, err = r.dir.restartNotice(); err != nil {
+			return 0, err
+		}
+		if r.restarted != "" {
+			warn(warnf, r.restarted)
+		}
+	} else if err != nil {
+		return 0, err
+	} else {
 		meta, err := r.tr.Resume(r.ckpt)
 		if err != nil {
 			return 0, err
@@ -686,7 +711,7 @@ func (r *trainRun) segments() []Segment {
 		return r.prior // this process kept no step
 	}
 	seg := Segment{FromStep: r.firstStep, ToStep: r.tr.Learner.Steps,
-		WallSeconds: time.Since(r.start).Seconds(), Provenance: &r.res.Provenance, Moved: r.moved}
+		WallSeconds: time.Since(r.start).Seconds(), Provenance: &r.res.Provenance, Moved: r.moved, Restarted: r.restarted}
 	if rep, ok := r.aug.(augment.Reporter); ok {
 		seg.Augment = rep.Report()
 	}

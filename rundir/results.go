@@ -183,6 +183,12 @@ type Segment struct {
 	// process before it (train --resume --data/--koopman with the same
 	// content), one line each: "dataset moved: OLD → NEW (…)".
 	Moved []string `json:"moved,omitempty"`
+	// Restarted is set on the segment of a process that resumed a run
+	// without a checkpoint but with logs of an earlier process (a run
+	// directory that came without its checkpoints/, as from git or another
+	// machine): it says which logged steps it replaced by training from
+	// step 0 again.
+	Restarted string `json:"restarted,omitempty"`
 }
 
 // Provenance records what produced a result: code version and machine.
