@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"os"
 	"strings"
@@ -88,15 +87,7 @@ func TestResumeRecoversMetricRowsFromCSV(t *testing.T) {
 	}
 	for _, keepLines := range []int{3, 0} {
 		dirB, _ := NewDir(t.TempDir(), "b")
-		ctx, cancel := context.WithCancel(context.Background())
-		_, err := Train(ctx, cfg, dirB, d, false, func(done, total int, msg string) {
-			if done >= 25 {
-				cancel()
-			}
-		})
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("want cancellation, got %v", err)
-		}
+		trainInterrupted(t, cfg, dirB, d, 25)
 		b, err := os.ReadFile(dirB.File("metrics.jsonl"))
 		if err != nil {
 			t.Fatal(err)

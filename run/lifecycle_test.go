@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -51,15 +50,7 @@ func TestResumeBeforeFirstMetricRowKeepsCSVHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	dirB, _ := NewDir(t.TempDir(), "b")
-	ctx, cancel := context.WithCancel(context.Background())
-	_, err := Train(ctx, cfg, dirB, d, false, func(done, total int, msg string) {
-		if done >= 6 {
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("want cancellation, got %v", err)
-	}
+	trainInterrupted(t, cfg, dirB, d, 6)
 	if _, err := Train(context.Background(), cfg, dirB, d, true, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -24,15 +23,7 @@ func TestResumeWithoutCheckpointSaysItRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	dirB, _ := NewDir(t.TempDir(), "b")
-	ctx, cancel := context.WithCancel(context.Background())
-	_, err := Train(ctx, cfg, dirB, d, false, func(done, total int, msg string) {
-		if done >= 25 {
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("want cancellation, got %v", err)
-	}
+	trainInterrupted(t, cfg, dirB, d, 25)
 	rows := metricRows(t, dirB)
 	lastRow := int(rows[len(rows)-1][rundir.Step])
 	if lastRow < cfg.EvalEvery {

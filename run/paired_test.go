@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -86,15 +85,7 @@ func TestLegacyRunResumesWithLegacyStream(t *testing.T) {
 		t.Fatalf("a legacy config.json names rng_streams:\n%s", b)
 	}
 	dirB, _ := NewDir(t.TempDir(), "b")
-	ctx, cancel := context.WithCancel(context.Background())
-	_, err = Train(ctx, cfg, dirB, d, false, func(done, total int, msg string) {
-		if done >= 17 {
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("want cancellation, got %v", err)
-	}
+	trainInterrupted(t, cfg, dirB, d, 17)
 	// As `koopq train --resume` does: the settings are config.json's.
 	var recorded TrainConfig
 	if err := dirB.ReadJSON("config.json", &recorded); err != nil {

@@ -52,6 +52,23 @@ func tinyConfig() TrainConfig {
 	return cfg
 }
 
+// trainInterrupted starts a new run of cfg on d in dir and cancels it once
+// progress reaches step at, as SIGINT does (the trainer checkpoints where it
+// is and stops); it fails the test unless training stopped by that.
+func trainInterrupted(t *testing.T, cfg TrainConfig, dir *Dir, d *dataset.Dataset, at int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := Train(ctx, cfg, dir, d, false, func(done, _ int, _ string) {
+		if done >= at {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want cancellation, got %v", err)
+	}
+}
+
 // metricRows reads a run's metrics.jsonl.
 func metricRows(t *testing.T, dir *Dir) []map[string]float64 {
 	t.Helper()
@@ -82,15 +99,7 @@ func TestTrainResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	dirB, _ := NewDir(t.TempDir(), "b")
-	ctx, cancel := context.WithCancel(context.Background())
-	_, err = Train(ctx, cfg, dirB, d, false, func(done, total int, msg string) {
-		if done >= 27 {
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("want cancellation, got %v", err)
-	}
+	trainInterrupted(t, cfg, dirB, d, 27)
 	dirB2, err := OpenDir(dirB.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -305,16 +314,7 @@ func killedRun(t *testing.T, cfg TrainConfig, d *dataset.Dataset) *Dir {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	_, err = Train(ctx, cfg, dir, d, false, func(done, total int, msg string) {
-		if done >= 27 {
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("want cancellation, got %v", err)
-	}
+	trainInterrupted(t, cfg, dir, d, 27)
 	return dir
 }
 
