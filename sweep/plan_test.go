@@ -426,8 +426,14 @@ func TestPartialRunCountsFromItsCheckpoint(t *testing.T) {
 	}
 	// No checkpoint: the run starts over.
 	os.Remove(ckpt)
-	if st := RunStatus(out, r); st.Partial || timeLeft(r, st, 10) != 1000*time.Second {
+	st = RunStatus(out, r)
+	if st.Partial || timeLeft(r, st, 10) != 1000*time.Second {
 		t.Errorf("no checkpoint: %+v, time left %v, want all 10000 steps", st, timeLeft(r, st, 10))
+	}
+	// The table says so: its logs reach 9000, but it resumes from nothing
+	// (a run directory from git or another machine).
+	if s := FormatStatus([]Status{st}); !strings.Contains(s, "no checkpoint: starts again from step 0 (its logs reach step 9000)") {
+		t.Errorf("status table without a checkpoint:\n%s", s)
 	}
 }
 

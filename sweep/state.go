@@ -351,6 +351,11 @@ func FormatStatus(st []Status) string {
 		if s.State == Pending && s.Partial && s.Checkpoint > 0 {
 			msg = strings.TrimSpace(fmt.Sprintf("resumes from its checkpoint at step %d %s", s.Checkpoint, msg))
 		}
+		if s.State == Pending && !s.Partial && s.Step > 0 {
+			// Logs without a checkpoint: a run directory from git or another
+			// machine, or a trainer killed before its first checkpoint.
+			msg = strings.TrimSpace(fmt.Sprintf("no checkpoint: starts again from step 0 (its logs reach step %d) %s", s.Step, msg))
+		}
 		rows = append(rows, []string{fmt.Sprint(s.Run.Index), s.Run.Name, s.label(), fmt.Sprintf("%d/%d", s.Step, s.Run.Steps), score, sps, msg})
 	}
 	var b strings.Builder
