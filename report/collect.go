@@ -170,6 +170,12 @@ type Segment struct {
 	// resumed run's earlier processes and wall time are unknown, so it has
 	// no speed (Seconds 0).
 	Unsegmented bool `json:"unsegmented,omitempty"`
+	// Moved lists the inputs the process read at another path than the one
+	// before it (results.json segments[].moved: same content, checked).
+	Moved []string `json:"moved,omitempty"`
+	// Restarted says which logs of an earlier process without a checkpoint
+	// this one replaced by training from step 0 (segments[].restarted).
+	Restarted string `json:"restarted,omitempty"`
 }
 
 // StepsPerSec is the segment's training speed (steps/s, evaluations
@@ -369,7 +375,9 @@ func readRun(dir string) (Result, error) {
 	r.Final = r.Score
 	r.Magnitude = readMagnitude(b)
 	for _, sg := range rf.Segments {
-		r.Segments = append(r.Segments, segmentOf(sg.Provenance, sg.FromStep, sg.ToStep, sg.WallSeconds))
+		seg := segmentOf(sg.Provenance, sg.FromStep, sg.ToStep, sg.WallSeconds)
+		seg.Moved, seg.Restarted = sg.Moved, sg.Restarted
+		r.Segments = append(r.Segments, seg)
 	}
 	if len(r.Segments) == 0 { // written before segments: one process, the top-level provenance
 		p := &rf.Provenance

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/koopq/koopq/internal/plural"
 )
 
 // runsInOrder returns the finished runs as the tables list them: datasets
@@ -66,6 +68,12 @@ func (s Segment) describe() string {
 	d := span + ": " + strings.Join(kept, ", ")
 	if s.Unsegmented {
 		d += " (the last process; earlier ones, if resumed, not recorded)"
+	}
+	if len(s.Moved) > 0 {
+		d += fmt.Sprintf(" (read %s at a new path, same content)", plural.Count(len(s.Moved), "moved input"))
+	}
+	if s.Restarted != "" {
+		d += " (restarted from step 0 without a checkpoint, replacing an earlier process's logs)"
 	}
 	return d
 }

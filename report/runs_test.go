@@ -41,8 +41,12 @@ func TestRunsTable(t *testing.T) {
 	vm := map[string]any{"hostname": "vm", "git_commit": "c414141310540954a6fb", "git_dirty": false, "blas": "openblas", "blas_precision": "f32", "blas_isa": "Zen"}
 	addToResults(t, root, "hopper-medium__KFC++__s0", map[string]any{"segments": []any{
 		map[string]any{"from_step": 0, "to_step": 200, "wall_seconds": 0, "provenance": nil},
-		map[string]any{"from_step": 200, "to_step": 300, "wall_seconds": 10, "provenance": vm},
+		map[string]any{"from_step": 200, "to_step": 300, "wall_seconds": 10, "provenance": vm,
+			"moved": []any{"dataset moved: /a/hopper.hdf5 → /b/hopper.hdf5"}},
 	}, "provenance": vm, "wall_seconds": 10})
+	addToResults(t, root, "hopper-medium__CQL__s1", map[string]any{"segments": []any{
+		map[string]any{"from_step": 0, "to_step": 300, "wall_seconds": 30, "provenance": vm, "restarted": "run … has no checkpoint …"},
+	}, "provenance": vm, "wall_seconds": 30})
 	addToResults(t, root, "hopper-medium__CQL__s0", map[string]any{"wall_seconds": 12,
 		"provenance": map[string]any{"hostname": "h2", "git_commit": "abcdef123456", "git_dirty": true, "git_commit_source": "checkout", "blas": "onednn", "blas_precision": "bf16", "blas_isa": "avx512_core_bf16"}})
 	runs, err := Collect(root)
@@ -57,8 +61,10 @@ func TestRunsTable(t *testing.T) {
 	for _, want := range []string{
 		"| dataset | method | seed | final | last 2 | evaluations | trained by",
 		"| hopper-medium | CQL | 0 | 80.0 | 75.0 | 3 | 0–300: h2, onednn bf16 avx512_core_bf16, abcdef1+dirty+unstamped (the last process; earlier ones, if resumed, not recorded) |\n" +
-			"| hopper-medium | CQL | 1 | 60.0 | 55.0 | 3 | 0–300: not recorded |\n" +
-			"| hopper-medium | KFC++ | 0 | 40.0 | 35.0 | 3 | 0–200: not recorded; 200–300: vm, openblas f32 Zen, c414141, 10.0 steps/s |\n",
+			"| hopper-medium | CQL | 1 | 60.0 | 55.0 | 3 | 0–300: vm, openblas f32 Zen, c414141, 10.0 steps/s " +
+			"(restarted from step 0 without a checkpoint, replacing an earlier process's logs) |\n" +
+			"| hopper-medium | KFC++ | 0 | 40.0 | 35.0 | 3 | 0–200: not recorded; 200–300: vm, openblas f32 Zen, c414141, 10.0 steps/s " +
+			"(read 1 moved input at a new path, same content) |\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("runs.md lacks %q:\n%s", want, md)
