@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -261,6 +262,11 @@ func TestSweepSlurmMatchesLocal(t *testing.T) {
 		m, _ := filepath.Glob(filepath.Join(victim, "*", "checkpoints", "latest.safetensors"))
 		return len(m) > 0, stdout.String() + stderr.String()
 	})
+	// Freeze the trainer (its pid is in the run directory's lock file) so
+	// that it cannot finish between this check and Slurm's signals however
+	// loaded the machine is: the cancel's SIGTERM then finds it mid-run
+	// (Slurm sends SIGCONT with it, or SIGKILL after KillWait).
+	freezeTrainer(t, victim)
 	if m, _ := filepath.Glob(filepath.Join(victim, "*", "results.json")); len(m) > 0 {
 		t.Fatal("task 1 finished before it could be cancelled: make the runs longer")
 	}
@@ -328,6 +334,29 @@ func TestSweepSlurmMatchesLocal(t *testing.T) {
 	logs, _ := filepath.Glob(filepath.Join(slurmOut, ".sweep", "slurm", "*_*.out"))
 	if len(logs) != 5 {
 		t.Errorf("slurm logs %v, want 4 tasks + 1 resubmitted", logs)
+	}
+}
+
+// freezeTrainer stops (SIGSTOP) the training process of the sweep slot
+// directory slot, found by the pid its run directory's lock file names. A
+// trainer that has already ended is left to the caller's checks.
+func freezeTrainer(t *testing.T, slot string) {
+	t.Helper()
+	locks, _ := filepath.Glob(filepath.Join(slot, "run-*", ".lock"))
+	if len(locks) != 1 {
+		t.Fatalf("lock files of %s: %v, want 1", slot, locks)
+	}
+	b, err := os.ReadFile(locks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Logf("no trainer pid in %s (%q): it has ended", locks[0], b)
+		return
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Logf("SIGSTOP to trainer pid %d: %v", pid, err)
 	}
 }
 
