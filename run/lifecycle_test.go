@@ -63,27 +63,15 @@ func TestResumeBeforeFirstMetricRowKeepsCSVHeader(t *testing.T) {
 // Bug 3: resuming a finished run appended the final evaluation again and
 // zeroed last_stats. Now it changes no file.
 func TestResumeFinishedRunChangesNothing(t *testing.T) {
-	d := pendulumLike(300, 2)
-	cfg := tinyConfig()
-	dir, _ := NewDir(t.TempDir(), "a")
-	if _, err := Train(context.Background(), cfg, dir, d, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	files := []string{"results.json", "history.json", "metrics.csv", "metrics.jsonl", "policy.safetensors", "checkpoints/latest.safetensors"}
-	before := map[string]string{}
-	for _, f := range files {
-		b, _ := os.ReadFile(dir.File(f))
-		before[f] = string(b)
-	}
+	d, cfg, dir := trainFinished(t, 2)
+	before := fileContents(t, dir, "results.json", "history.json", "metrics.csv", "metrics.jsonl", "policy.safetensors", "checkpoints/latest.safetensors")
 	for i := 0; i < 2; i++ {
 		if _, err := Train(context.Background(), cfg, dir, d, true, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range files {
-		if b, _ := os.ReadFile(dir.File(f)); string(b) != before[f] {
-			t.Errorf("resuming a finished run changed %s", f)
-		}
+	if c := changedFiles(dir, before); len(c) > 0 {
+		t.Errorf("resuming a finished run changed %v", c)
 	}
 }
 

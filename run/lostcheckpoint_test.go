@@ -16,12 +16,7 @@ import (
 // names the steps whose logs it replaces, and this process's segment in
 // results.json records it. The restarted run ends as an uninterrupted one.
 func TestResumeWithoutCheckpointSaysItRestarts(t *testing.T) {
-	d := pendulumLike(300, 4)
-	cfg := tinyConfig()
-	dirA, _ := NewDir(t.TempDir(), "a")
-	if _, err := Train(context.Background(), cfg, dirA, d, false, nil); err != nil {
-		t.Fatal(err)
-	}
+	d, cfg, dirA := trainFinished(t, 4)
 	dirB, _ := NewDir(t.TempDir(), "b")
 	trainInterrupted(t, cfg, dirB, d, 25)
 	rows := metricRows(t, dirB)
@@ -84,34 +79,19 @@ func TestResumeWithoutCheckpointOrLogsIsQuiet(t *testing.T) {
 // fresh machine) would train it again from step 0 over its results. It is
 // refused, before any file changes.
 func TestExtendingAFinishedRunWithoutCheckpointIsRefused(t *testing.T) {
-	d := pendulumLike(300, 6)
-	cfg := tinyConfig()
-	dir, _ := NewDir(t.TempDir(), "a")
-	if _, err := Train(context.Background(), cfg, dir, d, false, nil); err != nil {
-		t.Fatal(err)
-	}
+	d, cfg, dir := trainFinished(t, 6)
 	if err := os.RemoveAll(dir.File(rundir.CheckpointsDir)); err != nil {
 		t.Fatal(err)
 	}
-	files := []string{rundir.ConfigFile, rundir.ResultsFile, rundir.HistoryFile, rundir.MetricsCSV, rundir.MetricsJSONL, rundir.PolicyFile, InputsFile}
-	before := map[string]string{}
-	for _, f := range files {
-		b, err := os.ReadFile(dir.File(f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		before[f] = string(b)
-	}
+	before := fileContents(t, dir, rundir.ConfigFile, rundir.ResultsFile, rundir.HistoryFile, rundir.MetricsCSV, rundir.MetricsJSONL, rundir.PolicyFile, InputsFile)
 	longer := cfg
 	longer.CQL.Steps = 60
 	_, err := Train(context.Background(), longer, dir, d, true, nil)
 	if err == nil || !strings.Contains(err.Error(), "no checkpoint") || !strings.Contains(err.Error(), "finished at step 40") {
 		t.Fatalf("want a refusal naming the missing checkpoint and the finished step, got %v", err)
 	}
-	for _, f := range files {
-		if b, _ := os.ReadFile(dir.File(f)); string(b) != before[f] {
-			t.Errorf("the refused extension changed %s", f)
-		}
+	if c := changedFiles(dir, before); len(c) > 0 {
+		t.Errorf("the refused extension changed %v", c)
 	}
 	// At its own length the run is still finished and resumes to nothing.
 	if res, err := Train(context.Background(), cfg, dir, d, true, nil); err != nil || !res.AlreadyFinished {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -67,6 +68,45 @@ func trainInterrupted(t *testing.T, cfg TrainConfig, dir *Dir, d *dataset.Datase
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want cancellation, got %v", err)
 	}
+}
+
+// trainFinished trains tinyConfig on pendulumLike(300, seed) to its end in
+// a new run directory and returns the three.
+func trainFinished(t *testing.T, seed uint64) (*dataset.Dataset, TrainConfig, *Dir) {
+	t.Helper()
+	d, cfg := pendulumLike(300, seed), tinyConfig()
+	dir, _ := NewDir(t.TempDir(), "a")
+	if _, err := Train(context.Background(), cfg, dir, d, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	return d, cfg, dir
+}
+
+// fileContents reads the named files of a run directory, failing the test
+// when one cannot be read; changedFiles names those whose content now
+// differs from such a snapshot.
+func fileContents(t *testing.T, dir *Dir, names ...string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, f := range names {
+		b, err := os.ReadFile(dir.File(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[f] = string(b)
+	}
+	return m
+}
+
+func changedFiles(dir *Dir, before map[string]string) []string {
+	var changed []string
+	for f, want := range before {
+		if b, err := os.ReadFile(dir.File(f)); err != nil || string(b) != want {
+			changed = append(changed, f)
+		}
+	}
+	sort.Strings(changed)
+	return changed
 }
 
 // metricRows reads a run's metrics.jsonl.
