@@ -357,7 +357,11 @@ func freezeTrainer(t *testing.T, slot string) {
 	}
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Logf("SIGSTOP to trainer pid %d: %v", pid, err)
+		return
 	}
+	// Never leave it stopped, whatever Slurm did: continued, it acts on the
+	// signals it holds or finishes (harmless to a process long gone).
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 }
 
 // runCLIEnv is runCLI with extra environment variables (KEY=VALUE) set for
