@@ -3,7 +3,7 @@
 # machine or a fresh one. Idempotent: what exists is kept, what runs is left running. Run from anywhere, as root:
 #   results/restart-studies.sh [--dry-run]
 # What it does, each step only where needed:
-#   1. installs the Debian packages (make deps) and builds the study binaries from clean clones of this repository:
+#   1. builds the study binaries from clean clones of this repository (each `make build` installs missing Debian packages):
 #      f4a5d7c (magnitude), 71107bf (manipulation), 7a18de5 (collects hopper-medium's original bytes) into $STUDY_BIN;
 #   2. makes the data roots: copies the committed Koopman models in; collects hopper-medium-v2 with 7a18de5 and
 #      checks its sha256 against the runs' records (the dose sweep's prep.sh makes the rest; the manipulation sweep
@@ -30,7 +30,6 @@ do_() { echo "+ $*"; $dry || "$@"; }
 # 1. Binaries.
 for c in f4a5d7c 71107bf 7a18de5; do
   [ -x "$BIN/koopq-$c" ] && continue
-  $dry || make -C "$repo" deps >/dev/null
   tmp=$(mktemp -d)
   do_ git clone -q "$repo" "$tmp/k"
   do_ git -C "$tmp/k" checkout -q "$c"
