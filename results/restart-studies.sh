@@ -76,12 +76,18 @@ if pgrep -f "koopq-f4a5d7c sweep run examples/study-magnitude-dose.yaml" >/dev/n
   echo "study-magnitude: running"
 else
   echo "+ chain.sh (log $MAG/chain.out)"
-  $dry || KOOPQ_BIN=$BIN/koopq-f4a5d7c STUDY_DATA=$MAG setsid nohup results/study-magnitude/chain.sh >> "$MAG/chain.out" 2>&1 < /dev/null &
+  # The & must end a simple command: "$dry || cmd &" would background a subshell that keeps this script's
+  # stdout open for as long as the study runs, so a caller reading that output never sees it end.
+  if ! $dry; then
+    KOOPQ_BIN=$BIN/koopq-f4a5d7c STUDY_DATA=$MAG setsid nohup results/study-magnitude/chain.sh >> "$MAG/chain.out" 2>&1 < /dev/null &
+  fi
 fi
 if pgrep -f "koopq-71107bf sweep run examples/study-manipulation.yaml" >/dev/null; then
   echo "study-manipulation: running"
 else
   echo "+ manipulation sweep (log $MAN/sweep.out)"
-  $dry || setsid nohup "$BIN/koopq-71107bf" sweep run examples/study-manipulation.yaml --out results/study-manipulation/runs \
-    --data-root "$MAN" --order seeds >> "$MAN/sweep.out" 2>&1 < /dev/null &
+  if ! $dry; then
+    setsid nohup "$BIN/koopq-71107bf" sweep run examples/study-manipulation.yaml --out results/study-manipulation/runs \
+      --data-root "$MAN" --order seeds >> "$MAN/sweep.out" 2>&1 < /dev/null &
+  fi
 fi
