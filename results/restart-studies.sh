@@ -1,6 +1,7 @@
 #!/bin/bash
-# Restart the two open studies (study-magnitude's dose sweep, study-manipulation's sweep) in the background, on this
-# machine or a fresh one. Idempotent: what exists is kept, what runs is left running. Run from anywhere, as root:
+# Restart the two open studies (study-magnitude's chain.sh: the dose sweep, then the main sweep; study-manipulation's
+# sweep) in the background, on this machine or a fresh one. Idempotent: what exists is kept, what runs is left
+# running. Run from anywhere, as root:
 #   results/restart-studies.sh [--dry-run]
 # What it does, each step only where needed:
 #   1. builds the study binaries from clean clones of this repository (each `make build` installs missing Debian packages):
@@ -72,7 +73,7 @@ done
 
 # 4. Start what is not running.
 cd "$repo"
-if pgrep -f "koopq-f4a5d7c sweep run examples/study-magnitude-dose.yaml" >/dev/null; then
+if pgrep -f "study-magnitude/chain.sh|koopq-f4a5d7c sweep run examples/study-magnitude-" >/dev/null; then
   echo "study-magnitude: running"
 else
   echo "+ chain.sh (log $MAG/chain.out)"
