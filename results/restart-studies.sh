@@ -12,7 +12,8 @@
 #   3. moves aside (to $STUDY_WORK/lost-runs/) every untracked run directory that has neither results.json nor a
 #      checkpoint: a run unfinished on another machine, whose resume by the study binaries (older than db415f4) would
 #      fail at the first checkpoint;
-#   4. starts chain.sh and the manipulation sweep with setsid, unless they are running.
+#   4. starts chain.sh and the manipulation sweep with setsid, unless they are running; once the manipulation sweep is
+#      complete, chain.sh runs two magnitude runs at once (--jobs 2 --threads 1).
 # Every restart and every moved directory still gets its line in the study's LOG.md, by hand.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,19 +72,28 @@ for slot in "$repo"/results/study-magnitude/*/runs/*/ "$repo"/results/study-mani
   do_ mv "$slot" "$lost/"
 done
 
-# 4. Start what is not running.
+# 4. Start what is not running. Once all of the manipulation sweep's runs are done, its core goes to the magnitude
+# study: two runs at once of one thread each (the numbers do not depend on the threads; magnitude LOG, 2026-12-05).
 cd "$repo"
+man_done=false mag_args=()
+if [ -x "$BIN/koopq-71107bf" ] && "$BIN/koopq-71107bf" sweep status examples/study-manipulation.yaml \
+  --out results/study-manipulation/runs 2>/dev/null | tail -n 1 | awk '{ exit !($1 > 0 && $1 == $3 && $2 == "runs:") }'; then
+  man_done=true mag_args=(--jobs 2 --threads 1)
+fi
 if pgrep -f "study-magnitude/chain.sh|koopq-f4a5d7c sweep run examples/study-magnitude-" >/dev/null; then
   echo "study-magnitude: running"
 else
-  echo "+ chain.sh (log $MAG/chain.out)"
+  echo "+ chain.sh${mag_args[*]:+ ${mag_args[*]}} (log $MAG/chain.out)"
   # The & must end a simple command: "$dry || cmd &" would background a subshell that keeps this script's
   # stdout open for as long as the study runs, so a caller reading that output never sees it end.
   if ! $dry; then
-    KOOPQ_BIN=$BIN/koopq-f4a5d7c STUDY_DATA=$MAG setsid nohup results/study-magnitude/chain.sh >> "$MAG/chain.out" 2>&1 < /dev/null &
+    KOOPQ_BIN=$BIN/koopq-f4a5d7c STUDY_DATA=$MAG setsid nohup results/study-magnitude/chain.sh "${mag_args[@]}" \
+      >> "$MAG/chain.out" 2>&1 < /dev/null &
   fi
 fi
-if pgrep -f "koopq-71107bf sweep run examples/study-manipulation.yaml" >/dev/null; then
+if $man_done; then
+  echo "study-manipulation: all runs done"
+elif pgrep -f "koopq-71107bf sweep run examples/study-manipulation.yaml" >/dev/null; then
   echo "study-manipulation: running"
 else
   echo "+ manipulation sweep (log $MAN/sweep.out)"
