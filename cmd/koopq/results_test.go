@@ -425,9 +425,10 @@ func TestCommittedSweepDirsTrackOnlySmallFiles(t *testing.T) {
 	}
 }
 
-// The run counts the READMEs state for the study ("30 of this spec's 60
-// runs finished", "14 of its 30 runs have finished", …) equal the number of
-// finished runs committed in the directory each count is about. A count is
+// The run counts the READMEs state for the studies ("30 of this spec's 60
+// runs finished", "14 of its 30 runs have finished", "34 of 54 runs done",
+// …) equal the number of finished runs committed in the directory each
+// count is about. A count is
 // updated by hand after every run; this catches the sentence a results
 // commit forgot (the main README's w10 status once still said "its first
 // runs are in progress" with 13 of 30 finished). Every pattern must match
@@ -446,6 +447,9 @@ func TestStudyREADMECountsMatchCommittedRuns(t *testing.T) {
 		{study + "/README.md", `\*\*(\d+) of its 6 runs (?:has|have) finished\.\*\*`, study + "/w10-clean/runs"},
 		{study + "/README.md", `\(` + "`alpha/`" + `\): all (\d+) runs finished`, study + "/alpha/runs"},
 		{"docs/results.md", `and all (\d+) of the α′ follow-up`, study + "/alpha/runs"},
+		{"README.md", `(\d+) of 54 runs done`, "results/study-manipulation/runs"},
+		{"README.md", `is running, (\d+) of\s+21 runs done`, "results/study-magnitude/dose/runs"},
+		{"results/study-magnitude/README.md", `\((\d+) of 21 runs`, "results/study-magnitude/dose/runs"},
 	}
 	for _, c := range checks {
 		text, err := os.ReadFile(filepath.Join(root, c.file))
