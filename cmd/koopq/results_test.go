@@ -428,11 +428,12 @@ func TestCommittedSweepDirsTrackOnlySmallFiles(t *testing.T) {
 // The run counts the READMEs state for the studies ("30 of this spec's 60
 // runs finished", "14 of its 30 runs have finished", "34 of 54 runs done",
 // …) equal the number of finished runs committed in the directory each
-// count is about. A count is
-// updated by hand after every run; this catches the sentence a results
-// commit forgot (the main README's w10 status once still said "its first
-// runs are in progress" with 13 of 30 finished). Every pattern must match
-// at least once, so rewording a sentence means updating the pattern here.
+// count is about. A count is updated by hand after every run; this catches
+// the sentence a results commit forgot (the main README's w10 status once
+// still said "its first runs are in progress" with 13 of 30 finished, and
+// the manipulation count once stayed at 33 of 54 after run 34). Every
+// pattern must match at least once, so rewording a sentence means updating
+// the pattern here.
 func TestStudyREADMECountsMatchCommittedRuns(t *testing.T) {
 	root := filepath.Join("..", "..")
 	study := "results/study-locomotion"
