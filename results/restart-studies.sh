@@ -20,6 +20,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 W=${STUDY_WORK:-/work}
 BIN=${STUDY_BIN:-$W/study-bin}
 MAG=$W/study-magnitude MAN=$W/study-manipulation
+# How to ask whether a process runs (pgrep -f PATTERN): a stand-in here lets results/scripts_test.go try each case.
+PGREP=${STUDY_PGREP:-pgrep}
 hopper_sha=622aeb829a0ebaea3511d85b1f0b236d2b3082144c1e279164fa33f014b8aea5
 dry=false
 case "${1:-}" in
@@ -67,7 +69,7 @@ for slot in "$repo"/results/study-magnitude/*/runs/*/ "$repo"/results/study-mani
   compgen -G "$slot/run-*/checkpoints/latest.safetensors" >/dev/null && continue
   compgen -G "$slot/run-*" >/dev/null || continue
   [ -n "$(git -C "$repo" ls-files -- "$slot")" ] && continue
-  pgrep -f "koopq-[0-9a-f]* .*$(basename "$slot")" >/dev/null && continue # a trainer before its first checkpoint
+  $PGREP -f "koopq-[0-9a-f]* .*$(basename "$slot")" >/dev/null && continue # a trainer before its first checkpoint
   do_ mkdir -p "$lost"
   do_ mv "$slot" "$lost/"
 done
@@ -80,7 +82,7 @@ if [ -x "$BIN/koopq-71107bf" ] && "$BIN/koopq-71107bf" sweep status examples/stu
   --out results/study-manipulation/runs 2>/dev/null | tail -n 1 | awk '{ exit !($1 > 0 && $1 == $3 && $2 == "runs:") }'; then
   man_done=true mag_args=(--jobs 2 --threads 1)
 fi
-if pgrep -f "study-magnitude/chain.sh|koopq-f4a5d7c sweep run examples/study-magnitude-" >/dev/null; then
+if $PGREP -f "study-magnitude/chain.sh|koopq-f4a5d7c sweep run examples/study-magnitude-" >/dev/null; then
   echo "study-magnitude: running"
 else
   echo "+ chain.sh${mag_args[*]:+ ${mag_args[*]}} (log $MAG/chain.out)"
@@ -93,7 +95,7 @@ else
 fi
 if $man_done; then
   echo "study-manipulation: all runs done"
-elif pgrep -f "koopq-71107bf sweep run examples/study-manipulation.yaml" >/dev/null; then
+elif $PGREP -f "koopq-71107bf sweep run examples/study-manipulation.yaml" >/dev/null; then
   echo "study-manipulation: running"
 else
   echo "+ manipulation sweep (log $MAN/sweep.out)"
