@@ -47,6 +47,21 @@ func copyScript(t *testing.T, root, rel string) {
 	writeExec(t, filepath.Join(root, rel), strings.TrimPrefix(string(b), "#!/bin/bash\n"))
 }
 
+// runScript runs cmd and returns its exit code and combined output; it fails
+// the test when the script could not be run at all.
+func runScript(t *testing.T, cmd *exec.Cmd) (int, string) {
+	t.Helper()
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return 0, string(out)
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
+		t.Fatalf("%s: %v\n%s", cmd.Path, err, out)
+	}
+	return ee.ExitCode(), string(out)
+}
+
 // standIn is a koopq stand-in: it appends its arguments as one line to
 // $CALLS, prints $STATUS for `sweep status`, exits $RUN_RC for `sweep run`.
 const standIn = `echo "$*" >> "$CALLS"
@@ -81,15 +96,7 @@ func chainCase(t *testing.T, status string, runRC string, skip string, args ...s
 	cmd := exec.Command(filepath.Join(root, "results/study-magnitude/chain.sh"), args...)
 	cmd.Env = append(os.Environ(), "KOOPQ_BIN="+bin, "STUDY_DATA="+data, "CALLS="+calls,
 		"STATUS="+status, "RUN_RC="+runRC)
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("chain.sh: %v\n%s", err, out)
-		}
-		code = ee.ExitCode()
-	}
+	code, _ := runScript(t, cmd)
 	b, err := os.ReadFile(calls)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -219,16 +226,7 @@ func restartCase(t *testing.T, running, manStatus string, tracked, untracked fun
 	cmd := exec.Command(filepath.Join(repo, "results/restart-studies.sh"), "--dry-run")
 	cmd.Env = append(os.Environ(), "STUDY_WORK="+work, "STUDY_PGREP="+pgrep, "RUNNING="+running,
 		"STATUS="+manStatus, "CALLS="+filepath.Join(dir, "calls"))
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("restart-studies.sh: %v\n%s", err, out)
-		}
-		code = ee.ExitCode()
-	}
-	return code, string(out)
+	return runScript(t, cmd)
 }
 
 func TestRestartStartsBothStudies(t *testing.T) {
@@ -297,10 +295,8 @@ func TestRestartMovesAsideOnlyUnresumableUntrackedRuns(t *testing.T) {
 }
 
 func TestRestartRejectsUnknownArgument(t *testing.T) {
-	cmd := exec.Command("bash", "restart-studies.sh", "--dryrun")
-	out, err := cmd.CombinedOutput()
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "usage:") {
-		t.Fatalf("err %v, output %q: want exit 2 with usage", err, out)
+	code, out := runScript(t, exec.Command("bash", "restart-studies.sh", "--dryrun"))
+	if code != 2 || !strings.Contains(out, "usage:") {
+		t.Fatalf("exit %d, output %q: want exit 2 with usage", code, out)
 	}
 }
