@@ -224,7 +224,7 @@ func restartCase(t *testing.T, running, manStatus string, tracked, untracked fun
 	pgrep := filepath.Join(dir, "pgrep")
 	writeExec(t, pgrep, `[ -n "$RUNNING" ] && [[ "$2" == *"$RUNNING"* ]]`+"\n")
 	cmd := exec.Command(filepath.Join(repo, "results/restart-studies.sh"), "--dry-run")
-	cmd.Env = append(os.Environ(), "STUDY_WORK="+work, "STUDY_PGREP="+pgrep, "RUNNING="+running,
+	cmd.Env = append(os.Environ(), "STUDY_WORK="+work, "STUDY_BIN="+bin, "STUDY_PGREP="+pgrep, "RUNNING="+running,
 		"STATUS="+manStatus, "CALLS="+filepath.Join(dir, "calls"))
 	return runScript(t, cmd)
 }
