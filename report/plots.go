@@ -278,9 +278,10 @@ func (r *Report) figures() ([]*figure, error) {
 	figs = append(figs, f)
 
 	// IQM with intervals: one horizontal bar per method.
-	p = newPlot(fmt.Sprintf("IQM of the final normalized score (%.0f%% CI)", 100*r.Settings.Level), "normalized score", "")
+	score := r.scoreName()
+	p = newPlot(fmt.Sprintf("IQM of the final %s (%.0f%% CI)", score, 100*r.Settings.Level), score, "")
 	if r.Settings.Last > 1 {
-		p.Title.Text = fmt.Sprintf("IQM of the normalized score, last %d evaluations (%.0f%% CI)", r.Settings.Last, 100*r.Settings.Level)
+		p.Title.Text = fmt.Sprintf("IQM of the %s, last %d evaluations (%.0f%% CI)", score, r.Settings.Last, 100*r.Settings.Level)
 	}
 	names := make([]string, len(r.IQM))
 	for i, m := range r.IQM {
@@ -324,7 +325,7 @@ func (r *Report) figures() ([]*figure, error) {
 			label  string
 			curves []Curve
 		}{
-			{fmt.Sprintf("normalized score (mean, %.0f%% CI)", 100*r.Settings.Level), dc.Curves},
+			{fmt.Sprintf("%s (mean, %.0f%% CI)", r.datasetScoreName(dc.Dataset), 100*r.Settings.Level), dc.Curves},
 			{"mean Q(shifted s, a) on data actions", dc.QCurves},
 			{"CQL Lagrange multiplier α′", dc.AlphaPrimeCurves},
 		} {

@@ -121,6 +121,21 @@ func TestSuccessRateTable(t *testing.T) {
 	if !strings.HasPrefix(rep.Summary(), "## Final normalized score or success rate (%) (mean ± std over seeds)") {
 		t.Errorf("summary heading: %q", strings.SplitN(rep.Summary(), "\n", 2)[0])
 	}
+	// The figures' axes name the score each dataset is on (push's curves were
+	// once labelled "normalized score").
+	for file, want := range map[string]string{
+		"curves-metaworld-push-v2.svg": ">success rate (%) (mean, 95% CI)<",
+		"curves-hopper-medium.svg":     ">normalized score (mean, 95% CI)<",
+		"iqm.svg":                      ">IQM of the final normalized score or success rate (%) (95% CI)<",
+	} {
+		svg, err := os.ReadFile(filepath.Join(out, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("%s lacks the axis text %q", file, want)
+		}
+	}
 	table, err := os.ReadFile(filepath.Join(out, "table.md"))
 	if err != nil {
 		t.Fatal(err)

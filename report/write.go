@@ -242,6 +242,26 @@ func (r *Report) successNote() string {
 		"reference returns), which the aggregates pool with the other rows' normalized scores.\n"
 }
 
+// datasetScoreName names the score of one dataset's runs, for its
+// learning-curve axis: "success rate (%)" when every run of it is scored by
+// its success test (a manipulation task), else "normalized score".
+func (r *Report) datasetScoreName(dataset string) string {
+	success := false
+	for _, x := range r.Runs {
+		if x.Dataset != dataset {
+			continue
+		}
+		if !x.ScoredBySuccess {
+			return "normalized score"
+		}
+		success = true
+	}
+	if success {
+		return "success rate (%)"
+	}
+	return "normalized score"
+}
+
 // scoreName names the main table's score: "normalized score", "success
 // rate (%)" when every run is scored by its success test, and both when
 // the runs mix them (successNote then says which rows are which).
