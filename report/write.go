@@ -243,32 +243,25 @@ func (r *Report) successNote() string {
 }
 
 // datasetScoreName names the score of one dataset's runs, for its
-// learning-curve axis: "success rate (%)" when every run of it is scored by
-// its success test (a manipulation task), else "normalized score".
+// learning-curve axis, as scoreName names the report's.
 func (r *Report) datasetScoreName(dataset string) string {
-	success := false
-	for _, x := range r.Runs {
-		if x.Dataset != dataset {
-			continue
-		}
-		if !x.ScoredBySuccess {
-			return "normalized score"
-		}
-		success = true
-	}
-	if success {
-		return "success rate (%)"
-	}
-	return "normalized score"
+	return scoreNameOf(r.Runs, func(x Result) bool { return x.Dataset == dataset })
 }
 
 // scoreName names the main table's score: "normalized score", "success
 // rate (%)" when every run is scored by its success test, and both when
 // the runs mix them (successNote then says which rows are which).
 func (r *Report) scoreName() string {
+	return scoreNameOf(r.Runs, func(Result) bool { return true })
+}
+
+// scoreNameOf names the score of the runs that keep selects (see scoreName).
+func scoreNameOf(runs []Result, keep func(Result) bool) string {
 	success, normalized := false, false
-	for _, x := range r.Runs {
-		success, normalized = success || x.ScoredBySuccess, normalized || !x.ScoredBySuccess
+	for _, x := range runs {
+		if keep(x) {
+			success, normalized = success || x.ScoredBySuccess, normalized || !x.ScoredBySuccess
+		}
 	}
 	switch {
 	case success && !normalized:
