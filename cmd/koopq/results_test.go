@@ -639,3 +639,103 @@ func TestMagnitudeStudyTablesMatchRunFiles(t *testing.T) {
 		}
 	}
 }
+
+// The manipulation study README's per-run table (re-evaluated success % of
+// the final policy over 100 episodes, then in brackets the mean success %
+// of the last three in-training evaluations, for every task × method ×
+// seed) was typed by hand; every cell must equal the committed run and
+// re-evaluation files at the precision it is printed with.
+func TestManipulationStudyTableMatchesRunFiles(t *testing.T) {
+	root := filepath.Join("..", "..", "results", "study-manipulation")
+	text, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const header = "| task | CQL s0 | S4RL-N s0 | KFC++ s0 | CQL s1 | S4RL-N s1 | KFC++ s1 | CQL s2 | S4RL-N s2 | KFC++ s2 |"
+	parts := strings.SplitN(string(text), header+"\n", 2)
+	if len(parts) != 2 {
+		t.Fatalf("no table under %q (reworded? update this test)", header)
+	}
+	methods := []string{"cql", "s4rl-n", "kfcpp"}
+	reeval := map[string]float64{} // slot → success rate of the 100-episode re-evaluation
+	for seed := 0; seed < 3; seed++ {
+		var f struct {
+			Reevaluations []struct {
+				Run         string `json:"run"`
+				Reevaluated struct {
+					Episodes    int     `json:"episodes"`
+					SuccessRate float64 `json:"success_rate"`
+				} `json:"reevaluated"`
+			} `json:"reevaluations"`
+		}
+		readJSON(t, filepath.Join(root, fmt.Sprintf("reeval-100-s%d.json", seed)), &f)
+		for _, e := range f.Reevaluations {
+			if e.Reevaluated.Episodes == 100 {
+				reeval[filepath.Base(filepath.Dir(e.Run))] = e.Reevaluated.SuccessRate
+			}
+		}
+	}
+	// printedAs reports whether the printed number s equals v at the precision
+	// s is printed with.
+	printedAs := func(s string, v float64) bool {
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return false
+		}
+		decimals := 0
+		if i := strings.IndexByte(s, '.'); i >= 0 {
+			decimals = len(s) - i - 1
+		}
+		return math.Abs(x-v) <= 0.5*math.Pow(10, -float64(decimals))+1e-9
+	}
+	cell := regexp.MustCompile(`^(?:\*\*)?(\d+(?:\.\d+)?)(?:\*\*)? \((\d+(?:\.\d+)?)\)$`)
+	rows := 0
+	for _, line := range strings.Split(parts[1], "\n")[1:] {
+		if !strings.HasPrefix(line, "| ") {
+			break
+		}
+		fields := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(fields) != 10 {
+			t.Errorf("row %q: %d cells, want 10", line, len(fields))
+			continue
+		}
+		rows++
+		for i, c := range fields[1:] {
+			slot := fmt.Sprintf("%s__%s__s%d", fields[0], methods[i%3], i/3)
+			m := cell.FindStringSubmatch(c)
+			if m == nil {
+				t.Errorf("%s: cell %q does not parse", slot, c)
+				continue
+			}
+			files, _ := filepath.Glob(filepath.Join(root, "runs", slot, "run-*", "results.json"))
+			if len(files) != 1 {
+				t.Errorf("%s: want one results.json, found %d", slot, len(files))
+				continue
+			}
+			var r struct {
+				History []struct {
+					SuccessRate float64 `json:"success_rate"`
+				} `json:"history"`
+			}
+			readJSON(t, files[0], &r)
+			re, ok := reeval[slot]
+			if !ok || len(r.History) < 3 {
+				t.Errorf("%s: no 100-episode re-evaluation (%v) or fewer than 3 evaluations (%d)", slot, ok, len(r.History))
+				continue
+			}
+			last3 := 0.0
+			for _, h := range r.History[len(r.History)-3:] {
+				last3 += 100 * h.SuccessRate / 3
+			}
+			if !printedAs(m[1], 100*re) {
+				t.Errorf("%s: README says re-evaluated %s%%, the file says %.2f%%", slot, m[1], 100*re)
+			}
+			if !printedAs(m[2], last3) {
+				t.Errorf("%s: README says last-3 mean %s%%, the run says %.2f%%", slot, m[2], last3)
+			}
+		}
+	}
+	if rows != 6 {
+		t.Errorf("%d task rows, want the study's 6", rows)
+	}
+}
