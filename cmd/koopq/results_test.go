@@ -739,3 +739,49 @@ func TestManipulationStudyTableMatchesRunFiles(t *testing.T) {
 		t.Errorf("%d task rows, want the study's 6", rows)
 	}
 }
+
+// The manipulation study README's registered reading (pooled paired
+// differences with bootstrap intervals, and the verdict) is the committed
+// report's pooled rows of paired.md, which TestCommittedReportsReproduce
+// remakes from the run files: the two must say the same.
+func TestManipulationStudyReadingMatchesReport(t *testing.T) {
+	root := filepath.Join("..", "..", "results", "study-manipulation")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paired, err := os.ReadFile(filepath.Join(root, "report", "paired.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ascii := strings.NewReplacer("−", "-")
+	pooled := map[string][]string{} // comparison → report cells
+	for _, line := range strings.Split(ascii.Replace(string(paired)), "\n") {
+		f := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(f) == 14 && f[1] == "pooled" {
+			pooled[f[0]] = f
+		}
+	}
+	row := regexp.MustCompile(`(?m)^\| (KFC\+\+|S4RL-N) − (CQL|S4RL-N) \| (\S+) (\[\S+, \S+\]) \| (\S+) (\[\S+, \S+\]) \| ([a-z ]+) \|$`)
+	rows := row.FindAllStringSubmatch(string(readme), -1)
+	if len(rows) != 3 {
+		t.Fatalf("want the reading's 3 comparison rows in README.md, found %d (reworded? update this test)", len(rows))
+	}
+	for _, r := range rows {
+		name := r[1] + " - " + r[2]
+		f, ok := pooled[name]
+		if !ok {
+			t.Errorf("%s: no pooled row in report/paired.md", name)
+			continue
+		}
+		mean := func(s string) string { return strings.Fields(s)[0] } // "+4.9 ± 30.3" → "+4.9"
+		// README: re-evaluated (primary) first, then last-3; paired.md: score first.
+		want := []string{mean(f[8]), f[10], mean(f[3]), f[5], f[12]}
+		got := []string{r[3], r[4], r[5], r[6], r[7]}
+		for i := range want {
+			if ascii.Replace(got[i]) != want[i] {
+				t.Errorf("%s: README says %q, report/paired.md says %q", name, got[i], want[i])
+			}
+		}
+	}
+}
