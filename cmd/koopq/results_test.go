@@ -785,3 +785,80 @@ func TestManipulationStudyReadingMatchesReport(t *testing.T) {
 		}
 	}
 }
+
+// The magnitude study README's step 1 tables (one per dataset: hopper,
+// walker2d, halfcheetah, in that order) copy the mean-ΔE ratios and their
+// bootstrap intervals from each dataset's symcheck/<env>/summary.txt, and
+// apply the registered rule: KFC++ shifts are more physical at a magnitude
+// when the mean ratio is at most 0.9 against both random-shared and S4RL-N
+// and both intervals lie below 1. Cells and verdicts must match the files.
+func TestMagnitudeStudyStep1TablesMatchSymcheck(t *testing.T) {
+	root := filepath.Join("..", "..", "results", "study-magnitude")
+	text, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const header = "| magnitude (mean ‖s̃_t − s_t‖) | over random-shared | over S4RL-N | more physical (registered rule)? |"
+	tables := strings.Split(string(text), header+"\n")[1:]
+	envs := []string{"hopper", "walker2d", "halfcheetah"}
+	if len(tables) != len(envs) {
+		t.Fatalf("want %d step 1 tables under %q, found %d (reworded? update this test)", len(envs), header, len(tables))
+	}
+	shiftL2 := map[string]string{"2.6e-4": "0.00026", "1e-3": "0.001", "1e-2": "0.01"}
+	row := regexp.MustCompile(`^\| (\S+) \| (\S+) \[(\S+), (\S+)\] \| (\S+) \[(\S+), (\S+)\] \| (\*\*yes\*\*|no)(?: \(.*\))? \|$`)
+	for i, env := range envs {
+		summary, err := os.ReadFile(filepath.Join(root, "symcheck", env, "summary.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each "== shift-l2 X:" section's two comparisons of interest.
+		ratios := map[string][]string{} // "0.001 random-shared" → mean, lo, hi
+		cmp := regexp.MustCompile(`^kfc\+\+ vs (random-shared|s4rl-n), .*: mean ΔE (\S+) \[(\S+), (\S+)\],`)
+		section := ""
+		for _, line := range strings.Split(string(summary), "\n") {
+			if rest, ok := strings.CutPrefix(line, "== shift-l2 "); ok {
+				section, _, _ = strings.Cut(rest, ":")
+			}
+			if m := cmp.FindStringSubmatch(line); m != nil {
+				ratios[section+" "+m[1]] = m[2:5]
+			}
+		}
+		rows := 0
+		for _, line := range strings.Split(tables[i], "\n")[1:] {
+			if !strings.HasPrefix(line, "| ") {
+				break
+			}
+			m := row.FindStringSubmatch(line)
+			if m == nil {
+				t.Errorf("%s: row %q does not parse", env, line)
+				continue
+			}
+			rows++
+			l2, ok := shiftL2[m[1]]
+			if !ok {
+				t.Errorf("%s: magnitude %s is not one of step 1's", env, m[1])
+				continue
+			}
+			shared, noise := ratios[l2+" random-shared"], ratios[l2+" s4rl-n"]
+			if shared == nil || noise == nil {
+				t.Errorf("%s at %s: summary.txt has no comparison lines", env, m[1])
+				continue
+			}
+			if got, want := m[2:8], append(slices.Clone(shared), noise...); !slices.Equal(got, want) {
+				t.Errorf("%s at %s: README says %v, summary.txt says %v", env, m[1], got, want)
+			}
+			physical := true
+			for _, r := range [][]string{shared, noise} {
+				mean, _ := strconv.ParseFloat(r[0], 64)
+				hi, _ := strconv.ParseFloat(r[2], 64)
+				physical = physical && mean <= 0.9 && hi < 1
+			}
+			if got := m[8] == "**yes**"; got != physical {
+				t.Errorf("%s at %s: README says more physical = %v, the registered rule gives %v", env, m[1], got, physical)
+			}
+		}
+		if rows != 3 {
+			t.Errorf("%s: %d rows, want step 1's 3 magnitudes", env, rows)
+		}
+	}
+}
