@@ -449,8 +449,11 @@ func TestStudyREADMECountsMatchCommittedRuns(t *testing.T) {
 		{study + "/README.md", `\(` + "`alpha/`" + `\): all (\d+) runs finished`, study + "/alpha/runs"},
 		{"docs/results.md", `and all (\d+) of the α′ follow-up`, study + "/alpha/runs"},
 		{"README.md", `(\d+) of 54 runs done`, "results/study-manipulation/runs"},
-		{"README.md", `is running, (\d+) of\s+21 runs done`, "results/study-magnitude/dose/runs"},
+		{"README.md", `(\d+) of 21 runs done\)`, "results/study-magnitude/dose/runs"},
 		{"results/study-magnitude/README.md", `\((\d+) of 21 runs`, "results/study-magnitude/dose/runs"},
+		{"README.md", `(\d+) of 45 main runs done`, "results/study-magnitude/main/runs"},
+		{"docs/results.md", `(\d+) of 45 main runs done`, "results/study-magnitude/main/runs"},
+		{"results/study-magnitude/README.md", `(\d+) of 45 main runs done`, "results/study-magnitude/main/runs"},
 	}
 	for _, c := range checks {
 		text, err := os.ReadFile(filepath.Join(root, c.file))
@@ -787,6 +790,85 @@ func TestManipulationStudyReadingMatchesReport(t *testing.T) {
 // apply the registered rule: KFC++ shifts are more physical at a magnitude
 // when the mean ratio is at most 0.9 against both random-shared and S4RL-N
 // and both intervals lie below 1. Cells and verdicts must match the files.
+// TestMagnitudeStudyStep2ReadingMatchesReport: the registered reading of the
+// magnitude study's step 2 (its README table of paired differences per seed,
+// their means, 95% intervals and verdicts) must be the numbers of the
+// committed report's report.json, comparison by comparison, and must list
+// every comparison the report made.
+func TestMagnitudeStudyStep2ReadingMatchesReport(t *testing.T) {
+	root := filepath.Join("..", "..", "results", "study-magnitude")
+	text, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const header = "| comparison | last-5: seeds 0, 1, 2 | mean [95% CI] | re-evaluated: seeds 0, 1, 2 | mean [95% CI] | verdict |"
+	tables := markdownTables(string(text), header)
+	if len(tables) != 1 {
+		t.Fatalf("want one step-2 reading table under %q, found %d (reworded? update this test)", header, len(tables))
+	}
+	type measure struct {
+		Differences []float64 `json:"differences"`
+		Mean        float64   `json:"mean"`
+		Lo          float64   `json:"lo"`
+		Hi          float64   `json:"hi"`
+	}
+	var report struct {
+		PairedDifferences []struct {
+			Method      string  `json:"method"`
+			Over        string  `json:"over"`
+			Score       measure `json:"score"`
+			Reevaluated measure `json:"reevaluated"`
+			Verdict     string  `json:"verdict"`
+		} `json:"paired_differences"`
+	}
+	readJSON(t, filepath.Join(root, "dose", "report", "report.json"), &report)
+	signed := func(v float64) string { return strings.Replace(fmt.Sprintf("%+.1f", v), "-", "−", 1) }
+	list := func(vs []float64) string {
+		s := make([]string, len(vs))
+		for i, v := range vs {
+			s[i] = signed(v)
+		}
+		return strings.Join(s, ", ")
+	}
+	interval := func(m measure) string {
+		return fmt.Sprintf("%s [%s, %s]", signed(m.Mean), signed(m.Lo), signed(m.Hi))
+	}
+	row := regexp.MustCompile(`^\| (\S+) − (\S+) at (\S+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$`)
+	rows := tables[0]
+	if len(rows) != len(report.PairedDifferences) {
+		t.Errorf("README lists %d comparisons, the report made %d", len(rows), len(report.PairedDifferences))
+	}
+	for _, line := range rows {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			t.Errorf("row %q does not parse", line)
+			continue
+		}
+		method := m[1] + "-" + m[3]
+		over := m[2]
+		if over != "CQL" {
+			over += "-" + m[3]
+		}
+		found := false
+		for _, p := range report.PairedDifferences {
+			if p.Method != method || p.Over != over {
+				continue
+			}
+			found = true
+			want := []string{list(p.Score.Differences), interval(p.Score), list(p.Reevaluated.Differences), interval(p.Reevaluated), p.Verdict}
+			names := []string{"last-5 differences", "last-5 mean and interval", "re-evaluated differences", "re-evaluated mean and interval", "verdict"}
+			for i := range want {
+				if got := strings.TrimSpace(m[4+i]); got != want[i] {
+					t.Errorf("%s − %s: README says %s %q, the report says %q", method, over, names[i], got, want[i])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s − %s: no such comparison in the report", method, over)
+		}
+	}
+}
+
 func TestMagnitudeStudyStep1TablesMatchSymcheck(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
 	text, err := os.ReadFile(filepath.Join(root, "README.md"))
