@@ -540,12 +540,8 @@ func TestEval100StatsScriptMatchesReport(t *testing.T) {
 // 75.646, 79.2 for 79.148).
 func TestMagnitudeStudyTablesMatchRunFiles(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
-	text, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const header = "| arm | measured mean ‖s̃ − s‖ | last-5 mean | re-evaluated (100 episodes) | final (10 episodes) | backend |"
-	tables := markdownTables(string(text), header)
+	tables := readmeTables(t, root, header)
 	if len(tables) < 2 {
 		t.Fatalf("want a table per finished seed (at least seeds 0 and 1) under %q, found %d (reworded? update this test)", header, len(tables))
 	}
@@ -797,12 +793,8 @@ func TestManipulationStudyReadingMatchesReport(t *testing.T) {
 // every comparison the report made.
 func TestMagnitudeStudyStep2ReadingMatchesReport(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
-	text, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const header = "| comparison | last-5: seeds 0, 1, 2 | mean [95% CI] | re-evaluated: seeds 0, 1, 2 | mean [95% CI] | verdict |"
-	tables := markdownTables(string(text), header)
+	tables := readmeTables(t, root, header)
 	if len(tables) != 1 {
 		t.Fatalf("want one step-2 reading table under %q, found %d (reworded? update this test)", header, len(tables))
 	}
@@ -871,12 +863,8 @@ func TestMagnitudeStudyStep2ReadingMatchesReport(t *testing.T) {
 
 func TestMagnitudeStudyStep1TablesMatchSymcheck(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
-	text, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const header = "| magnitude (mean ‖s̃_t − s_t‖) | over random-shared | over S4RL-N | more physical (registered rule)? |"
-	tables := markdownTables(string(text), header)
+	tables := readmeTables(t, root, header)
 	envs := []string{"hopper", "walker2d", "halfcheetah"}
 	if len(tables) != len(envs) {
 		t.Fatalf("want %d step 1 tables under %q, found %d (reworded? update this test)", len(envs), header, len(tables))
@@ -933,6 +921,17 @@ func TestMagnitudeStudyStep1TablesMatchSymcheck(t *testing.T) {
 			t.Errorf("%s: %d rows, want step 1's 3 magnitudes", env, len(tables[i]))
 		}
 	}
+}
+
+// readmeTables reads root/README.md and returns markdownTables of it under
+// header.
+func readmeTables(t *testing.T, root, header string) [][]string {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return markdownTables(string(text), header)
 }
 
 // markdownTables returns, for each Markdown table in text whose header line
