@@ -780,12 +780,6 @@ func TestManipulationStudyReadingMatchesReport(t *testing.T) {
 	}
 }
 
-// The magnitude study README's step 1 tables (one per dataset: hopper,
-// walker2d, halfcheetah, in that order) copy the mean-ΔE ratios and their
-// bootstrap intervals from each dataset's symcheck/<env>/summary.txt, and
-// apply the registered rule: KFC++ shifts are more physical at a magnitude
-// when the mean ratio is at most 0.9 against both random-shared and S4RL-N
-// and both intervals lie below 1. Cells and verdicts must match the files.
 // TestMagnitudeStudyStep2ReadingMatchesReport: the registered reading of the
 // magnitude study's step 2 (its README table of paired differences per seed,
 // their means, 95% intervals and verdicts) must be the numbers of the
@@ -861,6 +855,12 @@ func TestMagnitudeStudyStep2ReadingMatchesReport(t *testing.T) {
 	}
 }
 
+// The magnitude study README's step 1 tables (one per dataset: hopper,
+// walker2d, halfcheetah, in that order) copy the mean-ΔE ratios and their
+// bootstrap intervals from each dataset's symcheck/<env>/summary.txt, and
+// apply the registered rule: KFC++ shifts are more physical at a magnitude
+// when the mean ratio is at most 0.9 against both random-shared and S4RL-N
+// and both intervals lie below 1. Cells and verdicts must match the files.
 func TestMagnitudeStudyStep1TablesMatchSymcheck(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
 	const header = "| magnitude (mean ‖s̃_t − s_t‖) | over random-shared | over S4RL-N | more physical (registered rule)? |"
