@@ -780,6 +780,99 @@ func TestManipulationStudyReadingMatchesReport(t *testing.T) {
 	}
 }
 
+// TestMagnitudeMainRunsRepeatTheirDoseTwins: the main comparison's
+// hopper-medium runs at seeds 0–2 (examples/study-magnitude-main.yaml) have
+// exactly the configuration of the dose runs at 2.6e-4
+// (examples/study-magnitude-dose.yaml): one binary, the same data, flags and
+// seed. They are run again as registered, and koopq promises the same
+// numbers for the same seed, binary and backend whatever the process's
+// threads and wherever a run was stopped and resumed. Each committed one is
+// checked against its dose twin: equal config.json, inputs.json,
+// history.json and policy.safetensors bytes, metrics.csv but for its
+// wall_seconds column, and results.json but for when, where and how fast it
+// ran (segments, timings; of the provenance, the commit and GEMM kernel
+// must agree). The first pair ran with GOMAXPROCS 2 and 1 and was resumed
+// at 50k and 65k steps.
+func TestMagnitudeMainRunsRepeatTheirDoseTwins(t *testing.T) {
+	root := filepath.Join("..", "..", "results", "study-magnitude")
+	twin := map[string]string{"cql": "cql", "s4rl-n": "s4rl-n-2.6e-4", "kfcpp": "kfcpp-2.6e-4"}
+	mains, err := filepath.Glob(filepath.Join(root, "main", "runs", "hopper-medium__*__s[012]", "run-*", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both hopper-medium runs of seed 0 without augmentation by the Koopman
+	// model (CQL, S4RL-N) are committed.
+	if len(mains) < 2 {
+		t.Fatalf("want at least the 2 committed main runs of hopper-medium seed 0 with a dose twin, found %d", len(mains))
+	}
+	compared := 0
+	for _, m := range mains {
+		slot := filepath.Base(filepath.Dir(filepath.Dir(m)))
+		parts := strings.Split(slot, "__")
+		if len(parts) != 3 || twin[parts[1]] == "" {
+			t.Errorf("%s: slot name not <dataset>__<cql|s4rl-n|kfcpp>__sN", slot)
+			continue
+		}
+		doses, _ := filepath.Glob(filepath.Join(root, "dose", "runs", parts[0]+"__"+twin[parts[1]]+"__"+parts[2], "run-*", "results.json"))
+		if len(doses) != 1 {
+			t.Errorf("%s: want one finished dose twin, found %d", slot, len(doses))
+			continue
+		}
+		compared++
+		md, dd := filepath.Dir(m), filepath.Dir(doses[0])
+		for _, f := range []string{"config.json", "inputs.json", "history.json", "policy.safetensors"} {
+			a, errA := os.ReadFile(filepath.Join(md, f))
+			b, errB := os.ReadFile(filepath.Join(dd, f))
+			if errA != nil || errB != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s: %s differs from the dose twin's %s (read errors %v, %v)", slot, f, dd, errA, errB)
+			}
+		}
+		csv := func(dir string) []string {
+			b, err := os.ReadFile(filepath.Join(dir, "metrics.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if !strings.HasSuffix(lines[0], ",wall_seconds") {
+				t.Fatalf("%s/metrics.csv: want wall_seconds as the last column, header %q", dir, lines[0])
+			}
+			for i, l := range lines {
+				lines[i] = l[:strings.LastIndexByte(l, ',')]
+			}
+			return lines
+		}
+		if a, b := csv(md), csv(dd); !slices.Equal(a, b) {
+			t.Errorf("%s: metrics.csv (but for wall_seconds) differs from the dose twin's (%d and %d lines)", slot, len(a), len(b))
+		}
+		result := func(path string) map[string]any {
+			var r map[string]any
+			readJSON(t, path, &r)
+			for _, k := range []string{"segments", "wall_seconds", "steps_per_second"} {
+				delete(r, k)
+			}
+			p, _ := r["provenance"].(map[string]any)
+			kept := map[string]any{}
+			for _, k := range []string{"git_commit", "git_dirty", "blas", "blas_precision", "blas_kernel"} {
+				kept[k] = p[k]
+			}
+			r["provenance"] = kept
+			return r
+		}
+		a, b := result(m), result(doses[0])
+		for k := range a {
+			if !reflect.DeepEqual(a[k], b[k]) {
+				t.Errorf("%s: results.json %q differs from the dose twin's", slot, k)
+			}
+		}
+		if len(a) != len(b) {
+			t.Errorf("%s: results.json has %d keys, the dose twin's %d", slot, len(a), len(b))
+		}
+	}
+	if compared < 2 {
+		t.Errorf("compared %d main runs with their dose twins, want at least 2", compared)
+	}
+}
+
 // TestMagnitudeStudyStep2ReadingMatchesReport: the registered reading of the
 // magnitude study's step 2 (its README table of paired differences per seed,
 // their means, 95% intervals and verdicts) must be the numbers of the
