@@ -800,11 +800,6 @@ func TestMagnitudeMainRunsRepeatTheirDoseTwins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Both hopper-medium runs of seed 0 without augmentation by the Koopman
-	// model (CQL, S4RL-N) are committed.
-	if len(mains) < 2 {
-		t.Fatalf("want at least the 2 committed main runs of hopper-medium seed 0 with a dose twin, found %d", len(mains))
-	}
 	compared := 0
 	for _, m := range mains {
 		slot := filepath.Base(filepath.Dir(filepath.Dir(m)))
@@ -868,8 +863,10 @@ func TestMagnitudeMainRunsRepeatTheirDoseTwins(t *testing.T) {
 			t.Errorf("%s: results.json has %d keys, the dose twin's %d", slot, len(a), len(b))
 		}
 	}
+	// Both hopper-medium runs of seed 0 without the Koopman model (CQL,
+	// S4RL-N) are committed.
 	if compared < 2 {
-		t.Errorf("compared %d main runs with their dose twins, want at least 2", compared)
+		t.Errorf("compared %d main runs with their dose twins, want at least the 2 of hopper-medium seed 0", compared)
 	}
 }
 
