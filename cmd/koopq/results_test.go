@@ -822,22 +822,8 @@ func TestMagnitudeMainRunsRepeatTheirDoseTwins(t *testing.T) {
 				t.Errorf("%s: %s differs from the dose twin's %s (read errors %v, %v)", slot, f, dd, errA, errB)
 			}
 		}
-		csv := func(dir string) []string {
-			b, err := os.ReadFile(filepath.Join(dir, "metrics.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-			if !strings.HasSuffix(lines[0], ",wall_seconds") {
-				t.Fatalf("%s/metrics.csv: want wall_seconds as the last column, header %q", dir, lines[0])
-			}
-			for i, l := range lines {
-				lines[i] = l[:strings.LastIndexByte(l, ',')]
-			}
-			return lines
-		}
-		if a, b := csv(md), csv(dd); !slices.Equal(a, b) {
-			t.Errorf("%s: metrics.csv (but for wall_seconds) differs from the dose twin's (%d and %d lines)", slot, len(a), len(b))
+		if a, b := csvNoTiming(t, filepath.Join(md, "metrics.csv")), csvNoTiming(t, filepath.Join(dd, "metrics.csv")); a != b {
+			t.Errorf("%s: metrics.csv (but for wall_seconds) differs from the dose twin's", slot)
 		}
 		result := func(path string) map[string]any {
 			var r map[string]any
