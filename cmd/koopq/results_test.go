@@ -849,10 +849,10 @@ func TestMagnitudeMainRunsRepeatTheirDoseTwins(t *testing.T) {
 			t.Errorf("%s: results.json has %d keys, the dose twin's %d", slot, len(a), len(b))
 		}
 	}
-	// Both hopper-medium runs of seed 0 without the Koopman model (CQL,
-	// S4RL-N) are committed.
-	if compared < 2 {
-		t.Errorf("compared %d main runs with their dose twins, want at least the 2 of hopper-medium seed 0", compared)
+	// The three hopper-medium runs of seed 0 (CQL, S4RL-N, KFC++) are
+	// committed.
+	if compared < 3 {
+		t.Errorf("compared %d main runs with their dose twins, want at least the 3 of hopper-medium seed 0", compared)
 	}
 }
 
