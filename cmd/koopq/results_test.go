@@ -546,19 +546,8 @@ func TestMagnitudeStudyTablesMatchRunFiles(t *testing.T) {
 		t.Fatalf("want a table per finished seed (at least seeds 0 and 1) under %q, found %d (reworded? update this test)", header, len(tables))
 	}
 	row := regexp.MustCompile(`^\| (CQL|S4RL-N at (\S+)|KFC\+\+ at (\S+)) \| (\S+) \| (\S+) \| (\S+) ± (\S+) \| (\S+) \| (oneDNN|OpenBLAS) \|$`)
-	backendName := map[string]string{"onednn": "oneDNN", "openblas": "OpenBLAS"}
 	for seed, rows := range tables {
-		var reeval struct {
-			Reevaluations []struct {
-				Run         string `json:"run"`
-				Reevaluated struct {
-					Episodes        int     `json:"episodes"`
-					NormalizedScore float64 `json:"normalized_score"`
-					NormalizedStd   float64 `json:"normalized_std"`
-				} `json:"reevaluated"`
-			} `json:"reevaluations"`
-		}
-		readJSON(t, filepath.Join(root, "dose", fmt.Sprintf("reeval-100-s%d.json", seed)), &reeval)
+		reeval := readMagnitudeReevaluations(t, filepath.Join(root, "dose", fmt.Sprintf("reeval-100-s%d.json", seed)))
 		for _, line := range rows {
 			m := row.FindStringSubmatch(line)
 			if m == nil {
@@ -573,62 +562,130 @@ func TestMagnitudeStudyTablesMatchRunFiles(t *testing.T) {
 				method = "kfcpp-" + m[3]
 			}
 			slot := fmt.Sprintf("hopper-medium__%s__s%d", method, seed)
-			files, _ := filepath.Glob(filepath.Join(root, "dose", "runs", slot, "run-*", "results.json"))
-			if len(files) != 1 {
-				t.Errorf("seed %d, %s: want one results.json in %s, found %d", seed, m[1], slot, len(files))
-				continue
-			}
-			var r struct {
-				ShiftL2Mean float64 `json:"shift_l2_mean"`
-				History     []struct {
-					NormalizedScore float64 `json:"normalized_score"`
-				} `json:"history"`
-				FinalEval struct {
-					NormalizedScore float64 `json:"normalized_score"`
-				} `json:"final_eval"`
-				Segments []struct {
-					Provenance struct {
-						BLAS string `json:"blas"`
-					} `json:"provenance"`
-				} `json:"segments"`
-			}
-			readJSON(t, files[0], &r)
-			if len(r.History) < 5 || len(r.Segments) == 0 {
-				t.Errorf("%s: %d evaluations and %d segments, want ≥ 5 and ≥ 1", slot, len(r.History), len(r.Segments))
-				continue
-			}
-			last5 := 0.0
-			for _, h := range r.History[len(r.History)-5:] {
-				last5 += h.NormalizedScore / 5
-			}
-			measured := "0"
-			if r.ShiftL2Mean != 0 {
-				measured = strings.Replace(fmt.Sprintf("%.3e", r.ShiftL2Mean), "e-0", "e-", 1)
-			}
-			backend := backendName[r.Segments[0].Provenance.BLAS]
-			for _, s := range r.Segments[1:] {
-				if backendName[s.Provenance.BLAS] != backend {
-					backend = "mixed"
-				}
-			}
-			var re, se string
-			for _, e := range reeval.Reevaluations {
-				if strings.Contains(e.Run, "/"+slot+"/") && e.Reevaluated.Episodes == 100 {
-					re = fmt.Sprintf("%.1f", e.Reevaluated.NormalizedScore)
-					se = fmt.Sprintf("%.1f", e.Reevaluated.NormalizedStd/math.Sqrt(100))
-				}
-			}
-			want := []string{measured, fmt.Sprintf("%.1f", last5), re, se, fmt.Sprintf("%.1f", r.FinalEval.NormalizedScore), backend}
-			got := []string{m[4], m[5], m[6], m[7], m[8], m[9]}
-			names := []string{"measured", "last-5 mean", "re-evaluated", "its standard error", "final", "backend"}
-			for i := range want {
-				if got[i] != want[i] {
-					t.Errorf("seed %d, %s: README says %s %s, the run files say %s", seed, m[1], names[i], got[i], want[i])
-				}
-			}
+			checkMagnitudeRow(t, filepath.Join(root, "dose", "runs", slot), reeval, m[4:10])
 		}
 		if len(rows) != 7 {
 			t.Errorf("seed %d: %d rows, want the 7 arms of the dose spec", seed, len(rows))
+		}
+	}
+}
+
+// Step 3's per-seed tables in the magnitude study README (one per seed
+// whose nine main runs and re-evaluation file are committed, in seed
+// order) are typed by hand like step 2's and are checked the same way,
+// cell by cell, against the run files and main/reeval-100-sN.json.
+func TestMagnitudeStudyMainTablesMatchRunFiles(t *testing.T) {
+	root := filepath.Join("..", "..", "results", "study-magnitude")
+	const header = "| dataset | method | measured mean ‖s̃ − s‖ | last-5 mean | re-evaluated (100 episodes) | final (10 episodes) | backend |"
+	tables := readmeTables(t, root, header)
+	done, _ := filepath.Glob(filepath.Join(root, "main", "reeval-100-s*.json"))
+	if len(tables) != len(done) {
+		t.Fatalf("%d step-3 tables under %q, %d main re-evaluation files: want one table per re-evaluated seed (reworded? update this test)", len(tables), header, len(done))
+	}
+	row := regexp.MustCompile(`^\| (hopper|walker2d|halfcheetah)-medium \| (CQL|S4RL-N|KFC\+\+) \| (\S+) \| (\S+) \| (\S+) ± (\S+) \| (\S+) \| (oneDNN|OpenBLAS) \|$`)
+	slotMethod := map[string]string{"CQL": "cql", "S4RL-N": "s4rl-n", "KFC++": "kfcpp"}
+	for seed, rows := range tables {
+		reeval := readMagnitudeReevaluations(t, filepath.Join(root, "main", fmt.Sprintf("reeval-100-s%d.json", seed)))
+		seen := map[string]bool{}
+		for _, line := range rows {
+			m := row.FindStringSubmatch(line)
+			if m == nil {
+				t.Errorf("seed %d: row %q does not parse", seed, line)
+				continue
+			}
+			slot := fmt.Sprintf("%s-medium__%s__s%d", m[1], slotMethod[m[2]], seed)
+			if seen[slot] {
+				t.Errorf("seed %d: %s has two rows", seed, slot)
+			}
+			seen[slot] = true
+			checkMagnitudeRow(t, filepath.Join(root, "main", "runs", slot), reeval, m[3:9])
+		}
+		if len(seen) != 9 {
+			t.Errorf("seed %d: %d runs in the table, want the 9 of the main spec (3 datasets × 3 methods)", seed, len(seen))
+		}
+	}
+}
+
+// magnitudeReevaluation is one entry of a magnitude-study
+// reeval-100-sN.json file: the run directory and its re-evaluation.
+type magnitudeReevaluation struct {
+	Run         string `json:"run"`
+	Reevaluated struct {
+		Episodes        int     `json:"episodes"`
+		NormalizedScore float64 `json:"normalized_score"`
+		NormalizedStd   float64 `json:"normalized_std"`
+	} `json:"reevaluated"`
+}
+
+// readMagnitudeReevaluations reads the entries of one re-evaluation file.
+func readMagnitudeReevaluations(t *testing.T, path string) []magnitudeReevaluation {
+	t.Helper()
+	var f struct {
+		Reevaluations []magnitudeReevaluation `json:"reevaluations"`
+	}
+	readJSON(t, path, &f)
+	return f.Reevaluations
+}
+
+// checkMagnitudeRow compares the six cells a magnitude-study table prints
+// for the run in slotDir (measured mean ‖s̃ − s‖, last-5 mean, 100-episode
+// re-evaluation, its standard error, final evaluation, GEMM backend) with
+// what the committed run files and re-evaluations say, at the printed
+// precision.
+func checkMagnitudeRow(t *testing.T, slotDir string, reeval []magnitudeReevaluation, got []string) {
+	t.Helper()
+	slot := filepath.Base(slotDir)
+	files, _ := filepath.Glob(filepath.Join(slotDir, "run-*", "results.json"))
+	if len(files) != 1 {
+		t.Errorf("%s: want one results.json, found %d", slot, len(files))
+		return
+	}
+	var r struct {
+		ShiftL2Mean float64 `json:"shift_l2_mean"`
+		History     []struct {
+			NormalizedScore float64 `json:"normalized_score"`
+		} `json:"history"`
+		FinalEval struct {
+			NormalizedScore float64 `json:"normalized_score"`
+		} `json:"final_eval"`
+		Segments []struct {
+			Provenance struct {
+				BLAS string `json:"blas"`
+			} `json:"provenance"`
+		} `json:"segments"`
+	}
+	readJSON(t, files[0], &r)
+	if len(r.History) < 5 || len(r.Segments) == 0 {
+		t.Errorf("%s: %d evaluations and %d segments, want ≥ 5 and ≥ 1", slot, len(r.History), len(r.Segments))
+		return
+	}
+	last5 := 0.0
+	for _, h := range r.History[len(r.History)-5:] {
+		last5 += h.NormalizedScore / 5
+	}
+	measured := "0"
+	if r.ShiftL2Mean != 0 {
+		measured = strings.Replace(fmt.Sprintf("%.3e", r.ShiftL2Mean), "e-0", "e-", 1)
+	}
+	backendName := map[string]string{"onednn": "oneDNN", "openblas": "OpenBLAS"}
+	backend := backendName[r.Segments[0].Provenance.BLAS]
+	for _, s := range r.Segments[1:] {
+		if backendName[s.Provenance.BLAS] != backend {
+			backend = "mixed"
+		}
+	}
+	var re, se string
+	for _, e := range reeval {
+		if strings.Contains(e.Run, "/"+slot+"/") && e.Reevaluated.Episodes == 100 {
+			re = fmt.Sprintf("%.1f", e.Reevaluated.NormalizedScore)
+			se = fmt.Sprintf("%.1f", e.Reevaluated.NormalizedStd/math.Sqrt(100))
+		}
+	}
+	want := []string{measured, fmt.Sprintf("%.1f", last5), re, se, fmt.Sprintf("%.1f", r.FinalEval.NormalizedScore), backend}
+	names := []string{"measured", "last-5 mean", "re-evaluated", "its standard error", "final", "backend"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s: README says %s %s, the run files say %s", slot, names[i], got[i], want[i])
 		}
 	}
 }
