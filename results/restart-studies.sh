@@ -13,15 +13,19 @@
 #      checkpoint: a run unfinished on another machine, whose resume by the study binaries (older than db415f4) would
 #      fail at the first checkpoint;
 #   4. starts chain.sh and the manipulation sweep with setsid, unless they are running; once the manipulation sweep is
-#      complete, chain.sh runs two magnitude runs at once (--jobs 2 --threads 1).
+#      complete, chain.sh gets both cores: two magnitude runs at once (--jobs 2 --threads 1) on a CPU with AVX-512
+#      (oneDNN), one run of two threads (--jobs 1 --threads 2) on one without (OpenBLAS), where the two go equally fast
+#      in all and the second lets a run finish within a working session (magnitude LOG, 2026-12-06).
 # Every restart and every moved directory still gets its line in the study's LOG.md, by hand.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 W=${STUDY_WORK:-/work}
 BIN=${STUDY_BIN:-$W/study-bin}
 MAG=$W/study-magnitude MAN=$W/study-manipulation
-# How to ask whether a process runs (pgrep -f PATTERN): a stand-in here lets results/scripts_test.go try each case.
+# How to ask whether a process runs (pgrep -f PATTERN), and where the CPU's flags are: stand-ins here let
+# results/scripts_test.go try each case.
 PGREP=${STUDY_PGREP:-pgrep}
+CPUINFO=${STUDY_CPUINFO:-/proc/cpuinfo}
 hopper_sha=622aeb829a0ebaea3511d85b1f0b236d2b3082144c1e279164fa33f014b8aea5
 dry=false
 case "${1:-}" in
@@ -75,12 +79,14 @@ for slot in "$repo"/results/study-magnitude/*/runs/*/ "$repo"/results/study-mani
 done
 
 # 4. Start what is not running. Once all of the manipulation sweep's runs are done, its core goes to the magnitude
-# study: two runs at once of one thread each (the numbers do not depend on the threads; magnitude LOG, 2026-12-05).
+# study (the numbers do not depend on the threads: magnitude LOG, 2026-12-05 and 2026-12-06): two runs at once of one
+# thread each where oneDNN runs on AVX-512, else one run of two threads (as fast in all, each run done sooner).
 cd "$repo"
 man_done=false mag_args=()
 if [ -x "$BIN/koopq-71107bf" ] && "$BIN/koopq-71107bf" sweep status examples/study-manipulation.yaml \
   --out results/study-manipulation/runs 2>/dev/null | tail -n 1 | awk '{ exit !($1 > 0 && $1 == $3 && $2 == "runs:") }'; then
-  man_done=true mag_args=(--jobs 2 --threads 1)
+  man_done=true mag_args=(--jobs 1 --threads 2)
+  grep -qw avx512f "$CPUINFO" 2>/dev/null && mag_args=(--jobs 2 --threads 1)
 fi
 if $PGREP -f "study-magnitude/chain.sh|koopq-f4a5d7c sweep run examples/study-magnitude-" >/dev/null; then
   echo "study-magnitude: running"

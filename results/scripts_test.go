@@ -191,9 +191,19 @@ func TestChainPrepMakesWhatIsMissing(t *testing.T) {
 // a substring: the stand-in pgrep finds a process when its pattern contains
 // it (empty: nothing runs). manStatus is the manipulation sweep's status line.
 // tracked adds files before the repository's first commit, untracked after it.
+// The stand-in CPU has AVX-512 (restartCaseOnCPU sets the flags).
 func restartCase(t *testing.T, running, manStatus string, tracked, untracked func(repo string)) (int, string) {
 	t.Helper()
+	return restartCaseOnCPU(t, "fpu sse4_2 avx2 fma avx512f avx512bw avx512_bf16", running, manStatus, tracked, untracked)
+}
+
+// restartCaseOnCPU is restartCase on a stand-in CPU with these flags (the
+// flags line of /proc/cpuinfo).
+func restartCaseOnCPU(t *testing.T, flags, running, manStatus string, tracked, untracked func(repo string)) (int, string) {
+	t.Helper()
 	dir := t.TempDir()
+	cpuinfo := filepath.Join(dir, "cpuinfo")
+	writeFile(t, cpuinfo, "processor\t: 0\nflags\t\t: "+flags+"\n\nprocessor\t: 1\nflags\t\t: "+flags+"\n")
 	repo := filepath.Join(dir, "repo")
 	copyScript(t, repo, "results/restart-studies.sh")
 	for _, s := range []string{"study-magnitude", "study-manipulation"} {
@@ -224,7 +234,7 @@ func restartCase(t *testing.T, running, manStatus string, tracked, untracked fun
 	pgrep := filepath.Join(dir, "pgrep")
 	writeExec(t, pgrep, `[ -n "$RUNNING" ] && [[ "$2" == *"$RUNNING"* ]]`+"\n")
 	cmd := exec.Command(filepath.Join(repo, "results/restart-studies.sh"), "--dry-run")
-	cmd.Env = append(os.Environ(), "STUDY_WORK="+work, "STUDY_BIN="+bin, "STUDY_PGREP="+pgrep, "RUNNING="+running,
+	cmd.Env = append(os.Environ(), "STUDY_WORK="+work, "STUDY_BIN="+bin, "STUDY_PGREP="+pgrep, "STUDY_CPUINFO="+cpuinfo, "RUNNING="+running,
 		"STATUS="+manStatus, "CALLS="+filepath.Join(dir, "calls"))
 	return runScript(t, cmd)
 }
@@ -252,6 +262,11 @@ func TestRestartGivesManipulationCoreToMagnitudeWhenDone(t *testing.T) {
 	if !strings.Contains(out, "+ chain.sh --jobs 2 --threads 1 (log ") || !strings.Contains(out, "study-manipulation: all runs done") ||
 		strings.Contains(out, "+ manipulation sweep") {
 		t.Fatalf("want chain.sh with --jobs 2 --threads 1 and no manipulation sweep:\n%s", out)
+	}
+	// Without AVX-512 (OpenBLAS): one magnitude run of two threads.
+	code, out = restartCaseOnCPU(t, "fpu sse4_2 avx2 fma", "", "54 runs: 54 done, 0 running, 0 failed, 0 pending", nil, nil)
+	if code != 0 || !strings.Contains(out, "+ chain.sh --jobs 1 --threads 2 (log ") {
+		t.Fatalf("exit %d; want chain.sh with --jobs 1 --threads 2 on a CPU without AVX-512:\n%s", code, out)
 	}
 	// A failed run is not done: the manipulation sweep is started again to retry it.
 	_, out = restartCase(t, "", "54 runs: 53 done, 0 running, 1 failed, 0 pending", nil, nil)
