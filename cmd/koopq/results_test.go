@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/koopq/koopq/rundir"
 	"github.com/koopq/koopq/stats"
 )
 
@@ -935,11 +936,7 @@ func TestMagnitudeMainRunsRepeatTheirDoseTwins(t *testing.T) {
 // ISA avx512_core_bf16)"); a run never changes kernel when it resumes.
 func gemmKernel(t *testing.T, results string) string {
 	t.Helper()
-	var r struct {
-		Provenance struct {
-			BLASKernel string `json:"blas_kernel"`
-		} `json:"provenance"`
-	}
+	var r rundir.RawResults
 	readJSON(t, results, &r)
 	if r.Provenance.BLASKernel == "" {
 		t.Errorf("%s: no provenance.blas_kernel", results)
