@@ -530,8 +530,8 @@ func TestEval100StatsScriptMatchesReport(t *testing.T) {
 	}
 }
 
-// The magnitude study README's per-seed tables of step 2 (one per finished
-// seed, in seed order, under the header below) are typed by hand from the
+// The magnitude study's per-seed tables of step 2 (per-seed.md; one per
+// finished seed, in seed order, under the header below) are typed by hand from the
 // run files while the study runs. Every cell must be what the committed
 // files say, at the printed precision: the measured mean ‖s̃ − s‖ and
 // last-5 mean from results.json, the 100-episode re-evaluation (mean ± its
@@ -542,7 +542,7 @@ func TestEval100StatsScriptMatchesReport(t *testing.T) {
 func TestMagnitudeStudyTablesMatchRunFiles(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
 	const header = "| arm | measured mean ‖s̃ − s‖ | last-5 mean | re-evaluated (100 episodes) | final (10 episodes) | backend |"
-	tables := readmeTables(t, root, header)
+	tables := fileTables(t, filepath.Join(root, "per-seed.md"), header)
 	if len(tables) < 2 {
 		t.Fatalf("want a table per finished seed (at least seeds 0 and 1) under %q, found %d (reworded? update this test)", header, len(tables))
 	}
@@ -571,14 +571,14 @@ func TestMagnitudeStudyTablesMatchRunFiles(t *testing.T) {
 	}
 }
 
-// Step 3's per-seed tables in the magnitude study README (one per seed
+// Step 3's per-seed tables of the magnitude study (per-seed.md; one per seed
 // whose nine main runs and re-evaluation file are committed, in seed
 // order) are typed by hand like step 2's and are checked the same way,
 // cell by cell, against the run files and main/reeval-100-sN.json.
 func TestMagnitudeStudyMainTablesMatchRunFiles(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
 	const header = "| dataset | method | measured mean ‖s̃ − s‖ | last-5 mean | re-evaluated (100 episodes) | final (10 episodes) | backend |"
-	tables := readmeTables(t, root, header)
+	tables := fileTables(t, filepath.Join(root, "per-seed.md"), header)
 	done, _ := filepath.Glob(filepath.Join(root, "main", "reeval-100-s*.json"))
 	if len(tables) != len(done) {
 		t.Fatalf("%d step-3 tables under %q, %d main re-evaluation files: want one table per re-evaluated seed (reworded? update this test)", len(tables), header, len(done))
@@ -686,7 +686,7 @@ func checkMagnitudeRow(t *testing.T, slotDir string, reeval []magnitudeReevaluat
 	names := []string{"measured", "last-5 mean", "re-evaluated", "its standard error", "final", "backend"}
 	for i := range want {
 		if got[i] != want[i] {
-			t.Errorf("%s: README says %s %s, the run files say %s", slot, names[i], got[i], want[i])
+			t.Errorf("%s: per-seed.md says %s %s, the run files say %s", slot, names[i], got[i], want[i])
 		}
 	}
 }
@@ -1089,7 +1089,14 @@ func TestMagnitudeStudyStep1TablesMatchSymcheck(t *testing.T) {
 // header.
 func readmeTables(t *testing.T, root, header string) [][]string {
 	t.Helper()
-	text, err := os.ReadFile(filepath.Join(root, "README.md"))
+	return fileTables(t, filepath.Join(root, "README.md"), header)
+}
+
+// fileTables reads the Markdown file at path and returns markdownTables of
+// it under header.
+func fileTables(t *testing.T, path, header string) [][]string {
+	t.Helper()
+	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
