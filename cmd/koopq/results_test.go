@@ -1017,6 +1017,93 @@ func TestMagnitudeStudyStep2ReadingMatchesReport(t *testing.T) {
 	}
 }
 
+// The magnitude study README's step 3 reading table copies, for each
+// registered comparison (KFC++ − CQL, KFC++ − S4RL-N, S4RL-N − CQL) on each
+// dataset, the paired per-seed differences, their mean with the 95% t-interval
+// and the verdict on both primary measures (with ", equivalent" when both
+// intervals lie within ±5) from main/report/report.json.
+// The pooled rows of the report are not registered and stay out of the table.
+func TestMagnitudeStudyStep3ReadingMatchesReport(t *testing.T) {
+	root := filepath.Join("..", "..", "results", "study-magnitude")
+	const header = "| comparison | dataset | last-5: seeds 0–4 | mean [95% CI] | re-evaluated: seeds 0–4 | mean [95% CI] | verdict |"
+	tables := readmeTables(t, root, header)
+	if len(tables) != 1 {
+		t.Fatalf("want one step-3 reading table under %q, found %d (reworded? update this test)", header, len(tables))
+	}
+	type measure struct {
+		Differences []float64 `json:"differences"`
+		Mean        float64   `json:"mean"`
+		Lo          float64   `json:"lo"`
+		Hi          float64   `json:"hi"`
+		N           int       `json:"n"`
+	}
+	var report struct {
+		PairedDifferences []struct {
+			Method      string  `json:"method"`
+			Over        string  `json:"over"`
+			Dataset     string  `json:"dataset"`
+			Score       measure `json:"score"`
+			Reevaluated measure `json:"reevaluated"`
+			Verdict     string  `json:"verdict"`
+			Equivalent  bool    `json:"equivalent"`
+		} `json:"paired_differences"`
+	}
+	readJSON(t, filepath.Join(root, "main", "report", "report.json"), &report)
+	signed := func(v float64) string { return strings.Replace(fmt.Sprintf("%+.1f", v), "-", "−", 1) }
+	list := func(vs []float64) string {
+		s := make([]string, len(vs))
+		for i, v := range vs {
+			s[i] = signed(v)
+		}
+		return strings.Join(s, ", ")
+	}
+	interval := func(m measure) string {
+		return fmt.Sprintf("%s [%s, %s]", signed(m.Mean), signed(m.Lo), signed(m.Hi))
+	}
+	row := regexp.MustCompile(`^\| (\S+) − (\S+) \| (\S+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$`)
+	registered := 0
+	for _, p := range report.PairedDifferences {
+		if p.Dataset != "pooled" {
+			registered++
+			if p.Score.N != 5 || p.Reevaluated.N != 5 {
+				t.Errorf("%s − %s on %s: %d last-5 and %d re-evaluated pairs, want 5 and 5", p.Method, p.Over, p.Dataset, p.Score.N, p.Reevaluated.N)
+			}
+		}
+	}
+	rows := tables[0]
+	if len(rows) != registered {
+		t.Errorf("README lists %d comparisons, the report made %d per dataset", len(rows), registered)
+	}
+	for _, line := range rows {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			t.Errorf("row %q does not parse", line)
+			continue
+		}
+		found := false
+		for _, p := range report.PairedDifferences {
+			if p.Method != m[1] || p.Over != m[2] || p.Dataset != m[3] {
+				continue
+			}
+			found = true
+			verdict := p.Verdict
+			if p.Equivalent {
+				verdict += ", equivalent"
+			}
+			want := []string{list(p.Score.Differences), interval(p.Score), list(p.Reevaluated.Differences), interval(p.Reevaluated), verdict}
+			names := []string{"last-5 differences", "last-5 mean and interval", "re-evaluated differences", "re-evaluated mean and interval", "verdict"}
+			for i := range want {
+				if got := strings.TrimSpace(m[4+i]); got != want[i] {
+					t.Errorf("%s − %s on %s: README says %s %q, the report says %q", m[1], m[2], m[3], names[i], got, want[i])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s − %s on %s: no such comparison in the report", m[1], m[2], m[3])
+		}
+	}
+}
+
 // The magnitude study README's step 1 tables (one per dataset: hopper,
 // walker2d, halfcheetah, in that order) copy the mean-ΔE ratios and their
 // bootstrap intervals from each dataset's symcheck/<env>/summary.txt, and
