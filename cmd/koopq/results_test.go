@@ -942,6 +942,48 @@ func gemmKernel(t *testing.T, results string) string {
 	return r.Provenance.BLASKernel
 }
 
+// readingTable returns the body rows of the one table under header in
+// root/README.md, the registered reading of the named step; it fails the
+// test when there is not exactly one.
+func readingTable(t *testing.T, root, header, step string) []string {
+	t.Helper()
+	tables := readmeTables(t, root, header)
+	if len(tables) != 1 {
+		t.Fatalf("want one %s reading table under %q, found %d (reworded? update this test)", step, header, len(tables))
+	}
+	return tables[0]
+}
+
+// pairedMeasure is one measure of a paired comparison in a koopq report's
+// report.json: the per-seed differences A − B, their mean and 95% t-interval
+// (normalized score points) and the number of pairs.
+type pairedMeasure struct {
+	Differences []float64 `json:"differences"`
+	Mean        float64   `json:"mean"`
+	Lo          float64   `json:"lo"`
+	Hi          float64   `json:"hi"`
+	N           int       `json:"n"`
+}
+
+// interval prints the mean and interval as the study READMEs do: "+1.2
+// [−3.4, +5.6]".
+func (m pairedMeasure) interval() string {
+	return fmt.Sprintf("%s [%s, %s]", signedTenth(m.Mean), signedTenth(m.Lo), signedTenth(m.Hi))
+}
+
+// signedTenth prints v with a sign and one decimal, with the minus sign
+// (U+2212) the study READMEs use.
+func signedTenth(v float64) string { return strings.Replace(fmt.Sprintf("%+.1f", v), "-", "−", 1) }
+
+// signedTenths prints vs as signedTenth does, comma-separated.
+func signedTenths(vs []float64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = signedTenth(v)
+	}
+	return strings.Join(s, ", ")
+}
+
 // TestMagnitudeStudyStep2ReadingMatchesReport: the registered reading of the
 // magnitude study's step 2 (its README table of paired differences per seed,
 // their means, 95% intervals and verdicts) must be the numbers of the
@@ -950,39 +992,18 @@ func gemmKernel(t *testing.T, results string) string {
 func TestMagnitudeStudyStep2ReadingMatchesReport(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
 	const header = "| comparison | last-5: seeds 0, 1, 2 | mean [95% CI] | re-evaluated: seeds 0, 1, 2 | mean [95% CI] | verdict |"
-	tables := readmeTables(t, root, header)
-	if len(tables) != 1 {
-		t.Fatalf("want one step-2 reading table under %q, found %d (reworded? update this test)", header, len(tables))
-	}
-	type measure struct {
-		Differences []float64 `json:"differences"`
-		Mean        float64   `json:"mean"`
-		Lo          float64   `json:"lo"`
-		Hi          float64   `json:"hi"`
-	}
+	rows := readingTable(t, root, header, "step 2")
 	var report struct {
 		PairedDifferences []struct {
-			Method      string  `json:"method"`
-			Over        string  `json:"over"`
-			Score       measure `json:"score"`
-			Reevaluated measure `json:"reevaluated"`
-			Verdict     string  `json:"verdict"`
+			Method      string        `json:"method"`
+			Over        string        `json:"over"`
+			Score       pairedMeasure `json:"score"`
+			Reevaluated pairedMeasure `json:"reevaluated"`
+			Verdict     string        `json:"verdict"`
 		} `json:"paired_differences"`
 	}
 	readJSON(t, filepath.Join(root, "dose", "report", "report.json"), &report)
-	signed := func(v float64) string { return strings.Replace(fmt.Sprintf("%+.1f", v), "-", "−", 1) }
-	list := func(vs []float64) string {
-		s := make([]string, len(vs))
-		for i, v := range vs {
-			s[i] = signed(v)
-		}
-		return strings.Join(s, ", ")
-	}
-	interval := func(m measure) string {
-		return fmt.Sprintf("%s [%s, %s]", signed(m.Mean), signed(m.Lo), signed(m.Hi))
-	}
 	row := regexp.MustCompile(`^\| (\S+) − (\S+) at (\S+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$`)
-	rows := tables[0]
 	if len(rows) != len(report.PairedDifferences) {
 		t.Errorf("README lists %d comparisons, the report made %d", len(rows), len(report.PairedDifferences))
 	}
@@ -1003,7 +1024,7 @@ func TestMagnitudeStudyStep2ReadingMatchesReport(t *testing.T) {
 				continue
 			}
 			found = true
-			want := []string{list(p.Score.Differences), interval(p.Score), list(p.Reevaluated.Differences), interval(p.Reevaluated), p.Verdict}
+			want := []string{signedTenths(p.Score.Differences), p.Score.interval(), signedTenths(p.Reevaluated.Differences), p.Reevaluated.interval(), p.Verdict}
 			names := []string{"last-5 differences", "last-5 mean and interval", "re-evaluated differences", "re-evaluated mean and interval", "verdict"}
 			for i := range want {
 				if got := strings.TrimSpace(m[4+i]); got != want[i] {
@@ -1026,40 +1047,19 @@ func TestMagnitudeStudyStep2ReadingMatchesReport(t *testing.T) {
 func TestMagnitudeStudyStep3ReadingMatchesReport(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
 	const header = "| comparison | dataset | last-5: seeds 0–4 | mean [95% CI] | re-evaluated: seeds 0–4 | mean [95% CI] | verdict |"
-	tables := readmeTables(t, root, header)
-	if len(tables) != 1 {
-		t.Fatalf("want one step-3 reading table under %q, found %d (reworded? update this test)", header, len(tables))
-	}
-	type measure struct {
-		Differences []float64 `json:"differences"`
-		Mean        float64   `json:"mean"`
-		Lo          float64   `json:"lo"`
-		Hi          float64   `json:"hi"`
-		N           int       `json:"n"`
-	}
+	rows := readingTable(t, root, header, "step 3")
 	var report struct {
 		PairedDifferences []struct {
-			Method      string  `json:"method"`
-			Over        string  `json:"over"`
-			Dataset     string  `json:"dataset"`
-			Score       measure `json:"score"`
-			Reevaluated measure `json:"reevaluated"`
-			Verdict     string  `json:"verdict"`
-			Equivalent  bool    `json:"equivalent"`
+			Method      string        `json:"method"`
+			Over        string        `json:"over"`
+			Dataset     string        `json:"dataset"`
+			Score       pairedMeasure `json:"score"`
+			Reevaluated pairedMeasure `json:"reevaluated"`
+			Verdict     string        `json:"verdict"`
+			Equivalent  bool          `json:"equivalent"`
 		} `json:"paired_differences"`
 	}
 	readJSON(t, filepath.Join(root, "main", "report", "report.json"), &report)
-	signed := func(v float64) string { return strings.Replace(fmt.Sprintf("%+.1f", v), "-", "−", 1) }
-	list := func(vs []float64) string {
-		s := make([]string, len(vs))
-		for i, v := range vs {
-			s[i] = signed(v)
-		}
-		return strings.Join(s, ", ")
-	}
-	interval := func(m measure) string {
-		return fmt.Sprintf("%s [%s, %s]", signed(m.Mean), signed(m.Lo), signed(m.Hi))
-	}
 	row := regexp.MustCompile(`^\| (\S+) − (\S+) \| (\S+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$`)
 	registered := 0
 	for _, p := range report.PairedDifferences {
@@ -1070,7 +1070,6 @@ func TestMagnitudeStudyStep3ReadingMatchesReport(t *testing.T) {
 			}
 		}
 	}
-	rows := tables[0]
 	if len(rows) != registered {
 		t.Errorf("README lists %d comparisons, the report made %d per dataset", len(rows), registered)
 	}
@@ -1090,7 +1089,7 @@ func TestMagnitudeStudyStep3ReadingMatchesReport(t *testing.T) {
 			if p.Equivalent {
 				verdict += ", equivalent"
 			}
-			want := []string{list(p.Score.Differences), interval(p.Score), list(p.Reevaluated.Differences), interval(p.Reevaluated), verdict}
+			want := []string{signedTenths(p.Score.Differences), p.Score.interval(), signedTenths(p.Reevaluated.Differences), p.Reevaluated.interval(), verdict}
 			names := []string{"last-5 differences", "last-5 mean and interval", "re-evaluated differences", "re-evaluated mean and interval", "verdict"}
 			for i := range want {
 				if got := strings.TrimSpace(m[4+i]); got != want[i] {
