@@ -954,6 +954,30 @@ func readingTable(t *testing.T, root, header, step string) []string {
 	return tables[0]
 }
 
+// pairedComparison is one row of a koopq report's paired_differences: A − B
+// (method over baseline) on one dataset ("pooled" for all), both primary
+// measures and the registered verdict.
+type pairedComparison struct {
+	Method      string        `json:"method"`
+	Over        string        `json:"over"`
+	Dataset     string        `json:"dataset"`
+	Score       pairedMeasure `json:"score"`
+	Reevaluated pairedMeasure `json:"reevaluated"`
+	Verdict     string        `json:"verdict"`
+	Equivalent  bool          `json:"equivalent"`
+}
+
+// readPairedComparisons reads the paired_differences of a koopq report's
+// report.json at path.
+func readPairedComparisons(t *testing.T, path string) []pairedComparison {
+	t.Helper()
+	var report struct {
+		PairedDifferences []pairedComparison `json:"paired_differences"`
+	}
+	readJSON(t, path, &report)
+	return report.PairedDifferences
+}
+
 // pairedMeasure is one measure of a paired comparison in a koopq report's
 // report.json: the per-seed differences A − B, their mean and 95% t-interval
 // (normalized score points) and the number of pairs.
@@ -993,19 +1017,10 @@ func TestMagnitudeStudyStep2ReadingMatchesReport(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
 	const header = "| comparison | last-5: seeds 0, 1, 2 | mean [95% CI] | re-evaluated: seeds 0, 1, 2 | mean [95% CI] | verdict |"
 	rows := readingTable(t, root, header, "step 2")
-	var report struct {
-		PairedDifferences []struct {
-			Method      string        `json:"method"`
-			Over        string        `json:"over"`
-			Score       pairedMeasure `json:"score"`
-			Reevaluated pairedMeasure `json:"reevaluated"`
-			Verdict     string        `json:"verdict"`
-		} `json:"paired_differences"`
-	}
-	readJSON(t, filepath.Join(root, "dose", "report", "report.json"), &report)
+	paired := readPairedComparisons(t, filepath.Join(root, "dose", "report", "report.json"))
 	row := regexp.MustCompile(`^\| (\S+) − (\S+) at (\S+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$`)
-	if len(rows) != len(report.PairedDifferences) {
-		t.Errorf("README lists %d comparisons, the report made %d", len(rows), len(report.PairedDifferences))
+	if len(rows) != len(paired) {
+		t.Errorf("README lists %d comparisons, the report made %d", len(rows), len(paired))
 	}
 	for _, line := range rows {
 		m := row.FindStringSubmatch(line)
@@ -1019,7 +1034,7 @@ func TestMagnitudeStudyStep2ReadingMatchesReport(t *testing.T) {
 			over += "-" + m[3]
 		}
 		found := false
-		for _, p := range report.PairedDifferences {
+		for _, p := range paired {
 			if p.Method != method || p.Over != over {
 				continue
 			}
@@ -1048,21 +1063,10 @@ func TestMagnitudeStudyStep3ReadingMatchesReport(t *testing.T) {
 	root := filepath.Join("..", "..", "results", "study-magnitude")
 	const header = "| comparison | dataset | last-5: seeds 0–4 | mean [95% CI] | re-evaluated: seeds 0–4 | mean [95% CI] | verdict |"
 	rows := readingTable(t, root, header, "step 3")
-	var report struct {
-		PairedDifferences []struct {
-			Method      string        `json:"method"`
-			Over        string        `json:"over"`
-			Dataset     string        `json:"dataset"`
-			Score       pairedMeasure `json:"score"`
-			Reevaluated pairedMeasure `json:"reevaluated"`
-			Verdict     string        `json:"verdict"`
-			Equivalent  bool          `json:"equivalent"`
-		} `json:"paired_differences"`
-	}
-	readJSON(t, filepath.Join(root, "main", "report", "report.json"), &report)
+	paired := readPairedComparisons(t, filepath.Join(root, "main", "report", "report.json"))
 	row := regexp.MustCompile(`^\| (\S+) − (\S+) \| (\S+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$`)
 	registered := 0
-	for _, p := range report.PairedDifferences {
+	for _, p := range paired {
 		if p.Dataset != "pooled" {
 			registered++
 			if p.Score.N != 5 || p.Reevaluated.N != 5 {
@@ -1080,7 +1084,7 @@ func TestMagnitudeStudyStep3ReadingMatchesReport(t *testing.T) {
 			continue
 		}
 		found := false
-		for _, p := range report.PairedDifferences {
+		for _, p := range paired {
 			if p.Method != m[1] || p.Over != m[2] || p.Dataset != m[3] {
 				continue
 			}
